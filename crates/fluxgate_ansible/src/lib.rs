@@ -1,0 +1,1 @@
+//! fluxgate_ansible (being written)

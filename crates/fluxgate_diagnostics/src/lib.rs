@@ -1,0 +1,187 @@
+//! Diagnostics: what fluxgate tells its users, where, and how it is printed.
+//!
+//! A [`Diagnostic`] names a rule, a severity, a message and a primary [`Location`] (where the
+//! bad value was *set*), with related locations (where it is consumed) and notes. Renderers in
+//! [`render`] turn a sorted list of diagnostics into text, JSON and the other formats.
+//!
+//! ```
+//! use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+//! let d = Diagnostic::new("render", Severity::Error, "mapping values are not allowed here")
+//!     .at(Location::new("clusters/prod/kustomization.yaml", 3, 7));
+//! assert_eq!(d.location.as_ref().map(|l| l.line), Some(3));
+//! ```
+
+pub mod render;
+
+use std::fmt;
+use std::sync::Arc;
+
+/// How serious a finding is. Ordered so that `Error > Warning > Note`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// Parses the names used in `fluxgate.yaml` and on the command line.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Severity> {
+        match text {
+            "note" | "info" => Some(Severity::Note),
+            "warning" | "warn" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A place in a file of the repository: path relative to the repository root, 1-based line
+/// and 1-based column (in characters).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    pub file: Arc<str>,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Location {
+    pub fn new(file: impl Into<Arc<str>>, line: u32, column: u32) -> Location {
+        Location {
+            file: file.into(),
+            line,
+            column,
+        }
+    }
+
+    /// A location that names a file but no line inside it (a missing file, a directory).
+    pub fn file(file: impl Into<Arc<str>>) -> Location {
+        Location {
+            file: file.into(),
+            line: 0,
+            column: 0,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}", self.file)
+        } else {
+            write!(f, "{}:{}:{}", self.file, self.line, self.column)
+        }
+    }
+}
+
+/// A secondary location with a label: where a value is consumed, the chart default, ...
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Related {
+    pub location: Location,
+    pub message: String,
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+    pub environment: Option<String>,
+    pub location: Option<Location>,
+    pub related: Vec<Related>,
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+    pub requirements: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn new(rule: impl Into<String>, severity: Severity, message: impl Into<String>) -> Self {
+        Diagnostic {
+            rule: rule.into(),
+            severity,
+            message: message.into(),
+            environment: None,
+            location: None,
+            related: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+            requirements: Vec::new(),
+        }
+    }
+
+    /// A `render` error: the finding every renderer reports for input it cannot process.
+    pub fn render_error(message: impl Into<String>, location: Option<Location>) -> Self {
+        let mut d = Diagnostic::new("render", Severity::Error, message);
+        d.location = location;
+        d
+    }
+
+    #[must_use]
+    pub fn at(mut self, location: Location) -> Self {
+        self.location = Some(location);
+        self
+    }
+
+    #[must_use]
+    pub fn related(mut self, location: Location, message: impl Into<String>) -> Self {
+        self.related.push(Related {
+            location,
+            message: message.into(),
+        });
+        self
+    }
+
+    #[must_use]
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    #[must_use]
+    pub fn in_env(mut self, env: impl Into<String>) -> Self {
+        self.environment = Some(env.into());
+        self
+    }
+
+    /// The order users see: by file, line, column, then rule and message, so that no hash
+    /// map iteration order ever reaches the output.
+    #[must_use]
+    pub fn sort_key(&self) -> (Option<&Location>, &str, &str, Option<&str>) {
+        (
+            self.location.as_ref(),
+            &self.rule,
+            &self.message,
+            self.environment.as_deref(),
+        )
+    }
+}
+
+/// Sorts diagnostics into the stable order users see and removes exact duplicates (the same
+/// finding reached through two environments' shared files stays once per environment).
+pub fn sort_and_dedup(diags: &mut Vec<Diagnostic>) {
+    diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    diags.dedup();
+}

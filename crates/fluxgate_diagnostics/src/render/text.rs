@@ -1,0 +1,99 @@
+use std::fmt::Write as _;
+
+use crate::{Diagnostic, Location};
+
+/// Gives the text of a repository file, so that the renderer can show the source line.
+pub trait SourceLookup {
+    fn source(&self, file: &str) -> Option<std::sync::Arc<str>>;
+}
+
+impl<F: Fn(&str) -> Option<std::sync::Arc<str>>> SourceLookup for F {
+    fn source(&self, file: &str) -> Option<std::sync::Arc<str>> {
+        self(file)
+    }
+}
+
+/// rustc-style text: a header line, the location, the source line with a caret, related
+/// locations, notes and help.
+pub fn render_text(out: &mut String, d: &Diagnostic, sources: &dyn SourceLookup) {
+    let env = d
+        .environment
+        .as_deref()
+        .map(|e| format!(" [{e}]"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "{}[{}]{}: {}", d.severity, d.rule, env, d.message);
+    if let Some(loc) = &d.location {
+        snippet(out, loc, None, sources);
+    }
+    for r in &d.related {
+        snippet(out, &r.location, Some(&r.message), sources);
+    }
+    for n in &d.notes {
+        let _ = writeln!(out, "   = note: {n}");
+    }
+    if let Some(h) = &d.help {
+        let _ = writeln!(out, "   = help: {h}");
+    }
+    if !d.requirements.is_empty() {
+        let _ = writeln!(out, "   = requirements: {}", d.requirements.join(", "));
+    }
+}
+
+fn snippet(out: &mut String, loc: &Location, label: Option<&str>, sources: &dyn SourceLookup) {
+    let arrow = if label.is_some() { ":::" } else { "-->" };
+    let _ = writeln!(out, "  {arrow} {loc}");
+    if loc.line == 0 {
+        if let Some(label) = label {
+            let _ = writeln!(out, "   = {label}");
+        }
+        return;
+    }
+    let Some(text) = sources.source(&loc.file) else {
+        if let Some(label) = label {
+            let _ = writeln!(out, "   = {label}");
+        }
+        return;
+    };
+    let Some(line) = text.lines().nth(loc.line as usize - 1) else {
+        return;
+    };
+    let num = loc.line.to_string();
+    let pad = " ".repeat(num.len());
+    let caret_at = (loc.column.max(1) - 1) as usize;
+    let prefix: String = line
+        .chars()
+        .take(caret_at)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let width = line
+        .chars()
+        .skip(caret_at)
+        .take_while(|c| !c.is_whitespace())
+        .count()
+        .max(1);
+    let _ = writeln!(out, " {pad} |");
+    let _ = writeln!(out, " {num} | {line}");
+    let _ = writeln!(
+        out,
+        " {pad} | {prefix}{}{}",
+        "^".repeat(width),
+        label.map(|l| format!(" {l}")).unwrap_or_default()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Severity;
+    use std::sync::Arc;
+
+    #[test]
+    fn shows_source_line_with_caret() {
+        let d = Diagnostic::new("render", Severity::Error, "bad").at(Location::new("f.yaml", 2, 5));
+        let src = |_: &str| Some(Arc::<str>::from("a: 1\nb:  oops\n"));
+        let mut out = String::new();
+        render_text(&mut out, &d, &src);
+        assert!(out.contains(" 2 | b:  oops"), "{out}");
+        assert!(out.contains("   |     ^^^^"), "{out}");
+    }
+}

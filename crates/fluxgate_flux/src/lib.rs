@@ -1,0 +1,1 @@
+//! fluxgate_flux (being written)

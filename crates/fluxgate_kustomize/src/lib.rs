@@ -1,0 +1,1 @@
+//! fluxgate_kustomize (being written)

@@ -1,0 +1,340 @@
+//! A YAML emitter that writes what `kubectl kustomize` writes: go-yaml v3's block style with
+//! two-space indentation, sequences flush with their key, and its quoting choices (a string
+//! that would read back as another type is double-quoted; one that cannot be plain is
+//! single-quoted).
+
+use crate::node::{Node, Value, format_float};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmitOptions {
+    /// Sort mapping keys, as kustomize's output does.
+    pub sort_keys: bool,
+}
+
+/// Writes documents separated by `---`, the way kustomize prints a build.
+#[must_use]
+pub fn emit_docs(docs: &[Node], opts: EmitOptions) -> String {
+    let mut out = String::new();
+    for (i, d) in docs.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&emit_node(d, opts));
+    }
+    out
+}
+
+/// Writes one document.
+#[must_use]
+pub fn emit_node(node: &Node, opts: EmitOptions) -> String {
+    let mut out = String::new();
+    match &node.value {
+        Value::Map(m) if !m.is_empty() => write_map(&mut out, node, 0, opts),
+        Value::Seq(s) if !s.is_empty() => write_seq(&mut out, node, 0, opts),
+        _ => {
+            write_scalar(&mut out, node, 0);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn entries(node: &Node, opts: EmitOptions) -> Vec<(&String, &Node)> {
+    let Value::Map(m) = &node.value else {
+        return Vec::new();
+    };
+    let mut e: Vec<_> = m.iter().collect();
+    if opts.sort_keys {
+        e.sort_by(|a, b| a.0.cmp(b.0));
+    }
+    e
+}
+
+fn pad(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+fn write_map(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
+    for (i, (k, v)) in entries(node, opts).into_iter().enumerate() {
+        if i > 0 {
+            pad(out, indent);
+        }
+        out.push_str(&quote_string(k));
+        out.push(':');
+        write_value_after_key(out, v, indent, opts);
+    }
+}
+
+fn write_value_after_key(out: &mut String, v: &Node, indent: usize, opts: EmitOptions) {
+    match &v.value {
+        Value::Map(m) if !m.is_empty() => {
+            out.push('\n');
+            pad(out, indent + 2);
+            write_map(out, v, indent + 2, opts);
+        }
+        Value::Seq(s) if !s.is_empty() => {
+            out.push('\n');
+            pad(out, indent);
+            write_seq(out, v, indent, opts);
+        }
+        _ => {
+            out.push(' ');
+            write_scalar(out, v, indent);
+            out.push('\n');
+        }
+    }
+}
+
+fn write_seq(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
+    let Value::Seq(items) = &node.value else {
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            pad(out, indent);
+        }
+        out.push_str("- ");
+        match &item.value {
+            Value::Map(m) if !m.is_empty() => write_map(out, item, indent + 2, opts),
+            Value::Seq(s) if !s.is_empty() => write_seq(out, item, indent + 2, opts),
+            _ => {
+                write_scalar(out, item, indent + 2);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn write_scalar(out: &mut String, node: &Node, indent: usize) {
+    match &node.value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => out.push_str(&format_float(*f)),
+        Value::String(s) if s.contains('\n') && literal_allowed(s) => write_literal(out, s, indent),
+        Value::String(s) => out.push_str(&quote_string(s)),
+        Value::Map(_) => out.push_str("{}"),
+        Value::Seq(_) => out.push_str("[]"),
+    }
+}
+
+fn literal_allowed(s: &str) -> bool {
+    !s.chars()
+        .any(|c| (c.is_control() && c != '\n') || c == '\u{feff}')
+        && !s.split('\n').any(|l| l.ends_with(' ') || l.ends_with('\t'))
+        && !s.starts_with('\n')
+}
+
+fn write_literal(out: &mut String, s: &str, indent: usize) {
+    out.push('|');
+    if s.starts_with(' ') {
+        out.push('2');
+    }
+    let trailing = s.len() - s.trim_end_matches('\n').len();
+    match trailing {
+        0 => out.push('-'),
+        1 => {}
+        _ => out.push('+'),
+    }
+    out.push('\n');
+    let body = if trailing == 1 { &s[..s.len() - 1] } else { s };
+    let body = body.strip_suffix('\n').unwrap_or(body);
+    let lines: Vec<&str> = if trailing > 1 {
+        s[..s.len() - 1].split('\n').collect()
+    } else {
+        body.split('\n').collect()
+    };
+    for l in lines {
+        if !l.is_empty() {
+            pad(out, indent + 2);
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    // The caller writes the newline after a scalar; a literal block already ended its line.
+    out.pop();
+}
+
+fn is_old_bool(s: &str) -> bool {
+    matches!(
+        s,
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
+    )
+}
+
+fn is_base60_float(s: &str) -> bool {
+    let b = s.trim_start_matches(['-', '+']);
+    let mut parts = b.split(':');
+    let Some(head) = parts.next() else {
+        return false;
+    };
+    if head.is_empty()
+        || !head.as_bytes()[0].is_ascii_digit()
+        || !head.chars().all(|c| c.is_ascii_digit() || c == '_')
+    {
+        return false;
+    }
+    let rest: Vec<&str> = parts.collect();
+    if rest.is_empty() {
+        return false;
+    }
+    for (i, p) in rest.iter().enumerate() {
+        let (digits, frac) = match p.split_once('.') {
+            Some((d, f)) if i == rest.len() - 1 => (d, Some(f)),
+            Some(_) => return false,
+            None => (*p, None),
+        };
+        if digits.is_empty() || digits.len() > 2 || !digits.chars().all(|c| c.is_ascii_digit()) {
+            return false;
+        }
+        if digits.len() == 2 && digits.as_bytes()[0] > b'5' {
+            return false;
+        }
+        if frac.is_some_and(|f| !f.chars().all(|c| c.is_ascii_digit() || c == '_')) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Quotes a string as go-yaml v3 would: plain when that reads back as the same string,
+/// single-quoted when plain syntax is not allowed, double-quoted when it would read back as
+/// another type or holds characters only double quotes can carry.
+#[must_use]
+pub fn quote_string(s: &str) -> String {
+    if s.is_empty() {
+        return "\"\"".to_string();
+    }
+    let reads_as_other = !matches!(
+        crate::scalar::resolve_plain(s, crate::Schema::Kube),
+        Value::String(_)
+    );
+    if reads_as_other || is_old_bool(s) || is_base60_float(s) {
+        return double_quoted(s);
+    }
+    if s.chars().any(|c| {
+        c.is_control() || c == '\u{feff}' || c == '\u{85}' || c == '\u{2028}' || c == '\u{2029}'
+    }) {
+        return double_quoted(s);
+    }
+    if plain_allowed(s) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+fn plain_allowed(s: &str) -> bool {
+    let first = s.chars().next().unwrap_or(' ');
+    let second = s.chars().nth(1);
+    if first == ' ' || s.ends_with(' ') {
+        return false;
+    }
+    match first {
+        '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
+        | '@' | '`' => return false,
+        '-' | '?' | ':' if second.is_none_or(|c| c == ' ') => return false,
+        _ => {}
+    }
+    if s.starts_with("---") || s.starts_with("...") {
+        return false;
+    }
+    if s.contains(": ")
+        || s.contains(" #")
+        || s.ends_with(':')
+        || s.contains(":\t")
+        || s.contains("\t#")
+    {
+        return false;
+    }
+    true
+}
+
+fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{b}' => out.push_str("\\v"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{1b}' => out.push_str("\\e"),
+            '\u{85}' => out.push_str("\\N"),
+            '\u{a0}' => out.push_str("\\_"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            c if c.is_control() || c == '\u{feff}' => {
+                let n = c as u32;
+                if n <= 0xff {
+                    out.push_str(&format!("\\x{n:02X}"));
+                } else {
+                    out.push_str(&format!("\\u{n:04X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Schema, parse_stream};
+
+    fn roundtrip(text: &str) -> String {
+        let s = parse_stream("t.yaml", text, Schema::Kube);
+        emit_docs(&s.docs, EmitOptions { sort_keys: true })
+    }
+
+    #[test]
+    fn quoting_matches_go_yaml_v3() {
+        assert_eq!(quote_string("yes"), "\"yes\"");
+        assert_eq!(quote_string("n"), "\"n\"");
+        assert_eq!(quote_string("0777"), "\"0777\"");
+        assert_eq!(quote_string("12:30:00"), "\"12:30:00\"");
+        assert_eq!(quote_string("with: colon"), "'with: colon'");
+        assert_eq!(quote_string("- x"), "'- x'");
+        assert_eq!(quote_string("# hash"), "'# hash'");
+        assert_eq!(quote_string("~"), "\"~\"");
+        assert_eq!(quote_string("nginx:1.2"), "nginx:1.2");
+        assert_eq!(quote_string("-x"), "-x");
+        assert_eq!(quote_string(""), "\"\"");
+    }
+
+    #[test]
+    fn block_layout() {
+        let out = roundtrip("b: {y: [1, {k: v, a: b}], x: {}}\na: |\n  l1\n  l2\nc: []\n");
+        assert_eq!(
+            out,
+            "a: |\n  l1\n  l2\nb:\n  x: {}\n  \"y\":\n  - 1\n  - a: b\n    k: v\nc: []\n"
+        );
+    }
+
+    #[test]
+    fn literal_without_final_newline() {
+        assert_eq!(roundtrip("a: \"x\\ny\"\n"), "a: |-\n  x\n  y\n");
+    }
+}

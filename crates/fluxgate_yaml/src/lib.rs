@@ -1,0 +1,27 @@
+//! Span- and comment-preserving YAML for fluxgate.
+//!
+//! Every [`Node`] knows the file, line and column that set it; streams keep their comments by
+//! line so that `# [parity]` tags can be found; anchors, aliases and merge keys are expanded
+//! under a hard budget; plain scalars resolve with the rules of the tool that reads them
+//! ([`Schema::Kube`] for kustomize and Flux, [`Schema::Yaml11`] for Ansible).
+//!
+//! ```
+//! use fluxgate_yaml::{parse_stream, Schema};
+//! let s = parse_stream("values.yaml", "k8sServiceHost: 192.168.2.9 # [parity]\n", Schema::Kube);
+//! let host = s.docs[0].get("k8sServiceHost").unwrap();
+//! assert_eq!(host.as_str(), Some("192.168.2.9"));
+//! assert_eq!(host.loc.line, 1);
+//! assert!(s.comments.has_tag(1, "parity"));
+//! ```
+
+mod comments;
+mod emit;
+mod node;
+mod parse;
+mod scalar;
+
+pub use comments::Comments;
+pub use emit::{EmitOptions, emit_docs, emit_node};
+pub use node::{Map, Node, Value, format_float};
+pub use parse::{MAX_DEPTH, NODE_BUDGET, Stream, parse_one, parse_stream};
+pub use scalar::{Schema, resolve_plain};

@@ -1,0 +1,460 @@
+//! Builds [`Node`] trees from saphyr-parser's event stream, with aliases expanded under a hard
+//! budget, merge keys applied, duplicate keys reported and scalars resolved per [`Schema`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+use crate::comments::Comments;
+use crate::node::{Map, Node, Value};
+use crate::scalar::{Schema, resolve_plain};
+
+/// Upper bound on nodes one stream may produce, aliases expanded: a billion-laughs document
+/// stops here instead of exhausting memory.
+pub const NODE_BUDGET: usize = 2_000_000;
+/// Upper bound on nesting, so that no input can overflow the stack.
+pub const MAX_DEPTH: usize = 256;
+
+/// A parsed multi-document stream.
+#[derive(Debug, Default)]
+pub struct Stream {
+    pub docs: Vec<Node>,
+    pub comments: Comments,
+    /// Syntax errors, duplicate keys, exhausted budgets. When one is an error the documents
+    /// after the failure point are missing.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Stream {
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+}
+
+/// Parses every document of `text`, naming locations after `file`.
+#[must_use]
+pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
+    let file: Arc<str> = Arc::from(file);
+    let mut builder = Builder {
+        parser: Parser::new_from_str(text),
+        file: file.clone(),
+        schema,
+        anchors: HashMap::new(),
+        budget: NODE_BUDGET,
+        diagnostics: Vec::new(),
+    };
+    let mut docs = Vec::new();
+    if let Err(e) = builder.stream(&mut docs) {
+        builder.diagnostics.push(e.into_diagnostic(&file));
+    }
+    Stream {
+        docs,
+        comments: Comments::scan(text),
+        diagnostics: builder.diagnostics,
+    }
+}
+
+/// Parses a single-document file; an empty file is `None`.
+#[must_use]
+pub fn parse_one(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<Diagnostic>) {
+    let mut s = parse_stream(file, text, schema);
+    let extra = s.docs.len().saturating_sub(1);
+    if extra > 0 {
+        let loc = s.docs[1].loc.clone();
+        s.diagnostics.push(
+            Diagnostic::new(
+                "render",
+                Severity::Warning,
+                "only the first YAML document is read",
+            )
+            .at(loc),
+        );
+    }
+    (s.docs.into_iter().next(), s.diagnostics)
+}
+
+struct Failure {
+    message: String,
+    line: u32,
+    column: u32,
+}
+
+impl Failure {
+    fn into_diagnostic(self, file: &Arc<str>) -> Diagnostic {
+        Diagnostic::render_error(
+            format!("invalid YAML: {}", self.message),
+            Some(Location::new(file.clone(), self.line, self.column)),
+        )
+    }
+}
+
+struct Builder<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    file: Arc<str>,
+    schema: Schema,
+    anchors: HashMap<usize, Node>,
+    budget: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn pos(span: &Span) -> (u32, u32) {
+    (span.start.line() as u32, span.start.col() as u32 + 1)
+}
+
+impl Builder<'_> {
+    fn next(&mut self) -> Result<Option<(Event<'_>, Span)>, Failure> {
+        match self.parser.next_event() {
+            None => Ok(None),
+            Some(Ok(ev)) => Ok(Some(ev)),
+            Some(Err(e)) => Err(Failure {
+                message: e.info().to_string(),
+                line: e.marker().line() as u32,
+                column: e.marker().col() as u32 + 1,
+            }),
+        }
+    }
+
+    fn loc(&self, span: &Span) -> Location {
+        let (line, column) = pos(span);
+        Location {
+            file: self.file.clone(),
+            line,
+            column,
+        }
+    }
+
+    fn stream(&mut self, docs: &mut Vec<Node>) -> Result<(), Failure> {
+        loop {
+            let Some((ev, span)) = self.next()? else {
+                return Ok(());
+            };
+            match ev {
+                Event::StreamEnd => return Ok(()),
+                Event::DocumentStart(_) => {
+                    self.anchors.clear();
+                    let first = self.next()?;
+                    let Some((ev, span)) = first else {
+                        return Ok(());
+                    };
+                    if matches!(ev, Event::DocumentEnd) {
+                        continue;
+                    }
+                    let ev = owned_event(ev);
+                    let node = self.node(ev, span, 0)?;
+                    docs.push(node);
+                    // DocumentEnd
+                    self.next()?;
+                }
+                _ => {
+                    let _ = span;
+                }
+            }
+        }
+    }
+
+    fn spend(&mut self, n: usize, span: &Span) -> Result<(), Failure> {
+        if n > self.budget {
+            let (line, column) = pos(span);
+            return Err(Failure {
+                message: format!(
+                    "the document expands to more than {NODE_BUDGET} nodes (an alias bomb?)"
+                ),
+                line,
+                column,
+            });
+        }
+        self.budget -= n;
+        Ok(())
+    }
+
+    fn node(&mut self, ev: OwnedEvent, span: Span, depth: usize) -> Result<Node, Failure> {
+        if depth > MAX_DEPTH {
+            let (line, column) = pos(&span);
+            return Err(Failure {
+                message: format!("nesting deeper than {MAX_DEPTH}"),
+                line,
+                column,
+            });
+        }
+        self.spend(1, &span)?;
+        let loc = self.loc(&span);
+        match ev {
+            OwnedEvent::Alias(id) => {
+                let Some(n) = self.anchors.get(&id) else {
+                    let (line, column) = pos(&span);
+                    return Err(Failure {
+                        message: "unknown anchor".into(),
+                        line,
+                        column,
+                    });
+                };
+                let n = n.clone();
+                self.spend(n.size(), &span)?;
+                Ok(n)
+            }
+            OwnedEvent::Scalar(text, style, anchor, tag) => {
+                let mut node = Node::new(self.scalar(&text, style, tag.as_deref()), loc);
+                if let Some(t) = tag.filter(|t| !t.starts_with("tag:yaml.org,2002:")) {
+                    node.tag = Some(Arc::from(t.as_str()));
+                }
+                if anchor > 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                Ok(node)
+            }
+            OwnedEvent::SeqStart(anchor, tag) => {
+                let mut items = Vec::new();
+                loop {
+                    let Some((ev, span)) = self.next()? else {
+                        break;
+                    };
+                    if matches!(ev, Event::SequenceEnd) {
+                        break;
+                    }
+                    let ev = owned_event(ev);
+                    items.push(self.node(ev, span, depth + 1)?);
+                }
+                let mut node = Node::new(Value::Seq(items), loc);
+                node.tag = tag
+                    .filter(|t| !t.starts_with("tag:yaml.org,2002:"))
+                    .map(|t| Arc::from(t.as_str()));
+                if anchor > 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                Ok(node)
+            }
+            OwnedEvent::MapStart(anchor, tag) => {
+                let node = self.mapping(loc, depth)?;
+                let mut node = node;
+                node.tag = tag
+                    .filter(|t| !t.starts_with("tag:yaml.org,2002:"))
+                    .map(|t| Arc::from(t.as_str()));
+                if anchor > 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                Ok(node)
+            }
+            OwnedEvent::Other => {
+                let (line, column) = pos(&span);
+                Err(Failure {
+                    message: "unexpected event".into(),
+                    line,
+                    column,
+                })
+            }
+        }
+    }
+
+    fn mapping(&mut self, loc: Location, depth: usize) -> Result<Node, Failure> {
+        let mut map = Map::new();
+        let mut merges: Vec<Node> = Vec::new();
+        loop {
+            let Some((ev, kspan)) = self.next()? else {
+                break;
+            };
+            if matches!(ev, Event::MappingEnd) {
+                break;
+            }
+            let kev = owned_event(ev);
+            let key = self.node(kev, kspan, depth + 1)?;
+            let Some((ev, vspan)) = self.next()? else {
+                break;
+            };
+            let vev = owned_event(ev);
+            let value = self.node(vev, vspan, depth + 1)?;
+            let key_text = match &key.value {
+                Value::String(s) => s.clone(),
+                Value::Seq(_) | Value::Map(_) => {
+                    self.diagnostics.push(
+                        Diagnostic::new(
+                            "render",
+                            Severity::Warning,
+                            "a complex mapping key is ignored",
+                        )
+                        .at(key.loc.clone()),
+                    );
+                    continue;
+                }
+                _ => key.scalar_text().unwrap_or_default(),
+            };
+            if key_text == "<<" && key.tag.is_none() && matches!(key.value, Value::String(_)) {
+                merges.push(value);
+                continue;
+            }
+            if let Some(previous) = map.get(&key_text) {
+                let severity = if self.schema == Schema::Kube {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                };
+                self.diagnostics.push(
+                    Diagnostic::new("render", severity, format!("duplicate key `{key_text}`"))
+                        .at(key.loc.clone())
+                        .related(previous.loc.clone(), "first defined here"),
+                );
+            }
+            map.insert(key_text, value);
+        }
+        if merges.is_empty() {
+            return Ok(Node::new(Value::Map(map), loc));
+        }
+        let mut merged = Map::new();
+        for m in merges {
+            let sources: Vec<Node> = match m.value {
+                Value::Map(_) => vec![m],
+                Value::Seq(items) => items,
+                _ => {
+                    self.diagnostics.push(Diagnostic::render_error(
+                        "a merge key `<<` needs a mapping or a list of mappings",
+                        Some(m.loc),
+                    ));
+                    continue;
+                }
+            };
+            for s in sources {
+                if let Value::Map(entries) = s.value {
+                    for (k, v) in entries {
+                        merged.entry(k).or_insert(v);
+                    }
+                }
+            }
+        }
+        for (k, v) in map {
+            merged.insert(k, v);
+        }
+        Ok(Node::new(Value::Map(merged), loc))
+    }
+
+    fn scalar(&mut self, text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {
+        if let Some(tag) = tag {
+            if let Some(core) = tag.strip_prefix("tag:yaml.org,2002:") {
+                return match core {
+                    "str" | "binary" | "timestamp" => Value::String(text.to_string()),
+                    "null" => Value::Null,
+                    _ => match resolve_plain(text, self.schema) {
+                        v @ (Value::Bool(_) | Value::Int(_) | Value::Float(_))
+                            if matches!(core, "bool" | "int" | "float") =>
+                        {
+                            v
+                        }
+                        _ => Value::String(text.to_string()),
+                    },
+                };
+            }
+            if tag == "!" {
+                return Value::String(text.to_string());
+            }
+        }
+        match style {
+            ScalarStyle::Plain => resolve_plain(text, self.schema),
+            _ => Value::String(text.to_string()),
+        }
+    }
+}
+
+/// Events without borrowed data, so that the builder can hold them across `next()` calls.
+enum OwnedEvent {
+    Alias(usize),
+    Scalar(String, ScalarStyle, usize, Option<String>),
+    SeqStart(usize, Option<String>),
+    MapStart(usize, Option<String>),
+    Other,
+}
+
+fn tag_text(tag: Option<&saphyr_parser::Tag>) -> Option<String> {
+    tag.map(|t| {
+        if t.handle == "!!" {
+            format!("tag:yaml.org,2002:{}", t.suffix)
+        } else {
+            format!("{}{}", t.handle, t.suffix)
+        }
+    })
+}
+
+fn owned_event(ev: Event<'_>) -> OwnedEvent {
+    match ev {
+        Event::Alias(id) => OwnedEvent::Alias(id),
+        Event::Scalar(text, style, anchor, tag) => {
+            OwnedEvent::Scalar(text.into_owned(), style, anchor, tag_text(tag.as_deref()))
+        }
+        Event::SequenceStart(anchor, tag) => OwnedEvent::SeqStart(anchor, tag_text(tag.as_deref())),
+        Event::MappingStart(anchor, tag) => OwnedEvent::MapStart(anchor, tag_text(tag.as_deref())),
+        _ => OwnedEvent::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Node {
+        let s = parse_stream("t.yaml", text, Schema::Kube);
+        assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+        s.docs.into_iter().next().expect("a document")
+    }
+
+    #[test]
+    fn locations_are_one_based() {
+        let n = one("a: 1\nb:\n  c: hello\n");
+        let c = n.path(&["b", "c"]).expect("b.c");
+        assert_eq!((c.loc.line, c.loc.column), (3, 6));
+    }
+
+    #[test]
+    fn multi_doc_and_empty_docs() {
+        let s = parse_stream("t.yaml", "---\na: 1\n---\n---\nb: 2\n...\n", Schema::Kube);
+        assert_eq!(s.docs.len(), 3);
+        assert!(s.docs[1].is_null());
+    }
+
+    #[test]
+    fn merge_keys_and_aliases() {
+        let n = one("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n");
+        assert_eq!(n.path(&["d", "x"]).and_then(Node::as_i64), Some(1));
+        assert_eq!(n.path(&["d", "y"]).and_then(Node::as_i64), Some(3));
+    }
+
+    #[test]
+    fn alias_bomb_is_a_finding() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let p = i - 1;
+            text.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+        }
+        let s = parse_stream("bomb.yaml", &text, Schema::Kube);
+        assert!(s.has_errors());
+        assert!(s.diagnostics[0].message.contains("alias bomb"));
+    }
+
+    #[test]
+    fn duplicate_keys_are_reported() {
+        let s = parse_stream("t.yaml", "a: 1\na: 2\n", Schema::Kube);
+        assert_eq!(s.diagnostics.len(), 1);
+        assert_eq!(s.diagnostics[0].location.as_ref().map(|l| l.line), Some(2));
+    }
+
+    #[test]
+    fn syntax_error_has_line() {
+        let s = parse_stream("t.yaml", "a: 1\nb: [\n", Schema::Kube);
+        assert!(s.has_errors());
+    }
+
+    #[test]
+    fn tags() {
+        let n = one("a: !!str 123\nb: !vault |\n  $ANSIBLE_VAULT;1.1\n");
+        assert_eq!(n.get("a").and_then(Node::as_str), Some("123"));
+        assert_eq!(n.get("b").and_then(|b| b.tag.as_deref()), Some("!vault"));
+    }
+
+    #[test]
+    fn yaml11_for_ansible() {
+        let s = parse_stream("t.yml", "a: yes\nmode: 0644\n", Schema::Yaml11);
+        assert_eq!(s.docs[0].get("a").and_then(Node::as_bool), Some(true));
+        assert_eq!(s.docs[0].get("mode").and_then(Node::as_i64), Some(420));
+    }
+}
