@@ -1,1 +1,39 @@
-fn main() {}
+//! The `fluxgate` binary: argument parsing, dispatch to one module per command, exit codes.
+//!
+//! Exit codes (SPEC §4): 0 pass, 1 the gate fails, 2 fluxgate could not do its job. A broken
+//! pipe exits quietly with 0, as ripgrep does.
+
+mod commands;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "fluxgate", version, about = "The offline merge gate for GitOps platform repositories")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render an environment, or one kustomization directory as `kubectl kustomize` would.
+    Render(commands::render::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Render(args) => commands::render::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fluxgate: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! One module per command. Each exposes `Args` (clap) and `run(&Args) -> Result<ExitCode>`.
+
+pub mod render;
