@@ -4,6 +4,7 @@
 //! pipe exits quietly with 0, as ripgrep does.
 
 mod commands;
+mod config;
 mod output;
 
 use std::process::ExitCode;
@@ -11,7 +12,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "fluxgate", version, about = "The offline merge gate for GitOps platform repositories")]
+#[command(
+    name = "fluxgate",
+    version,
+    about = "The offline merge gate for GitOps platform repositories"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -21,12 +26,15 @@ struct Cli {
 enum Command {
     /// Render an environment, or one kustomization directory as `kubectl kustomize` would.
     Render(commands::render::Args),
+    /// List the environments of a repository and why each was found.
+    Envs(commands::envs::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Render(args) => commands::render::run(&args),
+        Command::Envs(args) => commands::envs::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,3 +1,4 @@
 //! One module per command. Each exposes `Args` (clap) and `run(&Args) -> Result<ExitCode>`.
 
+pub mod envs;
 pub mod render;

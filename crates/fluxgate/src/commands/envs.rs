@@ -1,0 +1,88 @@
+//! `fluxgate envs`: the environments of a repository and why each exists.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use crate::config::Repo;
+use crate::output::{Format, emit};
+
+/// Arguments of `fluxgate envs`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The repository (default: the current directory).
+    pub repo: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let repo = Repo::open(args.repo.as_deref())?;
+    let envs = &repo.config.environments;
+    match args.format {
+        Format::Json => {
+            let list: Vec<_> = envs
+                .iter()
+                .map(|e| {
+                    let ansible = e.ansible.as_ref().map(|a| {
+                        json!({"inventory": a.inventory, "group": a.group, "playbook": a.playbook, "config": a.config})
+                    });
+                    json!({"name": e.name, "flux": e.flux, "ansible": ansible})
+                })
+                .collect();
+            emit(&format!("{}\n", serde_json::to_string_pretty(&list)?))?;
+        }
+        Format::Text => {
+            let mut out = String::new();
+            if envs.is_empty() {
+                out.push_str(
+                    "no environments found: add fluxgate.yaml or a Flux root Kustomization\n",
+                );
+            }
+            for e in envs {
+                let _ = writeln!(
+                    out,
+                    "{}  flux: {}",
+                    e.name,
+                    if e.flux.is_empty() { "." } else { &e.flux }
+                );
+                if let Some(a) = &e.ansible {
+                    let _ = writeln!(
+                        out,
+                        "    ansible: inventory {}{}{}",
+                        a.inventory,
+                        a.group
+                            .as_deref()
+                            .map(|g| format!(", group {g}"))
+                            .unwrap_or_default(),
+                        a.playbook
+                            .as_deref()
+                            .map(|p| format!(", playbook {p}"))
+                            .unwrap_or_default()
+                    );
+                }
+                let _ = writeln!(out, "    why: {} ({})", e.reason, e.loc);
+            }
+            for d in &repo.diagnostics {
+                let _ = writeln!(
+                    out,
+                    "{}: {}: {}",
+                    d.severity,
+                    d.location
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                    d.message
+                );
+            }
+            emit(&out)?;
+        }
+    }
+    Ok(if repo.diagnostics.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,58 @@
+//! Loading the repository's configuration for a command: `fluxgate.yaml` or discovery.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use fluxgate_diagnostics::Diagnostic;
+pub use fluxgate_model::config::{AnsibleConfig, Config, EnvConfig};
+
+/// A repository and its configuration.
+pub struct Repo {
+    pub root: PathBuf,
+    pub config: Config,
+    /// Findings about `fluxgate.yaml` itself (unknown keys, wrong types).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Repo {
+    /// Opens REPO (default: the current directory). `Err` means fluxgate cannot work: the
+    /// directory does not exist or `fluxgate.yaml` cannot be read.
+    pub fn open(repo: Option<&Path>) -> anyhow::Result<Repo> {
+        let root = repo.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let root = root
+            .canonicalize()
+            .with_context(|| format!("cannot open repository {}", root.display()))?;
+        anyhow::ensure!(root.is_dir(), "{} is not a directory", root.display());
+        let (config, diagnostics) = fluxgate_model::discover::load(&root)
+            .with_context(|| format!("cannot read {}", root.join("fluxgate.yaml").display()))?;
+        Ok(Repo {
+            root,
+            config,
+            diagnostics,
+        })
+    }
+
+    /// The environment named `name`, or an error listing the ones there are.
+    pub fn env(&self, name: &str) -> anyhow::Result<&EnvConfig> {
+        self.config
+            .environments
+            .iter()
+            .find(|e| e.name == name)
+            .with_context(|| {
+                let names: Vec<&str> = self
+                    .config
+                    .environments
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect();
+                format!(
+                    "no environment `{name}`; this repository has: {}",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                )
+            })
+    }
+}

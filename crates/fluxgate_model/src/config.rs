@@ -1,0 +1,530 @@
+//! `fluxgate.yaml` (SPEC §2). Every key is optional except `environments.<name>.flux`;
+//! unknown keys are findings (rule `config`), so typos surface instead of being ignored.
+
+use std::sync::Arc;
+
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_yaml::{Node, Schema, Value, parse_one};
+use indexmap::IndexMap;
+
+/// The whole configuration, from `fluxgate.yaml` or from discovery.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    pub environments: Vec<EnvConfig>,
+    /// Flux source name -> local directory.
+    pub sources: IndexMap<String, String>,
+    pub charts: Option<String>,
+    pub requirements: Option<String>,
+    pub rules: IndexMap<String, RuleConfig>,
+    pub parity: Vec<ParityGroup>,
+    pub contracts: Vec<Contract>,
+    pub policies: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EnvConfig {
+    pub name: String,
+    /// The directory Flux reconciles first, relative to the repository root.
+    pub flux: String,
+    pub vip: Option<String>,
+    pub nodes: Option<u32>,
+    pub ansible: Option<AnsibleConfig>,
+    /// Where the environment was declared (or the file that made discovery find it).
+    pub loc: Location,
+    /// Why this environment exists: "fluxgate.yaml" or what discovery saw.
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnsibleConfig {
+    pub inventory: String,
+    pub group: Option<String>,
+    pub playbook: Option<String>,
+    pub config: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RuleConfig {
+    pub enabled: Option<bool>,
+    pub severity: Option<Severity>,
+    pub requirements: Vec<String>,
+    /// Rule-specific settings (for example the role names of `bootstrap-order`).
+    pub settings: IndexMap<String, Node>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParityGroup {
+    pub name: String,
+    pub requirements: Vec<String>,
+    pub sources: Vec<ParitySource>,
+    pub keys: ParityKeys,
+    pub loc: Location,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParitySource {
+    HelmRelease {
+        release: String,
+        loc: Location,
+    },
+    Template {
+        path: String,
+        host: Option<String>,
+        loc: Location,
+    },
+    File {
+        path: String,
+        loc: Location,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParityKeys {
+    Tagged,
+    Paths(Vec<String>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Contract {
+    pub id: String,
+    pub requirements: Vec<String>,
+    pub description: Option<String>,
+    pub environments: Option<Vec<String>>,
+    pub assert: String,
+    pub loc: Location,
+}
+
+/// Parses `fluxgate.yaml`. Problems are findings; whatever is valid is kept.
+#[must_use]
+pub fn parse_config(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
+    let (root, mut diags) = parse_one(file, text, Schema::Kube);
+    let mut p = Reader {
+        diags: Vec::new(),
+        file: Arc::from(file),
+    };
+    let mut cfg = Config::default();
+    if let Some(root) = root {
+        p.read(&root, &mut cfg);
+    }
+    diags.append(&mut p.diags);
+    (cfg, diags)
+}
+
+struct Reader {
+    diags: Vec<Diagnostic>,
+    file: Arc<str>,
+}
+
+impl Reader {
+    fn error(&mut self, loc: &Location, message: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::new("config", Severity::Error, message).at(loc.clone()));
+    }
+
+    /// The entries of a mapping, reporting keys outside `known`.
+    fn entries<'n>(
+        &mut self,
+        node: &'n Node,
+        what: &str,
+        known: &[&str],
+    ) -> Vec<(&'n str, &'n Node)> {
+        let Some(map) = node.as_map() else {
+            if !node.is_null() {
+                self.error(&node.loc, format!("{what} must be a mapping"));
+            }
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, v) in map {
+            if known.is_empty() || known.contains(&k.as_str()) {
+                out.push((k.as_str(), v));
+            } else {
+                let hint = closest(k, known)
+                    .map(|c| format!(" (did you mean `{c}`?)"))
+                    .unwrap_or_default();
+                self.error(
+                    &v.loc,
+                    format!(
+                        "unknown key `{k}` in {what}{hint}; known keys: {}",
+                        known.join(", ")
+                    ),
+                );
+            }
+        }
+        out
+    }
+
+    fn string(&mut self, node: &Node, what: &str) -> Option<String> {
+        match node.scalar_text() {
+            Some(s) if !node.is_null() => Some(s),
+            _ => {
+                self.error(&node.loc, format!("{what} must be a string"));
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, node: &Node, what: &str) -> Vec<String> {
+        match &node.value {
+            Value::Seq(items) => items.iter().filter_map(|i| self.string(i, what)).collect(),
+            Value::Null => Vec::new(),
+            _ => self.string(node, what).into_iter().collect(),
+        }
+    }
+
+    fn read(&mut self, root: &Node, cfg: &mut Config) {
+        let top = [
+            "environments",
+            "sources",
+            "charts",
+            "requirements",
+            "rules",
+            "parity",
+            "contracts",
+            "policies",
+        ];
+        for (key, v) in self.entries(root, "fluxgate.yaml", &top) {
+            match key {
+                "environments" => {
+                    for (name, env) in self.entries(v, "environments", &[]) {
+                        if let Some(e) = self.environment(name, env) {
+                            cfg.environments.push(e);
+                        }
+                    }
+                }
+                "sources" => {
+                    for (name, dir) in self.entries(v, "sources", &[]) {
+                        if let Some(d) = self.string(dir, "a source directory") {
+                            cfg.sources.insert(name.to_string(), d);
+                        }
+                    }
+                }
+                "charts" => cfg.charts = self.string(v, "charts"),
+                "requirements" => cfg.requirements = self.string(v, "requirements"),
+                "rules" => {
+                    for (name, r) in self.entries(v, "rules", &[]) {
+                        let rc = self.rule(r);
+                        cfg.rules.insert(name.to_string(), rc);
+                    }
+                }
+                "parity" => {
+                    for g in v.as_seq().unwrap_or_default() {
+                        if let Some(g) = self.parity(g) {
+                            cfg.parity.push(g);
+                        }
+                    }
+                }
+                "contracts" => {
+                    for c in v.as_seq().unwrap_or_default() {
+                        if let Some(c) = self.contract(c) {
+                            cfg.contracts.push(c);
+                        }
+                    }
+                }
+                "policies" => cfg.policies = self.strings(v, "a policy path"),
+                _ => {}
+            }
+        }
+    }
+
+    fn environment(&mut self, name: &str, node: &Node) -> Option<EnvConfig> {
+        let mut env = EnvConfig {
+            name: name.to_string(),
+            flux: String::new(),
+            vip: None,
+            nodes: None,
+            ansible: None,
+            loc: node.loc.clone(),
+            reason: format!("declared in {}", self.file),
+        };
+        for (k, v) in self.entries(
+            node,
+            &format!("environment `{name}`"),
+            &["flux", "vip", "nodes", "ansible"],
+        ) {
+            match k {
+                "flux" => {
+                    env.flux = self
+                        .string(v, "flux")?
+                        .trim_start_matches("./")
+                        .trim_end_matches('/')
+                        .to_string()
+                }
+                "vip" => env.vip = self.string(v, "vip"),
+                "nodes" => match v.as_i64().and_then(|n| u32::try_from(n).ok()) {
+                    Some(n) => env.nodes = Some(n),
+                    None => self.error(&v.loc, "nodes must be a positive number"),
+                },
+                "ansible" => {
+                    let mut a = AnsibleConfig {
+                        inventory: String::new(),
+                        group: None,
+                        playbook: None,
+                        config: None,
+                    };
+                    for (ak, av) in
+                        self.entries(v, "ansible", &["inventory", "group", "playbook", "config"])
+                    {
+                        let s = self.string(av, ak);
+                        match ak {
+                            "inventory" => a.inventory = s.unwrap_or_default(),
+                            "group" => a.group = s,
+                            "playbook" => a.playbook = s,
+                            _ => a.config = s,
+                        }
+                    }
+                    if a.inventory.is_empty() {
+                        self.error(
+                            &v.loc,
+                            format!("environment `{name}`: ansible needs `inventory`"),
+                        );
+                    } else {
+                        env.ansible = Some(a);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if env.flux.is_empty() && !node.get("flux").is_some() {
+            self.error(
+                &node.loc,
+                format!("environment `{name}` needs `flux`: the directory Flux reconciles first"),
+            );
+            return None;
+        }
+        Some(env)
+    }
+
+    fn rule(&mut self, node: &Node) -> RuleConfig {
+        let mut rc = RuleConfig::default();
+        let Some(map) = node.as_map() else {
+            self.error(&node.loc, "a rule's settings must be a mapping");
+            return rc;
+        };
+        for (k, v) in map {
+            match k.as_str() {
+                "enabled" => match v.as_bool() {
+                    Some(b) => rc.enabled = Some(b),
+                    None => self.error(&v.loc, "enabled must be true or false"),
+                },
+                "severity" => match v.as_str().and_then(Severity::parse) {
+                    Some(s) => rc.severity = Some(s),
+                    None => self.error(&v.loc, "severity must be error, warning or note"),
+                },
+                "requirements" => rc.requirements = self.strings(v, "a requirement id"),
+                _ => {
+                    rc.settings.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        rc
+    }
+
+    fn parity(&mut self, node: &Node) -> Option<ParityGroup> {
+        let mut g = ParityGroup {
+            name: String::new(),
+            requirements: Vec::new(),
+            sources: Vec::new(),
+            keys: ParityKeys::Tagged,
+            loc: node.loc.clone(),
+        };
+        for (k, v) in self.entries(
+            node,
+            "a parity group",
+            &["name", "requirements", "sources", "keys"],
+        ) {
+            match k {
+                "name" => g.name = self.string(v, "name").unwrap_or_default(),
+                "requirements" => g.requirements = self.strings(v, "a requirement id"),
+                "sources" => {
+                    for s in v.as_seq().unwrap_or_default() {
+                        let e = self.entries(
+                            s,
+                            "a parity source",
+                            &["helmrelease", "template", "host", "file"],
+                        );
+                        let get = |n: &str| {
+                            e.iter()
+                                .find(|(k, _)| *k == n)
+                                .and_then(|(_, v)| v.scalar_text())
+                        };
+                        let loc = s.loc.clone();
+                        if let Some(r) = get("helmrelease") {
+                            g.sources
+                                .push(ParitySource::HelmRelease { release: r, loc });
+                        } else if let Some(t) = get("template") {
+                            g.sources.push(ParitySource::Template {
+                                path: t,
+                                host: get("host"),
+                                loc,
+                            });
+                        } else if let Some(f) = get("file") {
+                            g.sources.push(ParitySource::File { path: f, loc });
+                        } else {
+                            self.error(
+                                &s.loc,
+                                "a parity source needs `helmrelease`, `template` or `file`",
+                            );
+                        }
+                    }
+                }
+                "keys" => {
+                    g.keys = if v.as_str() == Some("tagged") {
+                        ParityKeys::Tagged
+                    } else if v.as_seq().is_some() {
+                        ParityKeys::Paths(self.strings(v, "a dotted key path"))
+                    } else {
+                        self.error(&v.loc, "keys must be `tagged` or a list of dotted paths");
+                        ParityKeys::Tagged
+                    };
+                }
+                _ => {}
+            }
+        }
+        if g.name.is_empty() {
+            self.error(&node.loc, "a parity group needs a `name`");
+            return None;
+        }
+        Some(g)
+    }
+
+    fn contract(&mut self, node: &Node) -> Option<Contract> {
+        let mut c = Contract {
+            id: String::new(),
+            requirements: Vec::new(),
+            description: None,
+            environments: None,
+            assert: String::new(),
+            loc: node.loc.clone(),
+        };
+        for (k, v) in self.entries(
+            node,
+            "a contract",
+            &[
+                "id",
+                "requirements",
+                "description",
+                "environments",
+                "assert",
+            ],
+        ) {
+            match k {
+                "id" => c.id = self.string(v, "id").unwrap_or_default(),
+                "requirements" => c.requirements = self.strings(v, "a requirement id"),
+                "description" => c.description = self.string(v, "description"),
+                "environments" => c.environments = Some(self.strings(v, "an environment name")),
+                "assert" => {
+                    c.assert = self.string(v, "assert").unwrap_or_default();
+                    c.loc = v.loc.clone();
+                }
+                _ => {}
+            }
+        }
+        if c.id.is_empty() || c.assert.is_empty() {
+            self.error(&node.loc, "a contract needs `id` and `assert`");
+            return None;
+        }
+        Some(c)
+    }
+}
+
+/// The known key nearest to a typo, by edit distance, when it is close enough to suggest.
+fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(word, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push(
+                (prev[j] + usize::from(ca != *cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = "\
+environments:
+  prod:
+    flux: ./clusters/prod/
+    vip: 192.168.2.9
+    nodes: 3
+    ansible:
+      inventory: infra/ansible/inventory/hosts.yml
+      group: k3s_prod
+sources:
+  flux-manifests: vendor/flux
+charts: charts
+rules:
+  rollout-blast-radius: {severity: error, requirements: [R-NET-02]}
+  check-mode-probe: {enabled: false}
+parity:
+  - name: cilium
+    sources:
+      - helmrelease: kube-system/cilium
+      - template: roles/cilium/templates/v.j2
+        host: primary
+    keys: tagged
+contracts:
+  - id: cni-dials-vip
+    assert: env == 'prod'
+policies: [policies/]
+";
+
+    #[test]
+    fn full_example() {
+        let (cfg, diags) = parse_config("fluxgate.yaml", FULL);
+        assert!(diags.is_empty(), "{diags:?}");
+        let prod = &cfg.environments[0];
+        assert_eq!(prod.flux, "clusters/prod");
+        assert_eq!(prod.nodes, Some(3));
+        assert_eq!(
+            prod.ansible.as_ref().and_then(|a| a.group.as_deref()),
+            Some("k3s_prod")
+        );
+        assert_eq!(cfg.rules["check-mode-probe"].enabled, Some(false));
+        assert_eq!(cfg.parity[0].sources.len(), 2);
+        assert_eq!(cfg.contracts[0].loc.line, 24);
+        assert_eq!(cfg.policies, vec!["policies/"]);
+    }
+
+    #[test]
+    fn unknown_keys_are_findings_with_a_hint() {
+        let (_, mut diags) = parse_config(
+            "fluxgate.yaml",
+            "environments:\n  prod:\n    flux: a\n    vpi: 1.2.3.4\nchart: x\n",
+        );
+        fluxgate_diagnostics::sort_and_dedup(&mut diags);
+        assert_eq!(diags.len(), 2);
+        assert!(
+            diags[0].message.contains("did you mean `vip`"),
+            "{}",
+            diags[0].message
+        );
+        assert_eq!(diags[0].location.as_ref().map(|l| l.line), Some(4));
+        assert!(diags[1].message.contains("did you mean `charts`"));
+    }
+
+    #[test]
+    fn flux_is_required() {
+        let (cfg, diags) = parse_config("fluxgate.yaml", "environments:\n  prod:\n    vip: x\n");
+        assert!(cfg.environments.is_empty());
+        assert!(diags[0].message.contains("needs `flux`"));
+    }
+}

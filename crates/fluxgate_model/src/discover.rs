@@ -1,0 +1,255 @@
+//! Environments without `fluxgate.yaml` (SPEC §2): every self-reconciling root is one
+//! environment. A root is a Flux `Kustomization` whose `spec.path` contains the file that
+//! declares it (what `flux bootstrap` writes), a `FluxInstance`'s `spec.sync.path`, or the
+//! `instance.sync.path` of a flux-instance HelmRelease. Ansible is found through `ansible.cfg`.
+
+use std::path::Path;
+
+use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_yaml::{Node, Schema, parse_stream};
+
+use crate::config::{AnsibleConfig, Config, EnvConfig, parse_config};
+use crate::walk::yaml_files;
+
+/// Reads `fluxgate.yaml` when there is one, else discovers. `Err` only when the config file
+/// exists but cannot be read.
+pub fn load(root: &Path) -> std::io::Result<(Config, Vec<Diagnostic>)> {
+    let path = root.join("fluxgate.yaml");
+    if path.is_file() {
+        let text = std::fs::read_to_string(&path)?;
+        return Ok(parse_config("fluxgate.yaml", &text));
+    }
+    let cfg = Config {
+        environments: discover(root),
+        ..Config::default()
+    };
+    Ok((cfg, Vec::new()))
+}
+
+struct Root {
+    path: String,
+    loc: Location,
+    reason: String,
+}
+
+/// Finds the environments of a repository without configuration.
+#[must_use]
+pub fn discover(root: &Path) -> Vec<EnvConfig> {
+    let mut roots: Vec<Root> = Vec::new();
+    for file in yaml_files(root) {
+        let Ok(rel) = file.strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if !(text.contains("kind: Kustomization")
+            || text.contains("FluxInstance")
+            || text.contains("flux-instance"))
+        {
+            continue;
+        }
+        for doc in parse_stream(&rel, &text, Schema::Kube).docs {
+            if let Some(r) = root_of(&doc, &rel) {
+                if !roots.iter().any(|x| x.path == r.path) {
+                    roots.push(r);
+                }
+            }
+        }
+    }
+    roots.sort_by(|a, b| a.path.cmp(&b.path));
+    let names = names_for(&roots.iter().map(|r| r.path.as_str()).collect::<Vec<_>>());
+    let ansible = find_ansible(root);
+    roots
+        .into_iter()
+        .zip(names)
+        .map(|(r, name)| EnvConfig {
+            name,
+            flux: r.path,
+            vip: None,
+            nodes: None,
+            ansible: ansible.clone(),
+            loc: r.loc,
+            reason: r.reason,
+        })
+        .collect()
+}
+
+fn clean(path: &str) -> String {
+    let p = path.trim().trim_start_matches("./").trim_end_matches('/');
+    if p == "." {
+        String::new()
+    } else {
+        p.to_string()
+    }
+}
+
+fn root_of(doc: &Node, file: &str) -> Option<Root> {
+    let api = doc.str_at(&["apiVersion"]).unwrap_or_default();
+    let kind = doc.str_at(&["kind"]).unwrap_or_default();
+    if kind == "Kustomization" && api.starts_with("kustomize.toolkit.fluxcd.io/") {
+        let node = doc.path(&["spec", "path"])?;
+        let path = clean(node.as_str()?);
+        let contains = path.is_empty() || file.starts_with(&format!("{path}/"));
+        let own_source = doc.str_at(&["spec", "sourceRef", "kind"]) != Some("OCIRepository");
+        if contains && own_source {
+            let name = doc.str_at(&["metadata", "name"]).unwrap_or("?");
+            return Some(Root {
+                path,
+                loc: node.loc.clone(),
+                reason: format!("Kustomization `{name}` reconciles the directory that declares it"),
+            });
+        }
+        return None;
+    }
+    if kind == "FluxInstance" {
+        let node = doc.path(&["spec", "sync", "path"])?;
+        return Some(Root {
+            path: clean(node.as_str()?),
+            loc: node.loc.clone(),
+            reason: "FluxInstance spec.sync.path".to_string(),
+        });
+    }
+    if kind == "HelmRelease" {
+        let node = doc.path(&["spec", "values", "instance", "sync", "path"])?;
+        return Some(Root {
+            path: clean(node.as_str()?),
+            loc: node.loc.clone(),
+            reason: "flux-instance HelmRelease values instance.sync.path".to_string(),
+        });
+    }
+    None
+}
+
+/// Directories that say nothing about which cluster a path belongs to.
+const GENERIC: &[&str] = &[
+    "flux",
+    "flux-system",
+    "cluster",
+    "clusters",
+    "config",
+    "kubernetes",
+    "k8s",
+    "setup",
+    "gitops",
+];
+
+/// Names each root after the path component that tells it apart from the others
+/// (`clusters/prod` -> `prod`, `kubernetes/main/flux` -> `main`).
+fn names_for(paths: &[&str]) -> Vec<String> {
+    let split: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|p| p.split('/').filter(|c| !c.is_empty()).collect())
+        .collect();
+    let mut names: Vec<String> = split
+        .iter()
+        .map(|parts| {
+            let distinct = parts.iter().enumerate().find(|(i, c)| {
+                split.len() > 1 && split.iter().filter(|o| o.get(*i) == Some(c)).count() == 1
+            });
+            match distinct {
+                Some((_, c)) => (*c).to_string(),
+                None => parts
+                    .iter()
+                    .rev()
+                    .find(|c| !GENERIC.contains(c))
+                    .map_or_else(|| "default".to_string(), |c| (*c).to_string()),
+            }
+        })
+        .collect();
+    // Two roots with the same name (deeper differences): fall back to the whole path.
+    for i in 0..names.len() {
+        if names.iter().filter(|n| **n == names[i]).count() > 1 {
+            names[i] = paths[i].replace('/', "-");
+        }
+    }
+    names
+}
+
+fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
+    let mut cfgs: Vec<_> = walk_named(root, "ansible.cfg");
+    cfgs.sort();
+    let cfg = cfgs.first()?;
+    let text = std::fs::read_to_string(cfg).ok()?;
+    let dir = cfg.parent()?;
+    let inventory = text.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == "inventory")
+            .then(|| v.trim().split(',').next().unwrap_or("").trim().to_string())
+    })?;
+    let rel = |p: &Path| {
+        p.strip_prefix(root)
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+    };
+    let inventory = rel(&dir.join(&inventory))?;
+    let playbook = [
+        "site.yml",
+        "site.yaml",
+        "playbooks/site.yml",
+        "playbooks/site.yaml",
+        "playbook/site.yml",
+    ]
+    .iter()
+    .map(|p| dir.join(p))
+    .find(|p| p.is_file())
+    .and_then(|p| rel(&p));
+    Some(AnsibleConfig {
+        inventory,
+        group: None,
+        playbook,
+        config: rel(cfg),
+    })
+}
+
+fn walk_named(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let fname = e.file_name();
+            if ft.is_dir() && !fname.to_string_lossy().starts_with('.') {
+                stack.push(e.path());
+            } else if ft.is_file() && fname == name {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_tell_roots_apart() {
+        assert_eq!(
+            names_for(&["clusters/dev", "clusters/prod"]),
+            vec!["dev", "prod"]
+        );
+        assert_eq!(
+            names_for(&["kubernetes/main/flux", "kubernetes/staging/flux"]),
+            vec!["main", "staging"]
+        );
+        assert_eq!(names_for(&["clusters/homelab"]), vec!["homelab"]);
+        assert_eq!(names_for(&["kubernetes/flux/cluster"]), vec!["default"]);
+    }
+
+    #[test]
+    fn self_reconciling_kustomization_is_a_root() {
+        let doc = parse_stream(
+            "clusters/prod/flux-system/gotk-sync.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system}\nspec:\n  path: ./clusters/prod\n",
+            Schema::Kube,
+        );
+        let r = root_of(&doc.docs[0], "clusters/prod/flux-system/gotk-sync.yaml").expect("a root");
+        assert_eq!(r.path, "clusters/prod");
+        assert!(root_of(&doc.docs[0], "platform/ks.yaml").is_none());
+    }
+}

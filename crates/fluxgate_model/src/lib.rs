@@ -1,0 +1,15 @@
+//! The repository model: `fluxgate.yaml` ([`config`]) and environment discovery
+//! ([`discover`]) when there is no config.
+//!
+//! ```
+//! use fluxgate_model::config::parse_config;
+//! let (cfg, diags) = parse_config("fluxgate.yaml", "environments:\n  prod:\n    flux: clusters/prod\n");
+//! assert!(diags.is_empty());
+//! assert_eq!(cfg.environments[0].name, "prod");
+//! ```
+
+pub mod config;
+pub mod discover;
+mod walk;
+
+pub use walk::yaml_files;
