@@ -248,7 +248,7 @@ impl Reader {
                         .string(v, "flux")?
                         .trim_start_matches("./")
                         .trim_end_matches('/')
-                        .to_string()
+                        .to_string();
                 }
                 "vip" => env.vip = self.string(v, "vip"),
                 "nodes" => match v.as_i64().and_then(|n| u32::try_from(n).ok()) {
@@ -285,7 +285,7 @@ impl Reader {
                 _ => {}
             }
         }
-        if env.flux.is_empty() && !node.get("flux").is_some() {
+        if env.flux.is_empty() && node.get("flux").is_none() {
             self.error(
                 &node.loc,
                 format!("environment `{name}` needs `flux`: the directory Flux reconciles first"),

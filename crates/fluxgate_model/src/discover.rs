@@ -51,10 +51,10 @@ pub fn discover(root: &Path) -> Vec<EnvConfig> {
             continue;
         }
         for doc in parse_stream(&rel, &text, Schema::Kube).docs {
-            if let Some(r) = root_of(&doc, &rel) {
-                if !roots.iter().any(|x| x.path == r.path) {
-                    roots.push(r);
-                }
+            if let Some(r) = root_of(&doc, &rel)
+                && !roots.iter().any(|x| x.path == r.path)
+            {
+                roots.push(r);
             }
         }
     }

@@ -79,21 +79,14 @@ fn trailing_comment(line: &str) -> Option<usize> {
     let mut quote: Option<char> = None;
     let mut prev = ' ';
     for (i, c) in line.char_indices() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if (c == '"' || c == '\'')
-                && (prev == ' '
-                    || prev == ':'
-                    || prev == '['
-                    || prev == '{'
-                    || prev == ','
-                    || prev == '-') =>
-            {
-                quote = Some(c)
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
             }
-            None if c == '#' && (prev == ' ' || prev == '\t') => return Some(i),
-            None => {}
+        } else if c == '#' && (prev == ' ' || prev == '\t') {
+            return Some(i);
+        } else if (c == '"' || c == '\'') && matches!(prev, ' ' | ':' | '[' | '{' | ',' | '-') {
+            quote = Some(c);
         }
         prev = c;
     }

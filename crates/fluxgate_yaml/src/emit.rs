@@ -3,6 +3,8 @@
 //! that would read back as another type is double-quoted; one that cannot be plain is
 //! single-quoted).
 
+use std::fmt::Write as _;
+
 use crate::node::{Node, Value, format_float};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -287,9 +289,9 @@ fn double_quoted(s: &str) -> String {
             c if c.is_control() || c == '\u{feff}' => {
                 let n = c as u32;
                 if n <= 0xff {
-                    out.push_str(&format!("\\x{n:02X}"));
+                    let _ = write!(out, "\\x{n:02X}");
                 } else {
-                    out.push_str(&format!("\\u{n:04X}"));
+                    let _ = write!(out, "\\u{n:04X}");
                 }
             }
             c => out.push(c),

@@ -245,7 +245,7 @@ pub fn format_float(f: f64) -> String {
     } else {
         let s = format!("{f}");
         if s.contains('e') {
-            s.replace("e", "e+").replace("e+-", "e-")
+            s.replace('e', "e+").replace("e+-", "e-")
         } else {
             s
         }

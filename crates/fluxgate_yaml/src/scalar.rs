@@ -42,10 +42,10 @@ fn resolve_kube(text: &str) -> Value {
     if let Some(i) = parse_go_int(text) {
         return Value::Int(i);
     }
-    if is_yaml_float(text) {
-        if let Ok(f) = text.parse::<f64>() {
-            return Value::Float(f);
-        }
+    if is_yaml_float(text)
+        && let Ok(f) = text.parse::<f64>()
+    {
+        return Value::Float(f);
     }
     Value::String(text.to_string())
 }

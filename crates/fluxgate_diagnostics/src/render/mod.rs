@@ -1,7 +1,84 @@
 //! Renderers, one file per output format. Each takes diagnostics already sorted.
 
+mod github;
 mod json;
+mod junit;
+mod markdown;
+mod sarif;
 mod text;
 
+pub use github::render_github;
 pub use json::diagnostic_to_json;
+pub use junit::render_junit;
+pub use markdown::render_markdown;
+pub use sarif::render_sarif;
 pub use text::{SourceLookup, render_text};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Diagnostic, Location, Severity};
+
+    fn sample() -> Vec<Diagnostic> {
+        vec![
+            Diagnostic::new(
+                "ha-endpoint",
+                Severity::Error,
+                "dials node k3s-prod-1, not the VIP",
+            )
+            .at(Location::new("clusters/prod/patch.yaml", 9, 3))
+            .related(
+                Location::new("platform/cilium/helmrelease.yaml", 31, 5),
+                "consumed here",
+            )
+            .in_env("prod"),
+            Diagnostic::new("check-mode-probe", Severity::Warning, "a, b <c>").at(Location::new(
+                "roles/x/tasks/main.yml",
+                4,
+                3,
+            )),
+        ]
+    }
+
+    #[test]
+    fn sarif_has_locations_and_related() {
+        let v = render_sarif(
+            &sample(),
+            &[("ha-endpoint", "dial the HA endpoint")],
+            "0.1.0",
+        );
+        assert_eq!(v["version"], "2.1.0");
+        let r = &v["runs"][0]["results"][0];
+        assert_eq!(r["level"], "error");
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            9
+        );
+        assert_eq!(
+            r["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "platform/cilium/helmrelease.yaml"
+        );
+    }
+
+    #[test]
+    fn junit_escapes_and_counts() {
+        let x = render_junit(&sample(), &["ha-endpoint", "tls-san"]);
+        assert!(x.contains("failures=\"2\""));
+        assert!(x.contains("a, b &lt;c&gt;"));
+        assert!(x.contains("<testcase name=\"tls-san\""));
+    }
+
+    #[test]
+    fn github_annotations_escape_properties() {
+        let g = render_github(&sample());
+        assert!(g.starts_with("::error file=clusters/prod/patch.yaml,line=9,col=3,title=fluxgate ha-endpoint [prod]::dials"));
+        assert!(g.contains("::warning "));
+    }
+
+    #[test]
+    fn markdown_summary() {
+        let m = render_markdown(&sample(), false, &["prod".to_string()]);
+        assert!(m.contains("MERGE GATE FAIL"));
+        assert!(m.contains("| error | `ha-endpoint` | prod |"));
+    }
+}
