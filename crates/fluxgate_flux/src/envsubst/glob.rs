@@ -1,0 +1,124 @@
+//! Shell patterns for `${V#p}` and friends, with Go's `path.Match` rules: `*` and `?` never
+//! match `/`, `[...]` classes take ranges and `^` negation, `\` escapes. A malformed pattern is
+//! `Err`, and the caller then leaves the value unchanged.
+
+pub(crate) fn matches(pattern: &str, name: &str) -> Result<bool, ()> {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    validate(&p)?;
+    Ok(match_here(&p, &n))
+}
+
+fn validate(p: &[char]) -> Result<(), ()> {
+    let mut i = 0;
+    while i < p.len() {
+        match p[i] {
+            '\\' => {
+                if i + 1 >= p.len() {
+                    return Err(());
+                }
+                i += 2;
+            }
+            '[' => i = class_end(p, i).ok_or(())?,
+            _ => i += 1,
+        }
+    }
+    Ok(())
+}
+
+/// Index after the class that opens at `p[start] == '['`.
+fn class_end(p: &[char], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    if p.get(i) == Some(&'^') {
+        i += 1;
+    }
+    let mut first = true;
+    loop {
+        match p.get(i)? {
+            ']' if !first => return Some(i + 1),
+            '\\' => i += 2,
+            _ => i += 1,
+        }
+        first = false;
+    }
+}
+
+fn class_matches(p: &[char], start: usize, c: char) -> bool {
+    let mut i = start + 1;
+    let negated = p.get(i) == Some(&'^');
+    if negated {
+        i += 1;
+    }
+    let mut hit = false;
+    let mut first = true;
+    while let Some(&x) = p.get(i) {
+        if x == ']' && !first {
+            break;
+        }
+        first = false;
+        let (lo, step) = if x == '\\' {
+            (p.get(i + 1).copied().unwrap_or('\\'), 2)
+        } else {
+            (x, 1)
+        };
+        i += step;
+        let mut hi = lo;
+        if p.get(i) == Some(&'-') && p.get(i + 1).is_some_and(|&y| y != ']') {
+            hi = p[i + 1];
+            i += 2;
+        }
+        if lo <= c && c <= hi {
+            hit = true;
+        }
+    }
+    hit != negated
+}
+
+fn match_here(p: &[char], n: &[char]) -> bool {
+    let Some(&first) = p.first() else {
+        return n.is_empty();
+    };
+    match first {
+        '*' => {
+            // `*` spans any run without a slash.
+            let mut k = 0;
+            loop {
+                if match_here(&p[1..], &n[k..]) {
+                    return true;
+                }
+                if k >= n.len() || n[k] == '/' {
+                    return false;
+                }
+                k += 1;
+            }
+        }
+        '?' => n.first().is_some_and(|&c| c != '/') && match_here(&p[1..], &n[1..]),
+        '[' => {
+            let Some(end) = class_end(p, 0) else {
+                return false;
+            };
+            n.first()
+                .is_some_and(|&c| c != '/' && class_matches(p, 0, c))
+                && match_here(&p[end..], &n[1..])
+        }
+        '\\' => p.get(1).is_some_and(|&e| n.first() == Some(&e)) && match_here(&p[2..], &n[1..]),
+        c => n.first() == Some(&c) && match_here(&p[1..], &n[1..]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches;
+
+    #[test]
+    fn path_match_rules() {
+        assert_eq!(matches("*.gz", "a.gz"), Ok(true));
+        assert_eq!(matches("*", "a/b"), Ok(false));
+        assert_eq!(matches("a?c", "abc"), Ok(true));
+        assert_eq!(matches("[a-c]x", "bx"), Ok(true));
+        assert_eq!(matches("[^a-c]x", "bx"), Ok(false));
+        assert_eq!(matches("\\*", "*"), Ok(true));
+        assert_eq!(matches("[", "["), Err(()));
+        assert_eq!(matches("a\\", "a"), Err(()));
+    }
+}
