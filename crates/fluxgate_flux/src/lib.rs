@@ -1,4 +1,7 @@
-//! Flux for fluxgate: post-build substitution ([`substitute`]), HelmRelease effective values
-//! ([`helm`]), with the origin of every value kept.
+//! Flux for fluxgate: post-build substitution ([`substitute`], with its variables in [`vars`]
+//! and its text engine in [`envsubst`]) and HelmRelease effective values ([`helm`]), with the
+//! origin of every value kept.
 
 pub mod envsubst;
+pub mod substitute;
+pub mod vars;

@@ -1,0 +1,562 @@
+//! Post-build substitution of one resource, as kustomize-controller does it, with origins.
+//!
+//! Flux serialises each rendered resource to YAML, runs [`crate::envsubst`] over the whole text
+//! (keys included) and parses the result again, so an unquoted `true` becomes a boolean and a
+//! number a number. fluxgate does the same, and then walks the new tree beside the original to
+//! give every node back its location; a scalar that a variable produced is located at the
+//! variable's definition instead, and a [`Substituted`] record keeps both ends: where the
+//! variable was defined and where `${VAR}` was written.
+//!
+//! ```
+//! use fluxgate_flux::substitute::{substitute_resource, Options};
+//! use fluxgate_flux::vars::{VarDef, Vars};
+//! use fluxgate_diagnostics::Location;
+//! use fluxgate_yaml::{parse_stream, Schema};
+//!
+//! let doc = &parse_stream("hr.yaml", "spec:\n  host: ${HOST}\n", Schema::Kube).docs[0];
+//! let mut vars = Vars::default();
+//! let at = Location::new("vars.yaml", 9, 3);
+//! vars.define("HOST", VarDef { value: "192.168.2.9".into(), definition: at.clone(),
+//!     source: "ConfigMap/flux-system/cluster-vars".into(), opaque: false });
+//! let out = substitute_resource(doc, &vars, Options::default());
+//! let host = out.resource.path(&["spec", "host"]).unwrap();
+//! assert_eq!(host.as_str(), Some("192.168.2.9"));
+//! assert_eq!(host.loc, at);
+//! assert_eq!(out.substituted[0].consumer.line, 2);
+//! ```
+
+use std::collections::BTreeMap;
+
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_yaml::{EmitOptions, Node, Schema, Value, emit_node, parse_stream};
+
+use crate::envsubst::{self, VarRef};
+use crate::vars::Vars;
+
+/// The label or annotation that turns substitution off for one resource.
+pub const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
+
+/// The rule for undefined variables (SPEC §5.6).
+pub const RULE_UNDEFINED: &str = "substitution-undefined";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Flux >= 2.9 (strict, the default): an undefined variable fails the Kustomization.
+    /// Before: it becomes the empty string. Both facts are reported either way; this only
+    /// changes the wording.
+    pub strict: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { strict: true }
+    }
+}
+
+/// A value that came from a variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Substituted {
+    pub var: String,
+    /// Where the variable's value was set.
+    pub definition: Location,
+    /// Where `${VAR}` was written.
+    pub consumer: Location,
+    /// The value is an encrypted Secret's: not known, never to be judged.
+    pub opaque: bool,
+}
+
+/// A `${VAR}` without a default whose variable is not defined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undefined {
+    pub var: String,
+    pub consumer: Location,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Labelled or annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`.
+    Disabled,
+    /// Nothing in the text to substitute.
+    Unchanged,
+    Substituted,
+    /// A parse error (or a result that is no longer YAML): Flux rejects the resource.
+    Failed,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The substituted resource; with undefined variables, what non-strict Flux would apply
+    /// (the empty string in their place); the original when disabled or failed.
+    pub resource: Node,
+    pub substituted: Vec<Substituted>,
+    pub undefined: Vec<Undefined>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub status: Status,
+}
+
+impl Outcome {
+    fn unchanged(resource: &Node, status: Status) -> Outcome {
+        Outcome {
+            resource: resource.clone(),
+            substituted: Vec::new(),
+            undefined: Vec::new(),
+            diagnostics: Vec::new(),
+            status,
+        }
+    }
+
+    /// Strict Flux (>= 2.9) fails on this resource.
+    #[must_use]
+    pub fn strict_failed(&self) -> bool {
+        !self.undefined.is_empty() || self.status == Status::Failed
+    }
+}
+
+/// Labelled or annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`.
+#[must_use]
+pub fn is_disabled(resource: &Node) -> bool {
+    ["labels", "annotations"]
+        .iter()
+        .any(|f| resource.str_at(&["metadata", f, DISABLE_KEY]) == Some("disabled"))
+}
+
+/// Substitutes one rendered resource with `vars`.
+#[must_use]
+pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outcome {
+    if is_disabled(resource) {
+        return Outcome::unchanged(resource, Status::Disabled);
+    }
+    let text = emit_node(resource, EmitOptions::default());
+    if !text.contains('$') {
+        return Outcome::unchanged(resource, Status::Unchanged);
+    }
+    let lookup = |name: &str| vars.get(name).map(|d| d.value.clone());
+    let locator = Locator::new(&text, resource);
+    let expansion = match envsubst::expand(&text, &lookup) {
+        Ok(e) => e,
+        Err(e) => {
+            let mut out = Outcome::unchanged(resource, Status::Failed);
+            let snippet = snippet(&text, e.offset);
+            out.diagnostics.push(
+                Diagnostic::render_error(
+                    format!(
+                        "post-build substitution cannot parse `{snippet}`: {e}; Flux rejects \
+                         the whole resource"
+                    ),
+                    Some(locator.locate(e.offset).0),
+                )
+                .help("write `$${` for a literal `${`, or use a form Flux knows (`${VAR}`, `${VAR:=default}`)"),
+            );
+            return out;
+        }
+    };
+
+    let mut out = Outcome::unchanged(resource, Status::Substituted);
+    let mut scalar_defs: BTreeMap<Vec<Step>, Location> = BTreeMap::new();
+    for r in &expansion.refs {
+        let (consumer, path) = locator.locate(r.start);
+        if r.is_strict_error() {
+            out.diagnostics
+                .push(undefined_diagnostic(r, &text, &consumer, opts));
+            out.undefined.push(Undefined {
+                var: r.name.clone(),
+                consumer: consumer.clone(),
+            });
+        }
+        if let (true, Some(def)) = (r.value_used, vars.get(&r.name)) {
+            out.substituted.push(Substituted {
+                var: r.name.clone(),
+                definition: def.definition.clone(),
+                consumer,
+                opaque: def.opaque,
+            });
+            if let Some(p) = path {
+                scalar_defs
+                    .entry(p)
+                    .or_insert_with(|| def.definition.clone());
+            }
+        }
+    }
+
+    let reparsed = parse_stream(&resource.loc.file, &expansion.text, Schema::Kube);
+    if reparsed.has_errors() || reparsed.docs.len() > 1 {
+        let first = out
+            .substituted
+            .first()
+            .map_or_else(|| resource.loc.clone(), |s| s.consumer.clone());
+        out.diagnostics.push(Diagnostic::render_error(
+            "after post-build substitution the resource is no longer one valid YAML document \
+             (a value broke the syntax); Flux rejects it",
+            Some(first),
+        ));
+        out.status = Status::Failed;
+        return out;
+    }
+    let mut node = reparsed
+        .docs
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| Node::null(resource.loc.clone()));
+    relocate(&mut node, resource, &mut Vec::new(), &scalar_defs);
+    out.resource = node;
+    out
+}
+
+fn undefined_diagnostic(r: &VarRef, text: &str, consumer: &Location, opts: Options) -> Diagnostic {
+    let written = text.get(r.start..r.end).unwrap_or(&r.name);
+    let consequence = if opts.strict {
+        "Flux (strict substitution, the default since 2.9) fails the Kustomization; older Flux \
+         substitutes the empty string"
+    } else {
+        "Flux substitutes the empty string and applies the resource"
+    };
+    Diagnostic::new(
+        RULE_UNDEFINED,
+        Severity::Error,
+        format!("`{written}`: variable {} is not defined; {consequence}", r.name),
+    )
+    .at(consumer.clone())
+    .help(format!(
+        "define {} in postBuild.substitute or a substituteFrom source, or give a default: `${{{}:=value}}`",
+        r.name, r.name
+    ))
+}
+
+fn snippet(text: &str, offset: usize) -> String {
+    let rest = text.get(offset..).unwrap_or_default();
+    let line = rest.lines().next().unwrap_or_default();
+    let end = line.find('}').map_or(line.len(), |i| i + 1);
+    line.chars().take(end.min(60)).collect()
+}
+
+/// A step from a node to a child: the value of entry `i` (or item `i`), or the key of entry `i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Index(usize),
+    Key(usize),
+}
+
+/// Where a piece of the serialised text sits: its line and column there, the path to it, and
+/// the original location of the same thing.
+struct Anchor {
+    line: u32,
+    column: u32,
+    path: Vec<Step>,
+    original: Location,
+    /// A multi-line string (a literal block): later lines count from its start.
+    block: bool,
+}
+
+/// Maps byte offsets of the serialised text back to the original file.
+struct Locator {
+    line_starts: Vec<usize>,
+    text: String,
+    anchors: Vec<Anchor>,
+    fallback: Location,
+}
+
+impl Locator {
+    fn new(text: &str, original: &Node) -> Locator {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let mut anchors = Vec::new();
+        let emitted = parse_stream("<serialised>", text, Schema::Kube);
+        if let [doc] = emitted.docs.as_slice() {
+            collect_anchors(doc, original, &mut Vec::new(), &mut anchors);
+        }
+        anchors.sort_by_key(|a| (a.line, a.column));
+        Locator {
+            line_starts,
+            text: text.to_string(),
+            anchors,
+            fallback: original.loc.clone(),
+        }
+    }
+
+    /// The original location of byte `offset` and, when it falls in a scalar, that scalar's
+    /// path (keys have their own steps).
+    fn locate(&self, offset: usize) -> (Location, Option<Vec<Step>>) {
+        let li = self
+            .line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
+        let start = self.line_starts[li];
+        let line = li as u32 + 1;
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(1, |s| s.chars().count() as u32 + 1);
+        let i = self
+            .anchors
+            .partition_point(|a| (a.line, a.column) <= (line, column));
+        let Some(a) = i.checked_sub(1).map(|i| &self.anchors[i]) else {
+            return (self.fallback.clone(), None);
+        };
+        let mut loc = a.original.clone();
+        if a.block && line > a.line {
+            loc.line += line - a.line;
+            loc.column = column;
+        } else if line == a.line {
+            loc.column += column.saturating_sub(a.column);
+        }
+        (loc, Some(a.path.clone()))
+    }
+}
+
+fn is_block_collection(n: &Node) -> bool {
+    match &n.value {
+        Value::Map(m) => !m.is_empty(),
+        Value::Seq(s) => !s.is_empty(),
+        _ => false,
+    }
+}
+
+fn collect_anchors(emitted: &Node, original: &Node, path: &mut Vec<Step>, out: &mut Vec<Anchor>) {
+    match (&emitted.value, &original.value) {
+        (Value::Map(me), Value::Map(mo)) => {
+            for (i, ((_, ve), (_, vo))) in me.iter().zip(mo.iter()).enumerate() {
+                // The emitter writes a key on its value's line, or on the line above a
+                // nested block; the original is assumed to be laid out the same way.
+                let key_line = |v: &Node| {
+                    if is_block_collection(v) {
+                        v.loc.line.saturating_sub(1).max(1)
+                    } else {
+                        v.loc.line
+                    }
+                };
+                let mut key_loc = original.loc.clone();
+                key_loc.line = key_line(vo).max(original.loc.line);
+                path.push(Step::Key(i));
+                out.push(Anchor {
+                    line: key_line(ve),
+                    column: emitted.loc.column,
+                    path: path.clone(),
+                    original: key_loc,
+                    block: false,
+                });
+                path.pop();
+                path.push(Step::Index(i));
+                collect_anchors(ve, vo, path, out);
+                path.pop();
+            }
+        }
+        (Value::Seq(se), Value::Seq(so)) => {
+            for (i, (ve, vo)) in se.iter().zip(so.iter()).enumerate() {
+                path.push(Step::Index(i));
+                collect_anchors(ve, vo, path, out);
+                path.pop();
+            }
+        }
+        (Value::Map(_) | Value::Seq(_), _) | (_, Value::Map(_) | Value::Seq(_)) => {}
+        (v, _) => out.push(Anchor {
+            line: emitted.loc.line,
+            column: emitted.loc.column,
+            path: path.clone(),
+            original: original.loc.clone(),
+            block: matches!(v, Value::String(s) if s.contains('\n')),
+        }),
+    }
+}
+
+/// Gives the re-parsed tree the original locations, and substituted scalars the location of
+/// their variable's definition.
+fn relocate(
+    node: &mut Node,
+    original: &Node,
+    path: &mut Vec<Step>,
+    defs: &BTreeMap<Vec<Step>, Location>,
+) {
+    let loc = defs.get(path.as_slice()).unwrap_or(&original.loc).clone();
+    match (&mut node.value, &original.value) {
+        (Value::Map(m), Value::Map(mo)) => {
+            let same_shape = m.len() == mo.len();
+            for (i, (k, v)) in m.iter_mut().enumerate() {
+                let counterpart = if same_shape {
+                    mo.get_index(i).map(|(_, n)| n)
+                } else {
+                    mo.get(k.as_str())
+                };
+                match counterpart {
+                    Some(o) => {
+                        path.push(Step::Index(i));
+                        relocate(v, o, path, defs);
+                        path.pop();
+                    }
+                    None => v.relocate(&original.loc),
+                }
+            }
+            node.loc = original.loc.clone();
+        }
+        (Value::Seq(s), Value::Seq(so)) => {
+            for (i, v) in s.iter_mut().enumerate() {
+                match so.get(i) {
+                    Some(o) => {
+                        path.push(Step::Index(i));
+                        relocate(v, o, path, defs);
+                        path.pop();
+                    }
+                    None => v.relocate(&original.loc),
+                }
+            }
+            node.loc = original.loc.clone();
+        }
+        _ => node.relocate(&loc),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vars::VarDef;
+
+    fn doc(text: &str) -> Node {
+        parse_stream("platform/cilium/helmrelease.yaml", text, Schema::Kube)
+            .docs
+            .into_iter()
+            .next()
+            .expect("one document")
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vars {
+        let mut v = Vars::default();
+        for (i, (k, val)) in pairs.iter().enumerate() {
+            v.define(
+                k,
+                VarDef {
+                    value: (*val).to_string(),
+                    definition: Location::new(
+                        "clusters/prod/cluster-vars-patch.yaml",
+                        9 + i as u32,
+                        3,
+                    ),
+                    source: "ConfigMap/flux-system/cluster-vars".into(),
+                    opaque: false,
+                },
+            );
+        }
+        v
+    }
+
+    const HR: &str = "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: cilium
+  namespace: kube-system
+spec:
+  values:
+    # the API endpoint
+    k8sServiceHost: \"${K3S_API_HOST}\"
+    k8sServicePort: 6443
+    enabled: ${ENABLED}
+    port: ${PORT}
+";
+
+    #[test]
+    fn values_come_back_typed_and_located_at_the_definition() {
+        let v = vars(&[
+            ("K3S_API_HOST", "192.168.2.9"),
+            ("ENABLED", "true"),
+            ("PORT", "8080"),
+        ]);
+        let out = substitute_resource(&doc(HR), &v, Options::default());
+        assert_eq!(out.status, Status::Substituted);
+        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        let values = out.resource.path(&["spec", "values"]).expect("values");
+        let host = values.get("k8sServiceHost").expect("host");
+        assert_eq!(host.as_str(), Some("192.168.2.9"));
+        assert_eq!(
+            host.loc.file.as_ref(),
+            "clusters/prod/cluster-vars-patch.yaml"
+        );
+        assert_eq!(host.loc.line, 9);
+        assert_eq!(values.get("enabled").and_then(Node::as_bool), Some(true));
+        assert_eq!(values.get("port").and_then(Node::as_i64), Some(8080));
+        // Untouched values keep their own lines.
+        assert_eq!(values.get("k8sServicePort").map(|n| n.loc.line), Some(10));
+        assert_eq!(
+            out.resource.path(&["metadata", "name"]).map(|n| n.loc.line),
+            Some(4)
+        );
+        let s = &out.substituted[0];
+        assert_eq!(s.var, "K3S_API_HOST");
+        assert_eq!(s.consumer.file.as_ref(), "platform/cilium/helmrelease.yaml");
+        assert_eq!(s.consumer.line, 9);
+        assert_eq!(out.substituted.len(), 3);
+    }
+
+    #[test]
+    fn undefined_variable_is_reported_at_its_line_with_both_outcomes() {
+        let v = vars(&[("ENABLED", "true"), ("PORT", "1")]);
+        let out = substitute_resource(&doc(HR), &v, Options::default());
+        assert!(out.strict_failed());
+        assert_eq!(out.undefined.len(), 1);
+        assert_eq!(out.undefined[0].var, "K3S_API_HOST");
+        assert_eq!(out.undefined[0].consumer.line, 9);
+        let d = &out.diagnostics[0];
+        assert_eq!(d.rule, RULE_UNDEFINED);
+        assert_eq!(d.location.as_ref().map(|l| l.line), Some(9));
+        assert!(d.message.contains("strict"));
+        // The lenient render: what shipped in the incident (an empty plain scalar is null).
+        let host = out.resource.path(&["spec", "values", "k8sServiceHost"]);
+        assert!(host.is_some_and(Node::is_null));
+    }
+
+    #[test]
+    fn parse_error_fails_the_whole_resource() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  script: echo ${X.Y}\n";
+        let out = substitute_resource(&doc(text), &vars(&[("A", "b")]), Options::default());
+        assert_eq!(out.status, Status::Failed);
+        assert!(out.strict_failed());
+        let d = &out.diagnostics[0];
+        assert_eq!(d.rule, "render");
+        assert_eq!(d.location.as_ref().map(|l| l.line), Some(5));
+        assert!(d.message.contains("${X.Y}"), "{}", d.message);
+    }
+
+    #[test]
+    fn disabled_resources_are_skipped() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    kustomize.toolkit.fluxcd.io/substitute: disabled\ndata:\n  a: ${UNSET} ${X.Y}\n";
+        let out = substitute_resource(&doc(text), &vars(&[("A", "b")]), Options::default());
+        assert_eq!(out.status, Status::Disabled);
+        assert!(out.diagnostics.is_empty());
+        let text = text.replace("labels", "annotations");
+        let out = substitute_resource(&doc(&text), &vars(&[("A", "b")]), Options::default());
+        assert_eq!(out.status, Status::Disabled);
+    }
+
+    #[test]
+    fn keys_and_escapes_and_literal_blocks() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  ${KEY}: v\n  price: $$5\n  script: |\n    line one\n    echo ${SET}\n";
+        let v = vars(&[("KEY", "realkey"), ("SET", "val")]);
+        let out = substitute_resource(&doc(text), &v, Options::default());
+        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        let data = out.resource.get("data").expect("data");
+        assert_eq!(data.get("realkey").and_then(Node::as_str), Some("v"));
+        assert_eq!(data.get("price").and_then(Node::as_str), Some("$5"));
+        assert_eq!(
+            data.get("script").and_then(Node::as_str),
+            Some("line one\necho val\n")
+        );
+        let key = out
+            .substituted
+            .iter()
+            .find(|s| s.var == "KEY")
+            .expect("key");
+        assert_eq!(key.consumer.line, 5);
+        let set = out
+            .substituted
+            .iter()
+            .find(|s| s.var == "SET")
+            .expect("set");
+        assert_eq!(set.consumer.line, 9);
+    }
+
+    #[test]
+    fn value_that_breaks_yaml_fails() {
+        let text = "kind: ConfigMap\ndata:\n  a: ${V}\n";
+        let out = substitute_resource(&doc(text), &vars(&[("V", "[unclosed")]), Options::default());
+        assert_eq!(out.status, Status::Failed);
+        assert_eq!(out.diagnostics[0].rule, "render");
+    }
+}

@@ -1,0 +1,343 @@
+//! The variables of one Flux Kustomization's post-build substitution, each with the place that
+//! defined it.
+//!
+//! Flux reads `spec.postBuild.substituteFrom` in list order (ConfigMap `data`, Secret `data`
+//! base64-decoded; a later source overrides an earlier one; a missing object is an error unless
+//! `optional: true`), then lets the inline `spec.postBuild.substitute` override them all.
+//! Newlines are removed from every value. Offline the objects come from the rendered
+//! environment; a Secret written with `stringData` counts as the API server would store it.
+//! A SOPS-encrypted Secret defines its keys, but its values are never decrypted: they read as
+//! [`OPAQUE_VALUE`] and are flagged so that no rule treats them as real.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use base64::Engine;
+use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_yaml::Node;
+use regex::Regex;
+
+/// What an encrypted value substitutes to: a plain scalar that reads back as a string.
+pub const OPAQUE_VALUE: &str = "fluxgate-sops-opaque";
+
+/// Flux's rule for variable names.
+pub const NAME_PATTERN: &str = "^[_[:alpha:]][_[:alpha:][:digit:]]*$";
+
+static NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(NAME_PATTERN).expect("the variable name pattern is valid"));
+
+/// One variable and where it was defined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarDef {
+    pub value: String,
+    /// The line that set the value (a ConfigMap `data` key, an overlay patch, the inline
+    /// `substitute` entry).
+    pub definition: Location,
+    /// `ConfigMap/<ns>/<name>`, `Secret/<ns>/<name>` or `spec.postBuild.substitute`.
+    pub source: String,
+    /// The value comes from an encrypted Secret and is not known.
+    pub opaque: bool,
+}
+
+/// The variables of one Kustomization.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Vars {
+    map: BTreeMap<String, VarDef>,
+}
+
+impl Vars {
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&VarDef> {
+        self.map.get(name)
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &VarDef)> {
+        self.map.iter()
+    }
+
+    /// Defines (or overrides) a variable; the value loses its newlines as in Flux.
+    pub fn define(&mut self, name: &str, mut def: VarDef) {
+        def.value.retain(|c| c != '\n');
+        self.map.insert(name.to_string(), def);
+    }
+
+    /// The variables a Flux Kustomization substitutes with, looked up among `objects` (the
+    /// rendered environment). Problems are `render` diagnostics: a missing required source, an
+    /// undecodable Secret value, an invalid variable name (Flux then fails the whole
+    /// Kustomization; the name is left out here so that the rest still renders).
+    #[must_use]
+    pub fn for_kustomization(ks: &Node, objects: &[Node]) -> (Vars, Vec<Diagnostic>) {
+        let mut vars = Vars::default();
+        let mut diags = Vec::new();
+        let ns = ks
+            .str_at(&["metadata", "namespace"])
+            .unwrap_or("flux-system");
+        let post = ks.path(&["spec", "postBuild"]);
+        let from = post
+            .and_then(|p| p.get("substituteFrom"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default();
+        for entry in from {
+            let kind = entry.str_at(&["kind"]).unwrap_or_default();
+            let name = entry.str_at(&["name"]).unwrap_or_default();
+            let optional = entry.get("optional").and_then(Node::as_bool) == Some(true);
+            if kind != "ConfigMap" && kind != "Secret" {
+                diags.push(Diagnostic::render_error(
+                    format!("substituteFrom kind must be ConfigMap or Secret, not `{kind}`"),
+                    Some(entry.loc.clone()),
+                ));
+                continue;
+            }
+            match find_object(objects, kind, ns, name) {
+                Some(obj) => vars.add_object(obj, kind, ns, name, &mut diags),
+                None if optional => {}
+                None => diags.push(
+                    Diagnostic::render_error(
+                        format!(
+                            "substituteFrom {kind}/{name} does not exist in namespace {ns}: \
+                             Flux fails this Kustomization (set `optional: true` if that is intended)"
+                        ),
+                        Some(entry.loc.clone()),
+                    )
+                    .help("define the object in a Kustomization this one depends on"),
+                ),
+            }
+        }
+        if let Some(inline) = post
+            .and_then(|p| p.get("substitute"))
+            .and_then(Node::as_map)
+        {
+            for (k, v) in inline {
+                vars.define(
+                    k,
+                    VarDef {
+                        value: v.scalar_text().unwrap_or_default(),
+                        definition: v.loc.clone(),
+                        source: "spec.postBuild.substitute".into(),
+                        opaque: false,
+                    },
+                );
+            }
+        }
+        let invalid: Vec<String> = vars
+            .map
+            .keys()
+            .filter(|k| !NAME.is_match(k))
+            .cloned()
+            .collect();
+        for k in invalid {
+            if let Some(def) = vars.map.remove(&k) {
+                diags.push(Diagnostic::render_error(
+                    format!(
+                        "'{k}' var name is invalid, must match '{NAME_PATTERN}': Flux fails the \
+                         substitution of this Kustomization"
+                    ),
+                    Some(def.definition),
+                ));
+            }
+        }
+        (vars, diags)
+    }
+
+    fn add_object(
+        &mut self,
+        obj: &Node,
+        kind: &str,
+        ns: &str,
+        name: &str,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        let source = format!("{kind}/{ns}/{name}");
+        let opaque = kind == "Secret" && is_sops_encrypted(obj);
+        if let Some(data) = obj.get("data").and_then(Node::as_map) {
+            for (k, v) in data {
+                let text = v.scalar_text().unwrap_or_default();
+                let value = if opaque {
+                    OPAQUE_VALUE.to_string()
+                } else if kind == "Secret" {
+                    match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
+                        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                        Err(e) => {
+                            diags.push(Diagnostic::render_error(
+                                format!("Secret {ns}/{name} key `{k}` is not valid base64: {e}"),
+                                Some(v.loc.clone()),
+                            ));
+                            continue;
+                        }
+                    }
+                } else {
+                    text
+                };
+                self.define(
+                    k,
+                    VarDef {
+                        value,
+                        definition: v.loc.clone(),
+                        source: source.clone(),
+                        opaque,
+                    },
+                );
+            }
+        }
+        if kind == "Secret"
+            && let Some(data) = obj.get("stringData").and_then(Node::as_map)
+        {
+            for (k, v) in data {
+                let value = if opaque {
+                    OPAQUE_VALUE.to_string()
+                } else {
+                    v.scalar_text().unwrap_or_default()
+                };
+                self.define(
+                    k,
+                    VarDef {
+                        value,
+                        definition: v.loc.clone(),
+                        source: source.clone(),
+                        opaque,
+                    },
+                );
+            }
+        }
+    }
+}
+
+fn find_object<'a>(objects: &'a [Node], kind: &str, ns: &str, name: &str) -> Option<&'a Node> {
+    let matches = |o: &&Node| {
+        o.str_at(&["kind"]) == Some(kind) && o.str_at(&["metadata", "name"]) == Some(name)
+    };
+    objects
+        .iter()
+        .filter(matches)
+        .find(|o| o.str_at(&["metadata", "namespace"]) == Some(ns))
+        .or_else(|| {
+            // An object rendered without a namespace lands in the namespace the
+            // Kustomization applies it to; accept it rather than report a false missing source.
+            objects
+                .iter()
+                .filter(matches)
+                .find(|o| o.path(&["metadata", "namespace"]).is_none())
+        })
+}
+
+/// A SOPS-encrypted manifest: a top-level `sops:` mapping, or `ENC[...]` values.
+#[must_use]
+pub fn is_sops_encrypted(obj: &Node) -> bool {
+    if obj.get("sops").is_some_and(|s| s.as_map().is_some()) {
+        return true;
+    }
+    ["data", "stringData"].iter().any(|f| {
+        obj.get(f).and_then(Node::as_map).is_some_and(|m| {
+            m.values().any(|v| {
+                v.as_str()
+                    .is_some_and(|s| s.starts_with("ENC[") && s.ends_with(']'))
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluxgate_yaml::{Schema, parse_stream};
+
+    fn docs(text: &str) -> Vec<Node> {
+        parse_stream("t.yaml", text, Schema::Kube).docs
+    }
+
+    const OBJECTS: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-vars, namespace: flux-system}
+data:
+  K3S_API_HOST: 192.168.2.9
+  MULTI: \"a\\nb\"
+  SHARED: from-configmap
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: cluster-secrets, namespace: flux-system}
+data:
+  TOKEN: c2VjcmV0
+  SHARED: ZnJvbS1zZWNyZXQ=
+stringData:
+  PLAIN: text
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sops-secrets, namespace: flux-system}
+stringData:
+  API_KEY: ENC[AES256_GCM,data:abc,type:str]
+sops:
+  version: 3.8.1
+";
+
+    #[test]
+    fn sources_in_order_inline_last() {
+        let objects = docs(OBJECTS);
+        let ks = &docs(
+            "kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  postBuild:
+    substitute:
+      K3S_API_HOST: 10.0.0.1
+    substituteFrom:
+      - {kind: ConfigMap, name: cluster-vars}
+      - {kind: Secret, name: cluster-secrets}
+      - {kind: Secret, name: sops-secrets}
+      - {kind: ConfigMap, name: optional-vars, optional: true}
+",
+        )[0];
+        let (vars, diags) = Vars::for_kustomization(ks, &objects);
+        assert!(diags.is_empty(), "{diags:?}");
+        let host = vars.get("K3S_API_HOST").expect("defined");
+        assert_eq!(host.value, "10.0.0.1");
+        assert_eq!(host.source, "spec.postBuild.substitute");
+        assert_eq!(host.definition.line, 6);
+        assert_eq!(vars.get("MULTI").map(|v| v.value.as_str()), Some("ab"));
+        assert_eq!(vars.get("TOKEN").map(|v| v.value.as_str()), Some("secret"));
+        assert_eq!(
+            vars.get("SHARED").map(|v| v.value.as_str()),
+            Some("from-secret")
+        );
+        assert_eq!(vars.get("PLAIN").map(|v| v.value.as_str()), Some("text"));
+        let key = vars.get("API_KEY").expect("sops keys are defined");
+        assert!(key.opaque);
+        assert_eq!(key.value, OPAQUE_VALUE);
+    }
+
+    #[test]
+    fn missing_required_source_and_bad_names() {
+        let ks = &docs(
+            "kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  postBuild:
+    substitute:
+      bad-name: x
+      good_name: y
+    substituteFrom:
+      - {kind: ConfigMap, name: nowhere}
+",
+        )[0];
+        let (vars, diags) = Vars::for_kustomization(ks, &[]);
+        assert_eq!(diags.len(), 2, "{diags:?}");
+        assert!(diags.iter().all(|d| d.rule == "render"));
+        assert!(diags[0].message.contains("ConfigMap/nowhere"));
+        assert_eq!(diags[0].location.as_ref().map(|l| l.line), Some(9));
+        assert!(diags[1].message.contains("'bad-name' var name is invalid"));
+        assert!(vars.get("bad-name").is_none());
+        assert_eq!(vars.len(), 1);
+    }
+}
