@@ -1,0 +1,591 @@
+//! The build: reads a kustomization, accumulates its resources (files, nested kustomizations,
+//! components), runs its generators and transformers in kustomize's order, and finishes at the
+//! top with hash suffixes, name references and the output order.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_yaml::{Node, Schema, Value, parse_stream};
+
+use crate::fieldspec::FieldSpec;
+use crate::fs::{Fs, normalize};
+use crate::generate::{self, Options};
+use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, Resource, legacy_sort};
+use crate::{nameref, patches, transform};
+
+/// The file names kustomize accepts, in the order it looks for them.
+pub const KUSTOMIZATION_FILES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Fields a kustomization may have; anything else is reported.
+const KNOWN_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "resources",
+    "bases",
+    "components",
+    "namespace",
+    "namePrefix",
+    "nameSuffix",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "images",
+    "imageTags",
+    "replicas",
+    "patches",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "configMapGenerator",
+    "secretGenerator",
+    "generatorOptions",
+    "sortOptions",
+    "buildMetadata",
+    "openapi",
+    "crds",
+    "configurations",
+    "vars",
+    "replacements",
+    "helmCharts",
+    "helmGlobals",
+    "helmChartInflationGenerator",
+    "generators",
+    "transformers",
+    "validators",
+];
+
+pub struct Builder<'a> {
+    pub fs: &'a dyn Fs,
+    pub root: PathBuf,
+    pub diags: Vec<Diagnostic>,
+    /// Directories being built, outermost first: a directory met again is a cycle.
+    stack: Vec<PathBuf>,
+    /// Raw text of the kustomization files read, to place inline patches on their lines.
+    pub texts: HashMap<String, String>,
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(fs: &'a dyn Fs, root: &Path) -> Builder<'a> {
+        Builder {
+            fs,
+            root: normalize(root),
+            diags: Vec::new(),
+            stack: Vec::new(),
+            texts: HashMap::new(),
+        }
+    }
+
+    /// A path as diagnostics show it: relative to the root.
+    pub fn rel(&self, path: &Path) -> String {
+        let p = normalize(path);
+        match p.strip_prefix(&self.root) {
+            Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
+            Ok(r) => r.to_string_lossy().into_owned(),
+            Err(_) => p.to_string_lossy().into_owned(),
+        }
+    }
+
+    pub fn error(&mut self, message: impl Into<String>, loc: Option<Location>) {
+        self.diags.push(Diagnostic::render_error(message, loc));
+    }
+
+    pub fn warn(&mut self, message: impl Into<String>, loc: Option<Location>) {
+        let mut d = Diagnostic::new("render", Severity::Warning, message);
+        d.location = loc;
+        self.diags.push(d);
+    }
+
+    fn inside_root(&self, path: &Path) -> bool {
+        normalize(path).starts_with(&self.root)
+    }
+
+    /// Resolves `target` (as written in a kustomization at `dir`) to a path inside the root,
+    /// or reports why it cannot be used.
+    pub fn resolve(
+        &mut self,
+        dir: &Path,
+        target: &str,
+        loc: &Location,
+        what: &str,
+    ) -> Option<PathBuf> {
+        if is_remote(target) {
+            self.error(
+                format!("remote {what} {target:?} is not fetched: fluxgate works offline; vendor it into the repository"),
+                Some(loc.clone()),
+            );
+            return None;
+        }
+        let path = normalize(&dir.join(target));
+        if !self.inside_root(&path) {
+            self.error(
+                format!("{what} {target:?} is outside the repository root and is not read"),
+                Some(loc.clone()),
+            );
+            return None;
+        }
+        Some(path)
+    }
+
+    /// Reads a file the kustomization at `dir` names.
+    pub fn read_file(
+        &mut self,
+        dir: &Path,
+        target: &str,
+        loc: &Location,
+        what: &str,
+    ) -> Option<(String, String)> {
+        let path = self.resolve(dir, target, loc, what)?;
+        match self.fs.read(&path) {
+            Ok(text) => Some((self.rel(&path), text)),
+            Err(e) => {
+                let msg = if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("{what} {target:?} not found")
+                } else {
+                    format!("{what} {target:?} cannot be read: {e}")
+                };
+                self.error(msg, Some(loc.clone()));
+                None
+            }
+        }
+    }
+
+    /// The kustomization file of `dir`, if there is exactly one.
+    pub fn find_kustomization(&mut self, dir: &Path, loc: Option<&Location>) -> Option<PathBuf> {
+        let found: Vec<PathBuf> = KUSTOMIZATION_FILES
+            .iter()
+            .map(|f| dir.join(f))
+            .filter(|p| self.fs.is_file(p))
+            .collect();
+        match found.len() {
+            0 => {
+                self.error(
+                    format!(
+                        "no kustomization.yaml, kustomization.yml or Kustomization in {}",
+                        self.rel(dir)
+                    ),
+                    loc.cloned().or_else(|| Some(Location::file(self.rel(dir)))),
+                );
+                None
+            }
+            1 => found.into_iter().next(),
+            _ => {
+                self.error(
+                    format!("more than one kustomization file in {}", self.rel(dir)),
+                    loc.cloned().or_else(|| Some(Location::file(self.rel(dir)))),
+                );
+                None
+            }
+        }
+    }
+
+    /// Reads and parses the kustomization file of `dir`.
+    pub fn load_kustomization(&mut self, dir: &Path, loc: Option<&Location>) -> Option<Node> {
+        let file = self.find_kustomization(dir, loc)?;
+        let rel = self.rel(&file);
+        let text = match self.fs.read(&file) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error(
+                    format!("cannot read {rel}: {e}"),
+                    Some(Location::file(rel.clone())),
+                );
+                return None;
+            }
+        };
+        let stream = parse_stream(&rel, &text, Schema::Kube);
+        let failed = stream.has_errors();
+        self.diags.extend(stream.diagnostics);
+        self.texts.insert(rel.clone(), text);
+        if failed {
+            return None;
+        }
+        let doc = stream
+            .docs
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Node::map(Location::new(rel.clone(), 1, 1)));
+        if doc.is_null() {
+            return Some(Node::map(Location::new(rel, 1, 1)));
+        }
+        if doc.as_map().is_none() {
+            self.error("a kustomization must be a mapping", Some(doc.loc.clone()));
+            return None;
+        }
+        Some(doc)
+    }
+
+    /// Builds the kustomization in `dir` (whose content is `kust`). `incoming` holds the
+    /// resources a component applies to; a kustomization starts from none.
+    pub fn build_dir(&mut self, dir: &Path, kust: &Node, incoming: Vec<Resource>) -> Vec<Resource> {
+        let dir = normalize(dir);
+        if self.stack.contains(&dir) {
+            let chain: Vec<String> = self.stack.iter().map(|d| self.rel(d)).collect();
+            self.error(
+                format!(
+                    "cyclic kustomization: {} includes itself again ({} -> {})",
+                    self.rel(&dir),
+                    chain.join(" -> "),
+                    self.rel(&dir)
+                ),
+                Some(kust.loc.clone()),
+            );
+            return incoming;
+        }
+        self.stack.push(dir.clone());
+        let out = self.build_dir_inner(&dir, kust, incoming);
+        self.stack.pop();
+        out
+    }
+
+    fn build_dir_inner(
+        &mut self,
+        dir: &Path,
+        kust: &Node,
+        incoming: Vec<Resource>,
+    ) -> Vec<Resource> {
+        self.check_fields(kust);
+        let mut acc = incoming;
+        let entries: Vec<Node> = seq(kust.get("resources"))
+            .iter()
+            .chain(seq(kust.get("bases")))
+            .cloned()
+            .collect();
+        for entry in &entries {
+            let loaded = self.load_resource(dir, entry);
+            self.add_resources(&mut acc, loaded);
+        }
+        self.run_generators(dir, kust, &mut acc);
+        for entry in seq(kust.get("components")).to_vec() {
+            let Some(target) = entry.as_str() else {
+                continue;
+            };
+            let Some(path) = self.resolve(dir, target, &entry.loc, "component") else {
+                continue;
+            };
+            if !self.fs.is_dir(&path) {
+                self.error(
+                    format!("component {target:?} is not a directory"),
+                    Some(entry.loc.clone()),
+                );
+                continue;
+            }
+            let Some(ck) = self.load_kustomization(&path, Some(&entry.loc)) else {
+                continue;
+            };
+            if ck.str_at(&["kind"]) != Some("Component") {
+                self.error(
+                    format!("{target:?} is listed under components but its kind is not Component"),
+                    Some(entry.loc.clone()),
+                );
+                continue;
+            }
+            acc = self.build_dir(&path, &ck, acc);
+        }
+        self.run_transformers(dir, kust, &mut acc);
+        acc
+    }
+
+    fn check_fields(&mut self, kust: &Node) {
+        let Some(map) = kust.as_map() else { return };
+        for (key, value) in map {
+            let loc = Some(value.loc.clone());
+            match key.as_str() {
+                "helmCharts" | "helmGlobals" | "helmChartInflationGenerator" => self.error(
+                    format!("{key}: Helm charts are not inflated (fluxgate runs no helper binaries and fetches nothing)"),
+                    loc,
+                ),
+                "generators" | "transformers" | "validators" => {
+                    for e in seq(Some(value)) {
+                        self.error(
+                            format!("{key}: plugin {} is not run (fluxgate runs no kustomize plugins)", e.scalar_text().unwrap_or_else(|| "(inline)".into())),
+                            Some(e.loc.clone()),
+                        );
+                    }
+                }
+                "vars" | "replacements" | "configurations" | "crds" => {
+                    if value.as_seq().is_some_and(|s| !s.is_empty()) {
+                        self.error(format!("{key} is not supported yet"), loc);
+                    }
+                }
+                "openapi" => self.warn("openapi: custom schemas are ignored; lists in custom resources are replaced by patches", loc),
+                k if !KNOWN_FIELDS.contains(&k) => self.warn(format!("unknown kustomization field {k:?}"), loc),
+                _ => {}
+            }
+        }
+    }
+
+    /// Adds resources, reporting an id that is already there.
+    fn add_resources(&mut self, acc: &mut Vec<Resource>, loaded: Vec<Resource>) {
+        for r in loaded {
+            let id = r.id();
+            if acc.iter().any(|x| x.id().same_as(&id)) {
+                self.error(
+                    format!(
+                        "{} is defined more than once (kustomize refuses duplicate ids)",
+                        id.display()
+                    ),
+                    Some(r.node.loc.clone()),
+                );
+                continue;
+            }
+            acc.push(r);
+        }
+    }
+
+    /// One `resources:` entry: a file (every document) or a directory with a kustomization.
+    fn load_resource(&mut self, dir: &Path, entry: &Node) -> Vec<Resource> {
+        let Some(target) = entry.as_str() else {
+            self.error("a resource entry must be a string", Some(entry.loc.clone()));
+            return Vec::new();
+        };
+        let Some(path) = self.resolve(dir, target, &entry.loc, "resource") else {
+            return Vec::new();
+        };
+        if self.fs.is_dir(&path) {
+            let Some(k) = self.load_kustomization(&path, Some(&entry.loc)) else {
+                return Vec::new();
+            };
+            if k.str_at(&["kind"]) == Some("Component") {
+                self.error(
+                    format!("{target:?} is a Component: list it under components, not resources"),
+                    Some(entry.loc.clone()),
+                );
+                return Vec::new();
+            }
+            return self.build_dir(&path, &k, Vec::new());
+        }
+        if !self.fs.is_file(&path) && looks_like_host(target) {
+            self.error(
+                format!("remote resource {target:?} is not fetched: fluxgate works offline; vendor it into the repository"),
+                Some(entry.loc.clone()),
+            );
+            return Vec::new();
+        }
+        let Some((rel, text)) = self.read_file(dir, target, &entry.loc, "resource") else {
+            return Vec::new();
+        };
+        let stream = parse_stream(&rel, &text, Schema::Kube);
+        self.diags.extend(stream.diagnostics);
+        let mut out = Vec::new();
+        for doc in stream.docs {
+            self.push_object(doc, &mut out);
+        }
+        out
+    }
+
+    fn push_object(&mut self, doc: Node, out: &mut Vec<Resource>) {
+        match &doc.value {
+            Value::Null => {}
+            Value::Map(m) if m.is_empty() => {}
+            Value::Map(_) => {
+                let kind = doc.str_at(&["kind"]).unwrap_or("");
+                if kind.ends_with("List") && doc.get("items").and_then(Node::as_seq).is_some() {
+                    if let Some(items) = doc.get("items").and_then(Node::as_seq) {
+                        for item in items.to_vec() {
+                            self.push_object(item, out);
+                        }
+                    }
+                    return;
+                }
+                if kind.is_empty() {
+                    self.error("object without kind", Some(doc.loc.clone()));
+                    return;
+                }
+                out.push(Resource::new(doc));
+            }
+            _ => self.error(
+                "a resource document must be a mapping",
+                Some(doc.loc.clone()),
+            ),
+        }
+    }
+
+    fn run_generators(&mut self, dir: &Path, kust: &Node, acc: &mut Vec<Resource>) {
+        let global = Options::from_node(kust.get("generatorOptions"));
+        for (field, secret) in [("configMapGenerator", false), ("secretGenerator", true)] {
+            for entry in seq(kust.get(field)).to_vec() {
+                let mut diags = Vec::new();
+                let generated = {
+                    let mut read = |p: &str, loc: &Location| {
+                        self.read_file(dir, p, loc, "generator file")
+                            .map(|(_, t)| t)
+                    };
+                    generate::generate(&entry, secret, &global, &mut read, &mut diags)
+                };
+                self.diags.extend(diags);
+                let Some(g) = generated else { continue };
+                let id = g.resource.id();
+                let existing = acc.iter().position(|r| r.matches_any_id(&id));
+                match (g.behavior, existing) {
+                    (Behavior::Create, None) => acc.push(g.resource),
+                    (Behavior::Create, Some(_)) => self.error(
+                        format!(
+                            "{} already exists: use behavior merge or replace",
+                            id.display()
+                        ),
+                        Some(entry.loc.clone()),
+                    ),
+                    (b, Some(i)) => generate::merge_into(&mut acc[i], g.resource, b),
+                    (_, None) => self.error(
+                        format!("{} not found to merge or replace", id.display()),
+                        Some(entry.loc.clone()),
+                    ),
+                }
+            }
+        }
+    }
+
+    fn run_transformers(&mut self, dir: &Path, kust: &Node, acc: &mut Vec<Resource>) {
+        patches::legacy_strategic_merge(self, dir, kust, acc);
+        patches::patches(self, dir, kust, acc);
+        if let Some(ns) = kust
+            .get("namespace")
+            .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
+        {
+            transform::namespace(acc, ns.as_str().unwrap_or_default(), &ns.loc);
+        }
+        let prefix = kust.get("namePrefix");
+        let suffix = kust.get("nameSuffix");
+        let loc = prefix
+            .or(suffix)
+            .map(|n| n.loc.clone())
+            .unwrap_or_else(|| kust.loc.clone());
+        transform::prefix_suffix(
+            acc,
+            prefix.and_then(Node::as_str).unwrap_or(""),
+            suffix.and_then(Node::as_str).unwrap_or(""),
+            &loc,
+        );
+        self.labels(kust, acc);
+        if let Some(ann) = kust.get("commonAnnotations") {
+            let entries = generate::string_entries(Some(ann));
+            transform::set_map_entries(acc, &entries, &transform::annotation_specs(), &ann.loc);
+        }
+        patches::legacy_json6902(self, dir, kust, acc);
+        for r in seq(kust.get("replicas")).to_vec() {
+            if let (Some(name), Some(count)) = (r.str_at(&["name"]), r.get("count")) {
+                transform::replicas(acc, name, count);
+            }
+        }
+        let rules: Vec<transform::ImageRule> = seq(kust.get("images"))
+            .iter()
+            .chain(seq(kust.get("imageTags")))
+            .filter_map(|i| {
+                Some(transform::ImageRule {
+                    name: i.str_at(&["name"])?.to_string(),
+                    new_name: i.get("newName").cloned(),
+                    new_tag: i.get("newTag").cloned(),
+                    digest: i.get("digest").cloned(),
+                    loc: i.loc.clone(),
+                })
+            })
+            .collect();
+        transform::images(acc, &rules);
+    }
+
+    fn labels(&mut self, kust: &Node, acc: &mut [Resource]) {
+        if let Some(cl) = kust.get("commonLabels") {
+            let entries = generate::string_entries(Some(cl));
+            transform::set_map_entries(acc, &entries, &transform::common_label_specs(), &cl.loc);
+        }
+        for l in seq(kust.get("labels")) {
+            let entries = generate::string_entries(l.get("pairs"));
+            let selectors = l
+                .get("includeSelectors")
+                .and_then(Node::as_bool)
+                .unwrap_or(false);
+            let templates = l
+                .get("includeTemplates")
+                .and_then(Node::as_bool)
+                .unwrap_or(false);
+            let mut specs = if selectors {
+                transform::common_label_specs()
+            } else if templates {
+                transform::template_label_specs()
+            } else {
+                vec![FieldSpec::new("", "", "metadata/labels", true)]
+            };
+            specs.extend(seq(l.get("fields")).iter().filter_map(FieldSpec::from_node));
+            transform::set_map_entries(acc, &entries, &specs, &l.loc);
+        }
+    }
+
+    /// The last steps, done once for the whole build: hash suffixes, name references, order.
+    pub fn finish(&mut self, kust: &Node, mut resources: Vec<Resource>) -> Vec<Node> {
+        for r in &mut resources {
+            if r.needs_hash {
+                let hash = generate::content_hash(&r.node);
+                let id = r.id();
+                r.remember_id();
+                let loc = r
+                    .node
+                    .path(&["metadata", "name"])
+                    .map_or_else(|| r.node.loc.clone(), |n| n.loc.clone());
+                r.set_meta("name", &format!("{}-{hash}", id.name), &loc);
+            }
+        }
+        nameref::fix_references(&mut resources);
+        let order = kust.str_at(&["sortOptions", "order"]).unwrap_or("legacy");
+        if order != "fifo" {
+            let list = |key: &str, default: &[&str]| -> Vec<String> {
+                match kust
+                    .path(&["sortOptions", "legacySortOptions", key])
+                    .and_then(Node::as_seq)
+                {
+                    Some(s) => s.iter().filter_map(Node::scalar_text).collect(),
+                    None => default.iter().map(|s| (*s).to_string()).collect(),
+                }
+            };
+            legacy_sort(
+                &mut resources,
+                &list("orderFirst", ORDER_FIRST),
+                &list("orderLast", ORDER_LAST),
+            );
+        }
+        resources.into_iter().map(|r| r.node).collect()
+    }
+}
+
+pub fn seq(node: Option<&Node>) -> &[Node] {
+    node.and_then(Node::as_seq).unwrap_or(&[])
+}
+
+/// A URL or a git address: never fetched.
+#[must_use]
+pub fn is_remote(target: &str) -> bool {
+    target.contains("://")
+        || target.starts_with("git@")
+        || target.starts_with("github.com/")
+        || target.starts_with("gitlab.com/")
+        || target.starts_with("bitbucket.org/")
+        || target.contains("?ref=")
+        || target.contains(".git//")
+}
+
+/// A path whose first segment looks like a host name (`example.com/repo`): kustomize would
+/// try it as a remote when no such local file exists.
+fn looks_like_host(target: &str) -> bool {
+    let first = target.split('/').next().unwrap_or("");
+    target.contains('/')
+        && first.contains('.')
+        && first != "."
+        && first != ".."
+        && !first.ends_with(".yaml")
+        && !first.ends_with(".yml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_addresses_are_recognised() {
+        assert!(is_remote("https://github.com/a/b//x?ref=v1"));
+        assert!(is_remote("github.com/kubernetes-sigs/kustomize/examples"));
+        assert!(!is_remote("../base"));
+        assert!(looks_like_host("example.com/foo/bar"));
+        assert!(!looks_like_host("./base"));
+    }
+}

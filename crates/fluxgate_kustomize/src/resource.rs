@@ -1,0 +1,311 @@
+//! A resource in the build: the object, and what kustomize remembers about it (the ids it had
+//! before renames, the prefixes and suffixes applied, whether it still needs a hash suffix).
+
+use fluxgate_diagnostics::Location;
+use fluxgate_yaml::{Node, Value};
+
+/// Group, version, kind, name and namespace of an object, as kustomize's `ResId`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ResId {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl ResId {
+    #[must_use]
+    pub fn of(node: &Node) -> ResId {
+        let api = node.str_at(&["apiVersion"]).unwrap_or("");
+        let (group, version) = match api.rsplit_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api.to_string()),
+        };
+        ResId {
+            group,
+            version,
+            kind: node.str_at(&["kind"]).unwrap_or("").to_string(),
+            name: node.str_at(&["metadata", "name"]).unwrap_or("").to_string(),
+            namespace: node
+                .str_at(&["metadata", "namespace"])
+                .unwrap_or("")
+                .to_string(),
+        }
+    }
+
+    #[must_use]
+    pub fn is_cluster_scoped(&self) -> bool {
+        is_cluster_scoped(&self.group, &self.kind)
+    }
+
+    /// Namespaces compare with `""` and `"default"` as the same.
+    #[must_use]
+    pub fn ns_equals(&self, other: &ResId) -> bool {
+        effective_ns(&self.namespace) == effective_ns(&other.namespace)
+    }
+
+    /// kustomize's `ResId.Equals`: the same gvk and name, namespaces equal.
+    #[must_use]
+    pub fn same_as(&self, other: &ResId) -> bool {
+        self.group == other.group
+            && self.version == other.version
+            && self.kind == other.kind
+            && self.name == other.name
+            && self.ns_equals(other)
+    }
+
+    /// For messages: `Kind/name` or `Kind/namespace/name`.
+    #[must_use]
+    pub fn display(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{}/{}", self.kind, self.name)
+        } else {
+            format!("{}/{}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+fn effective_ns(ns: &str) -> &str {
+    if ns.is_empty() { "default" } else { ns }
+}
+
+/// Built-in kinds that live outside namespaces (kustomize's list, which follows the API).
+#[must_use]
+pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
+    let _ = group;
+    matches!(
+        kind,
+        "APIService"
+            | "CertificateSigningRequest"
+            | "ClusterRole"
+            | "ClusterRoleBinding"
+            | "ClusterTrustBundle"
+            | "ComponentStatus"
+            | "CSIDriver"
+            | "CSINode"
+            | "CustomResourceDefinition"
+            | "FlowSchema"
+            | "IngressClass"
+            | "IPAddress"
+            | "MutatingAdmissionPolicy"
+            | "MutatingAdmissionPolicyBinding"
+            | "MutatingWebhookConfiguration"
+            | "Namespace"
+            | "Node"
+            | "PersistentVolume"
+            | "PodSecurityPolicy"
+            | "PriorityClass"
+            | "PriorityLevelConfiguration"
+            | "RuntimeClass"
+            | "SelfSubjectAccessReview"
+            | "SelfSubjectRulesReview"
+            | "SelfSubjectReview"
+            | "ServiceCIDR"
+            | "StorageClass"
+            | "StorageVersion"
+            | "StorageVersionMigration"
+            | "SubjectAccessReview"
+            | "TokenReview"
+            | "ValidatingAdmissionPolicy"
+            | "ValidatingAdmissionPolicyBinding"
+            | "ValidatingWebhookConfiguration"
+            | "VolumeAttachment"
+            | "VolumeAttributesClass"
+    )
+}
+
+/// How a generated object combines with an existing one of the same id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    Create,
+    Merge,
+    Replace,
+}
+
+/// One object of the build with kustomize's bookkeeping.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    pub node: Node,
+    /// Ids before each rename or namespace change, oldest first (kustomize's previous ids).
+    pub prev_ids: Vec<ResId>,
+    pub prefixes: Vec<String>,
+    pub suffixes: Vec<String>,
+    /// Generated with a content hash still to append to the name.
+    pub needs_hash: bool,
+    /// Where a generated object's behavior was declared (for merge/replace errors).
+    pub generated: bool,
+}
+
+impl Resource {
+    #[must_use]
+    pub fn new(node: Node) -> Resource {
+        Resource {
+            node,
+            prev_ids: Vec::new(),
+            prefixes: Vec::new(),
+            suffixes: Vec::new(),
+            needs_hash: false,
+            generated: false,
+        }
+    }
+
+    #[must_use]
+    pub fn id(&self) -> ResId {
+        ResId::of(&self.node)
+    }
+
+    /// The original id: the first previous id, or the current one.
+    #[must_use]
+    pub fn org_id(&self) -> ResId {
+        self.prev_ids.first().cloned().unwrap_or_else(|| self.id())
+    }
+
+    /// Every id this resource has had, the current one last.
+    #[must_use]
+    pub fn all_ids(&self) -> Vec<ResId> {
+        let mut ids = self.prev_ids.clone();
+        ids.push(self.id());
+        ids
+    }
+
+    /// Whether `id` names this resource now or under a previous name.
+    #[must_use]
+    pub fn matches_any_id(&self, id: &ResId) -> bool {
+        self.all_ids().iter().any(|x| x.same_as(id))
+    }
+
+    /// Records the current id before a rename or namespace change.
+    pub fn remember_id(&mut self) {
+        let id = self.id();
+        self.prev_ids.push(id);
+    }
+
+    /// Sets `metadata.<key>` to a string, creating `metadata` when missing.
+    pub fn set_meta(&mut self, key: &str, value: &str, loc: &Location) {
+        set_meta(&mut self.node, key, value, loc);
+    }
+}
+
+/// Sets `metadata.<key>` of an object to a string, creating `metadata` when missing.
+pub fn set_meta(node: &mut Node, key: &str, value: &str, loc: &Location) {
+    let Some(map) = node.as_map_mut() else {
+        return;
+    };
+    let meta = map
+        .entry("metadata".to_string())
+        .or_insert_with(|| Node::map(loc.clone()));
+    if !matches!(meta.value, Value::Map(_)) {
+        *meta = Node::map(loc.clone());
+    }
+    if let Some(m) = meta.as_map_mut() {
+        m.insert(key.to_string(), Node::string(value, loc.clone()));
+    }
+}
+
+/// kustomize's legacy output order: kinds listed first, other kinds by group/version/kind,
+/// webhook configurations last; ties by namespace and name.
+pub fn legacy_sort(resources: &mut [Resource], first: &[String], last: &[String]) {
+    let rank = |kind: &str| -> i64 {
+        if let Some(i) = first.iter().position(|k| k == kind) {
+            return i as i64 - first.len() as i64;
+        }
+        if let Some(i) = last.iter().position(|k| k == kind) {
+            return 1 + i as i64;
+        }
+        0
+    };
+    let key = |r: &Resource| {
+        let id = r.id();
+        let gvk = format!(
+            "{}_{}_{}",
+            or_tilde(&id.group, "~G"),
+            or_tilde(&id.version, "~V"),
+            or_tilde(&id.kind, "~K")
+        );
+        let ns = if id.is_cluster_scoped() {
+            "_non_namespaceable_".to_string()
+        } else {
+            effective_ns(&id.namespace).to_string()
+        };
+        (rank(&id.kind), gvk, ns, id.name)
+    };
+    resources.sort_by_cached_key(key);
+}
+
+fn or_tilde(s: &str, empty: &str) -> String {
+    if s.is_empty() {
+        empty.to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// kustomize's default `orderFirst`.
+pub const ORDER_FIRST: &[&str] = &[
+    "Namespace",
+    "ResourceQuota",
+    "StorageClass",
+    "CustomResourceDefinition",
+    "ServiceAccount",
+    "PodSecurityPolicy",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "Secret",
+    "Endpoints",
+    "Service",
+    "LimitRange",
+    "PriorityClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Deployment",
+    "StatefulSet",
+    "CronJob",
+    "PodDisruptionBudget",
+];
+
+/// kustomize's default `orderLast`.
+pub const ORDER_LAST: &[&str] = &[
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluxgate_yaml::{Schema, parse_stream};
+
+    fn res(text: &str) -> Resource {
+        Resource::new(parse_stream("t.yaml", text, Schema::Kube).docs.remove(0))
+    }
+
+    #[test]
+    fn ids_split_group_and_version() {
+        let r = res("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n");
+        assert_eq!(r.id().group, "apps");
+        assert_eq!(r.id().version, "v1");
+        assert!(r.id().ns_equals(&ResId {
+            namespace: "default".into(),
+            ..ResId::default()
+        }));
+    }
+
+    #[test]
+    fn legacy_order_puts_namespaces_first_and_webhooks_last() {
+        let mut v = vec![
+            res("kind: ValidatingWebhookConfiguration\nmetadata: {name: w}\n"),
+            res("kind: Service\nmetadata: {name: z}\n"),
+            res("kind: Service\nmetadata: {name: b}\n"),
+            res("kind: Namespace\nmetadata: {name: n}\n"),
+            res("kind: Foo\nmetadata: {name: f}\n"),
+        ];
+        let first: Vec<String> = ORDER_FIRST.iter().map(|s| (*s).to_string()).collect();
+        let last: Vec<String> = ORDER_LAST.iter().map(|s| (*s).to_string()).collect();
+        legacy_sort(&mut v, &first, &last);
+        let names: Vec<String> = v.iter().map(|r| r.id().name).collect();
+        assert_eq!(names, ["n", "b", "z", "f", "w"]);
+    }
+}
