@@ -1,1 +1,263 @@
-//! fluxgate_ansible (being written)
+//! Ansible, read statically: inventories (YAML, INI, directories, host ranges), variables with
+//! Ansible's precedence and origins, lazy Jinja2 templating with the Ansible filters, vault
+//! values kept opaque, and the site playbook flattened into the bootstrap order.
+//!
+//! The reference is ansible-core: `tests/differential.rs` compares every variable of the
+//! corpus inventories with it.
+//!
+//! ```
+//! use fluxgate_ansible::{Options, Project};
+//! let dir = std::env::temp_dir().join(format!("fg-ansible-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(dir.join("group_vars")).unwrap();
+//! std::fs::write(dir.join("hosts.ini"), "[k3s]\nk3s-[1:2] k3s_node_ip=10.0.0.1\n").unwrap();
+//! std::fs::write(dir.join("group_vars/all.yml"),
+//!     "api: \"{{ hostvars[groups['k3s'][0]]['k3s_node_ip'] }}\"\nha: \"{{ 'no' | bool }}\"\n").unwrap();
+//! let project = Project::load(&Options {
+//!     root: dir.clone(),
+//!     inventory: vec!["hosts.ini".into()],
+//!     ..Options::default()
+//! });
+//! let api = project.resolve("k3s-2", "api").unwrap();
+//! assert_eq!(api.value.as_str(), Some("10.0.0.1"));
+//! assert_eq!(api.origin[0].loc.file.as_ref(), "group_vars/all.yml");
+//! assert_eq!(project.resolve("k3s-1", "ha").unwrap().value.as_bool(), Some(false));
+//! # std::fs::remove_dir_all(dir).ok();
+//! ```
+
+mod cfg;
+mod files;
+mod filters;
+pub mod inventory;
+mod pattern;
+pub mod playbook;
+mod project;
+mod resolve;
+mod values;
+
+use std::sync::Arc;
+
+use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_yaml::{Node, Schema, parse_stream};
+use indexmap::IndexMap;
+
+pub use cfg::{AnsibleCfg, parse_cfg};
+pub use inventory::{Group, Host, Inventory, expand_hostname, parse_inventory_text};
+pub use playbook::{Play, Role, RoleRef, Task, TemplateUse};
+pub use project::Options;
+pub use resolve::{Origin, ResolveError, Resolved, Scope};
+pub use values::OPAQUE;
+
+/// Variables by name, in file order, each node knowing where it was written.
+pub type VarMap = IndexMap<String, Node>;
+
+/// Every variable of one host, resolved: the values that resolved and the errors of those
+/// that did not (one bad variable never hides the others).
+#[derive(Clone, Debug, Default)]
+pub struct HostVarsResolution {
+    pub vars: IndexMap<String, Resolved>,
+    pub errors: IndexMap<String, ResolveError>,
+}
+
+/// A template rendered for one host.
+#[derive(Clone, Debug)]
+pub struct RenderedTemplate {
+    /// Path relative to the repository root.
+    pub path: String,
+    pub host: String,
+    pub text: String,
+    /// The text parsed as YAML when it is YAML (first document).
+    pub value: Option<Node>,
+    /// Whether a vault-encrypted value reached the output.
+    pub opaque: bool,
+}
+
+/// One play of the flattened bootstrap order.
+#[derive(Clone, Debug)]
+pub struct PlayOrder<'a> {
+    pub index: usize,
+    pub play: &'a Play,
+    /// The hosts its pattern selects.
+    pub hosts: &'a [String],
+}
+
+/// A loaded inventory + playbook. Cheap to clone; resolution is lazy and memoised.
+#[derive(Clone, Debug)]
+pub struct Project {
+    data: Arc<project::Data>,
+}
+
+impl Project {
+    /// Loads the inventory, ansible.cfg, playbook tree, roles and variable files. Problems
+    /// are in [`Project::diagnostics`]; loading itself never fails.
+    #[must_use]
+    pub fn load(opts: &Options) -> Project {
+        Project {
+            data: Arc::new(project::load(opts)),
+        }
+    }
+
+    /// Problems found while loading (unreadable files, YAML errors, missing roles...).
+    #[must_use]
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.data.diagnostics
+    }
+
+    #[must_use]
+    pub fn inventory(&self) -> &Inventory {
+        &self.data.inventory
+    }
+
+    /// The inventory files read, relative to the root.
+    #[must_use]
+    pub fn inventory_files(&self) -> &[String] {
+        &self.data.inventory_files
+    }
+
+    /// Every host, in inventory order.
+    #[must_use]
+    pub fn hosts(&self) -> Vec<String> {
+        self.data.inventory.hosts.keys().cloned().collect()
+    }
+
+    /// The hosts of a group (descendants included); `all` gives every host.
+    #[must_use]
+    pub fn group_hosts(&self, group: &str) -> Vec<String> {
+        self.data.inventory.group_hosts(group)
+    }
+
+    /// The names of the variables a host sees (in [`Scope::Host`]).
+    #[must_use]
+    pub fn var_names(&self, host: &str) -> Vec<String> {
+        self.data.table(&Scope::Host, host).keys().cloned().collect()
+    }
+
+    /// Resolves one variable of a host across all plays that target it.
+    pub fn resolve(&self, host: &str, var: &str) -> Result<Resolved, ResolveError> {
+        self.resolve_in(&Scope::Host, host, var)
+    }
+
+    /// Resolves one variable in a given scope.
+    pub fn resolve_in(&self, scope: &Scope, host: &str, var: &str) -> Result<Resolved, ResolveError> {
+        if !self.data.inventory.hosts.contains_key(host) {
+            return Err(ResolveError {
+                message: format!("host '{host}' is not in the inventory"),
+                chain: Vec::new(),
+            });
+        }
+        resolve::resolve(&self.data, scope, host, var).map(|r| (*r).clone())
+    }
+
+    /// Resolves every variable of a host.
+    #[must_use]
+    pub fn host_vars(&self, host: &str) -> HostVarsResolution {
+        let mut out = HostVarsResolution::default();
+        for name in self.var_names(host) {
+            match self.resolve(host, &name) {
+                Ok(r) => {
+                    out.vars.insert(name, r);
+                }
+                Err(e) => {
+                    out.errors.insert(name, e);
+                }
+            }
+        }
+        out
+    }
+
+    /// The flattened play order with each play's selected hosts.
+    #[must_use]
+    pub fn order(&self) -> Vec<PlayOrder<'_>> {
+        self.data
+            .book
+            .plays
+            .iter()
+            .enumerate()
+            .map(|(index, play)| PlayOrder {
+                index,
+                play,
+                hosts: self.data.play_hosts.get(index).map_or(&[], Vec::as_slice),
+            })
+            .collect()
+    }
+
+    /// The playbook files in import order.
+    #[must_use]
+    pub fn playbook_files(&self) -> &[String] {
+        &self.data.book.files
+    }
+
+    /// Roles loaded by the playbook, by name.
+    #[must_use]
+    pub fn roles(&self) -> &IndexMap<String, Role> {
+        &self.data.book.roles
+    }
+
+    /// The scope a template is rendered in: the role that owns it (in the first play that
+    /// runs that role on the host), else the host's playbook-wide scope.
+    fn template_scope(&self, rel: &str, host: &str) -> Scope {
+        for (name, role) in &self.data.book.roles {
+            if rel.starts_with(&format!("{}/", role.path)) {
+                for (i, p) in self.data.book.plays.iter().enumerate() {
+                    let targets = self.data.play_hosts.get(i).is_some_and(|h| h.iter().any(|x| x == host));
+                    if targets && p.roles.iter().any(|r| r == name) {
+                        return Scope::Role(i, name.clone());
+                    }
+                }
+            }
+        }
+        Scope::Host
+    }
+
+    /// Renders a template file (path relative to the root) for one host. Errors are findings
+    /// at the template's line, with the chain of variables that led there.
+    pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
+        let abs = files::normalize(&self.data.root.dir.join(path));
+        let rel = self.data.root.rel(&abs);
+        if !self.data.inventory.hosts.contains_key(host) {
+            return Err(Diagnostic::render_error(
+                format!("host '{host}' is not in the inventory"),
+                None,
+            ));
+        }
+        let Some(text) = self.data.root.read(&abs) else {
+            return Err(Diagnostic::render_error(
+                format!("template {rel} not found"),
+                Some(Location::file(rel)),
+            ));
+        };
+        let scope = self.template_scope(&rel, host);
+        let locals = vec![(
+            "template_path".to_string(),
+            minijinja::Value::from(abs.display().to_string()),
+        )];
+        let before = resolve::opaque_probe_start();
+        let rendered = match resolve::render_text(&self.data, &scope, host, &text, &locals) {
+            Ok(s) => s,
+            Err((e, line)) => {
+                let loc = Location::new(rel.clone(), line.unwrap_or(0), if line.is_some() { 1 } else { 0 });
+                let mut d = Diagnostic::render_error(
+                    format!("cannot render {rel} for {host}: {}", e.message),
+                    Some(loc),
+                );
+                for o in &e.chain {
+                    d = d.related(o.loc.clone(), format!("'{}' ({})", o.var, o.source));
+                }
+                return Err(d);
+            }
+        };
+        let opaque = resolve::opaque_probe_end(before) || rendered.contains(OPAQUE);
+        let stream = parse_stream(&rel, &rendered, Schema::Yaml11);
+        let value = if stream.has_errors() {
+            None
+        } else {
+            stream.docs.into_iter().next()
+        };
+        Ok(RenderedTemplate {
+            path: rel,
+            host: host.to_string(),
+            text: rendered,
+            value,
+            opaque,
+        })
+    }
+}

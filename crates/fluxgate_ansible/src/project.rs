@@ -1,0 +1,522 @@
+//! Loading a project (inventory, ansible.cfg, playbook, roles, variable files) and the
+//! precedence layers each host sees.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_yaml::Node;
+use minijinja::{Environment, UndefinedBehavior, Value};
+
+use crate::VarMap;
+use crate::cfg::{AnsibleCfg, parse_cfg};
+use crate::files::{Root, normalize};
+use crate::inventory::{Inventory, parse_inventory_text};
+use crate::playbook::{Loader, Playbook};
+use crate::resolve::{Cache, Def, HostVars, Scope, Table};
+use crate::values::py_str;
+
+/// A file of variables that forms part of one precedence layer.
+#[derive(Clone, Debug)]
+pub struct VarFile {
+    pub file: String,
+    pub vars: VarMap,
+}
+
+/// Everything loaded, shared by the lazy template objects.
+pub struct Data {
+    pub root: Root,
+    pub inventory: Inventory,
+    pub inventory_files: Vec<String>,
+    pub inventory_dir: String,
+    pub playbook_dir: Option<PathBuf>,
+    pub book: Playbook,
+    /// group name -> files from `group_vars/` beside the inventory, then beside the playbook.
+    pub group_vars_inv: indexmap::IndexMap<String, Vec<VarFile>>,
+    pub group_vars_play: indexmap::IndexMap<String, Vec<VarFile>>,
+    pub host_vars_inv: indexmap::IndexMap<String, Vec<VarFile>>,
+    pub host_vars_play: indexmap::IndexMap<String, Vec<VarFile>>,
+    /// Per play: its `vars_files` that could be loaded statically.
+    pub play_vars_files: Vec<Vec<VarFile>>,
+    /// Per play: the hosts its pattern selects.
+    pub play_hosts: Vec<Vec<String>>,
+    pub extra_vars: VarMap,
+    pub env: Environment<'static>,
+    pub cache: Cache,
+    pub groups_value: Value,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl std::fmt::Debug for Data {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Data").field("root", &self.root.dir).finish_non_exhaustive()
+    }
+}
+
+/// What to load. Paths are relative to `root` (or absolute inside it).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub root: PathBuf,
+    /// Inventory files or directories; when empty, ansible.cfg's `inventory`.
+    pub inventory: Vec<PathBuf>,
+    pub playbook: Option<PathBuf>,
+    /// An ansible.cfg; when None, the nearest one above the inventory (or playbook) inside
+    /// the root.
+    pub config: Option<PathBuf>,
+    /// Extra vars (`-e`), highest precedence.
+    pub extra_vars: VarMap,
+}
+
+pub fn new_env() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    let mut syntax = minijinja::syntax::SyntaxConfig::builder();
+    syntax.trim_blocks(true).keep_trailing_newline(true);
+    if let Ok(s) = syntax.build() {
+        env.set_syntax(s);
+    }
+    env.set_recursion_limit(200);
+    env.set_fuel(Some(5_000_000));
+    env.set_formatter(|out, _state, value| {
+        if value.is_undefined() {
+            return Err(minijinja::Error::from(minijinja::ErrorKind::UndefinedError));
+        }
+        out.write_str(&py_str(value))
+            .map_err(|_| minijinja::Error::from(minijinja::ErrorKind::WriteFailure))
+    });
+    crate::filters::register(&mut env);
+    env
+}
+
+fn find_cfg(root: &Root, start: &Path) -> Option<PathBuf> {
+    let mut dir = Some(normalize(start));
+    while let Some(d) = dir {
+        if !d.starts_with(&root.dir) {
+            break;
+        }
+        let c = d.join("ansible.cfg");
+        if root.is_file(&c) {
+            return Some(c);
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    None
+}
+
+/// Loads everything `opts` names.
+pub fn load(opts: &Options) -> Data {
+    let root = Root::new(&opts.root);
+    let abs = |p: &Path| {
+        if p.is_absolute() {
+            normalize(p)
+        } else {
+            normalize(&root.dir.join(p))
+        }
+    };
+    let mut diags = Vec::new();
+    let inventory_paths: Vec<PathBuf> = opts.inventory.iter().map(|p| abs(p)).collect();
+    let start = inventory_paths
+        .first()
+        .cloned()
+        .or_else(|| opts.playbook.as_deref().map(abs))
+        .unwrap_or_else(|| root.dir.clone());
+    let cfg_path = opts.config.as_deref().map(abs).or_else(|| {
+        let start_dir = if root.is_dir(&start) {
+            start.clone()
+        } else {
+            start.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
+        find_cfg(&root, &start_dir)
+    });
+    let cfg = match &cfg_path {
+        Some(p) => match root.read(p) {
+            Some(text) => parse_cfg(&text, p.parent().unwrap_or(Path::new("."))),
+            None => {
+                diags.push(Diagnostic::render_error(
+                    format!("cannot read {}", root.rel(p)),
+                    Some(Location::file(root.rel(p))),
+                ));
+                AnsibleCfg::default()
+            }
+        },
+        None => AnsibleCfg::default(),
+    };
+    let sources: Vec<PathBuf> = if inventory_paths.is_empty() {
+        cfg.inventory.iter().map(|p| normalize(p)).collect()
+    } else {
+        inventory_paths
+    };
+    let mut inventory = Inventory::default();
+    let mut inventory_files = Vec::new();
+    let mut inv_dirs: Vec<PathBuf> = Vec::new();
+    for src in &sources {
+        if root.is_dir(src) {
+            inv_dirs.push(src.clone());
+            for f in root.walk(src) {
+                let rel_in = f.strip_prefix(src).unwrap_or(&f);
+                let skip = rel_in.components().any(|c| {
+                    matches!(c.as_os_str().to_str(), Some("group_vars" | "host_vars"))
+                }) || matches!(
+                    f.extension().and_then(|e| e.to_str()),
+                    Some("md" | "txt" | "cfg" | "retry" | "pyc" | "orig" | "ini~" | "sh" | "py")
+                ) || f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+                if skip {
+                    continue;
+                }
+                read_inventory(&root, &f, &mut inventory, &mut inventory_files, &mut diags);
+            }
+        } else if root.is_file(src) {
+            inv_dirs.push(src.parent().map(Path::to_path_buf).unwrap_or_default());
+            read_inventory(&root, src, &mut inventory, &mut inventory_files, &mut diags);
+        } else {
+            diags.push(Diagnostic::render_error(
+                format!("inventory {} not found", root.rel(src)),
+                Some(Location::file(root.rel(src))),
+            ));
+        }
+    }
+    inventory.reconcile();
+
+    let group_names: Vec<String> = inventory.groups.keys().cloned().collect();
+    let host_names: Vec<String> = inventory.hosts.keys().cloned().collect();
+    let mut group_vars_inv = indexmap::IndexMap::new();
+    let mut host_vars_inv = indexmap::IndexMap::new();
+    for d in &inv_dirs {
+        collect_named(&root, &d.join("group_vars"), &group_names, &mut group_vars_inv, &mut diags);
+        collect_named(&root, &d.join("host_vars"), &host_names, &mut host_vars_inv, &mut diags);
+    }
+
+    let mut book = Playbook::default();
+    let mut playbook_dir = None;
+    let mut group_vars_play = indexmap::IndexMap::new();
+    let mut host_vars_play = indexmap::IndexMap::new();
+    if let Some(pb) = opts.playbook.as_deref().map(abs) {
+        let dir = pb.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut loader = Loader {
+            root: &root,
+            roles_path: cfg.roles_path.clone(),
+            diags: Vec::new(),
+            book: Playbook::default(),
+        };
+        loader.load(&pb);
+        diags.append(&mut loader.diags);
+        book = loader.book;
+        if !inv_dirs.iter().any(|d| *d == dir) {
+            collect_named(&root, &dir.join("group_vars"), &group_names, &mut group_vars_play, &mut diags);
+            collect_named(&root, &dir.join("host_vars"), &host_names, &mut host_vars_play, &mut diags);
+        }
+        playbook_dir = Some(dir);
+    }
+
+    let groups_value = Value::from_pairs(
+        group_names
+            .iter()
+            .map(|g| {
+                let hosts: Vec<Value> = inventory.group_hosts(g).into_iter().map(Value::from).collect();
+                (g.clone(), hosts.into_iter().collect::<Value>())
+            })
+            .collect::<Vec<_>>(),
+    );
+    let play_vars_files: Vec<Vec<VarFile>> = book
+        .plays
+        .iter()
+        .map(|p| {
+            let mut files = Vec::new();
+            for vf in &p.vars_files {
+                let Some(name) = vf.as_str() else { continue };
+                if name.contains("{{") {
+                    diags.push(Diagnostic::new(
+                        "render",
+                        fluxgate_diagnostics::Severity::Note,
+                        format!("templated vars_files entry '{name}' is not loaded statically"),
+                    ).at(vf.loc.clone()));
+                    continue;
+                }
+                let path = p.dir.join(name);
+                if root.is_file(&path) {
+                    if let Some(vars) = root.load_vars_file(&path, &mut diags) {
+                        files.push(VarFile { file: root.rel(&path), vars });
+                    }
+                } else {
+                    diags.push(Diagnostic::render_error(
+                        format!("vars_files entry '{name}' not found"),
+                        Some(vf.loc.clone()),
+                    ));
+                }
+            }
+            files
+        })
+        .collect();
+    let inventory_dir = inv_dirs.first().map(|d| d.display().to_string()).unwrap_or_default();
+    let mut data = Data {
+        root,
+        inventory,
+        inventory_files,
+        inventory_dir,
+        playbook_dir,
+        book,
+        group_vars_inv,
+        group_vars_play,
+        host_vars_inv,
+        host_vars_play,
+        play_vars_files,
+        play_hosts: Vec::new(),
+        extra_vars: opts.extra_vars.clone(),
+        env: new_env(),
+        cache: Cache::default(),
+        groups_value,
+        diagnostics: diags,
+    };
+    let mut play_hosts = Vec::new();
+    let mut more = Vec::new();
+    for p in &data.book.plays {
+        let (hosts, d) = crate::pattern::select(&data, &p.hosts, &p.loc);
+        more.extend(d);
+        play_hosts.push(hosts);
+    }
+    data.play_hosts = play_hosts;
+    data.diagnostics.extend(more);
+    data
+}
+
+fn read_inventory(
+    root: &Root,
+    path: &Path,
+    inv: &mut Inventory,
+    files: &mut Vec<String>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let rel = root.rel(path);
+    match root.read(path) {
+        Some(text) => {
+            parse_inventory_text(inv, &rel, &text, diags);
+            files.push(rel);
+        }
+        None => diags.push(Diagnostic::render_error(
+            format!("cannot read inventory {rel}"),
+            Some(Location::file(rel)),
+        )),
+    }
+}
+
+fn collect_named(
+    root: &Root,
+    dir: &Path,
+    names: &[String],
+    out: &mut indexmap::IndexMap<String, Vec<VarFile>>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if !root.is_dir(dir) {
+        return;
+    }
+    for n in names {
+        for (file, vars) in root.load_named_vars(dir, n, diags) {
+            out.entry(n.clone()).or_default().push(VarFile { file, vars });
+        }
+    }
+}
+
+fn push_layer(table: &mut Table, vars: &VarMap, source: &str) {
+    let source: Arc<str> = Arc::from(source);
+    for (k, v) in vars {
+        table.insert(
+            k.clone(),
+            Def {
+                node: v.clone(),
+                source: source.clone(),
+            },
+        );
+    }
+}
+
+impl Data {
+    /// The plays (by index) whose pattern selects `host`, or the one play of the scope.
+    fn plays_for(&self, scope: &Scope, host: &str) -> Vec<usize> {
+        match scope {
+            Scope::Host => (0..self.book.plays.len())
+                .filter(|i| self.play_hosts.get(*i).is_some_and(|h| h.iter().any(|x| x == host)))
+                .collect(),
+            Scope::Play(p) | Scope::Role(p, _) => vec![*p],
+        }
+    }
+
+    /// The winning definition of every variable for (scope, host), built once.
+    pub fn table(&self, scope: &Scope, host: &str) -> Arc<Table> {
+        let key = (scope.clone(), host.to_string());
+        if let Some(t) = self
+            .cache
+            .tables
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
+            return t.clone();
+        }
+        let t = Arc::new(self.build_table(scope, host));
+        self.cache
+            .tables
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, t.clone());
+        t
+    }
+
+    fn role_layers<'a>(&'a self, plays: &[usize]) -> Vec<&'a crate::playbook::Role> {
+        let mut out: Vec<&crate::playbook::Role> = Vec::new();
+        for p in plays {
+            if let Some(play) = self.book.plays.get(*p) {
+                for r in &play.roles {
+                    if let Some(role) = self.book.roles.get(r) {
+                        out.push(role);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn build_table(&self, scope: &Scope, host: &str) -> Table {
+        let mut t = Table::new();
+        let plays = self.plays_for(scope, host);
+        let roles = self.role_layers(&plays);
+        for role in &roles {
+            for vf in &role.defaults {
+                push_layer(&mut t, &vf.1, &format!("role defaults ({})", role.name));
+            }
+        }
+        if let Scope::Role(_, name) = scope {
+            if let Some(role) = self.book.roles.get(name) {
+                for dep in self.role_deps(name) {
+                    for vf in &dep.defaults {
+                        push_layer(&mut t, &vf.1, &format!("role defaults ({})", dep.name));
+                    }
+                }
+                for vf in &role.defaults {
+                    push_layer(&mut t, &vf.1, &format!("role defaults ({})", role.name));
+                }
+            }
+        }
+        let groups = self.inventory.sorted_host_groups(host);
+        // Inventory file group vars: `all`, then the host's groups in order.
+        if let Some(g) = self.inventory.groups.get("all") {
+            push_layer(&mut t, &g.vars, "inventory vars (all)");
+        }
+        for g in &groups {
+            if let Some(grp) = self.inventory.groups.get(g) {
+                push_layer(&mut t, &grp.vars, &format!("inventory vars ({g})"));
+            }
+        }
+        for (map, label) in [(&self.group_vars_inv, "group_vars/all"), (&self.group_vars_play, "playbook group_vars/all")] {
+            for vf in map.get("all").into_iter().flatten() {
+                push_layer(&mut t, &vf.vars, label);
+            }
+        }
+        for (map, label) in [(&self.group_vars_inv, "group_vars"), (&self.group_vars_play, "playbook group_vars")] {
+            for g in &groups {
+                for vf in map.get(g).into_iter().flatten() {
+                    push_layer(&mut t, &vf.vars, &format!("{label}/{g}"));
+                }
+            }
+        }
+        if let Some(h) = self.inventory.hosts.get(host) {
+            push_layer(&mut t, &h.vars, "inventory host vars");
+        }
+        for (map, label) in [(&self.host_vars_inv, "host_vars"), (&self.host_vars_play, "playbook host_vars")] {
+            for vf in map.get(host).into_iter().flatten() {
+                push_layer(&mut t, &vf.vars, label);
+            }
+        }
+        for p in &plays {
+            if let Some(play) = self.book.plays.get(*p) {
+                push_layer(&mut t, &play.vars, "play vars");
+                for vf in self.play_vars_files.get(*p).into_iter().flatten() {
+                    push_layer(&mut t, &vf.vars, "vars_files");
+                }
+            }
+        }
+        for role in &roles {
+            for vf in &role.vars {
+                push_layer(&mut t, &vf.1, &format!("role vars ({})", role.name));
+            }
+        }
+        if let Scope::Role(_, name) = scope {
+            if let Some(role) = self.book.roles.get(name) {
+                for vf in &role.vars {
+                    push_layer(&mut t, &vf.1, &format!("role vars ({})", role.name));
+                }
+            }
+        }
+        push_layer(&mut t, &self.extra_vars, "extra vars");
+        t
+    }
+
+    fn role_deps(&self, name: &str) -> Vec<&crate::playbook::Role> {
+        let mut out = Vec::new();
+        let mut todo: Vec<&str> = vec![name];
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(n) = todo.pop() {
+            if seen.iter().any(|s| s == n) || seen.len() > 64 {
+                continue;
+            }
+            seen.push(n.to_string());
+            if let Some(r) = self.book.roles.get(n) {
+                for d in &r.dependencies {
+                    if let Some(dr) = self.book.roles.get(&d.name) {
+                        out.push(dr);
+                        todo.push(&d.name);
+                    }
+                }
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// Ansible's magic variables.
+    pub fn magic(self: &Arc<Self>, scope: &Scope, host: &str, name: &str) -> Option<Value> {
+        Some(match name {
+            "inventory_hostname" => Value::from(host),
+            "inventory_hostname_short" => Value::from(host.split('.').next().unwrap_or(host)),
+            "groups" => self.groups_value.clone(),
+            "group_names" => {
+                let mut g: Vec<String> = self
+                    .inventory
+                    .host_groups(host)
+                    .into_iter()
+                    .filter(|g| g != "all")
+                    .collect();
+                g.sort();
+                g.into_iter().map(Value::from).collect()
+            }
+            "hostvars" => Value::from_object(HostVars {
+                data: self.clone(),
+                scope: scope.clone(),
+            }),
+            "playbook_dir" => Value::from(self.playbook_dir.as_ref()?.display().to_string()),
+            "inventory_dir" => Value::from(self.inventory_dir.clone()),
+            "role_path" | "role_name" => {
+                let Scope::Role(_, r) = scope else { return None };
+                let role = self.book.roles.get(r)?;
+                if name == "role_name" {
+                    Value::from(role.name.clone())
+                } else {
+                    Value::from(role.abs.display().to_string())
+                }
+            }
+            "ansible_play_hosts" | "ansible_play_batch" | "play_hosts" => {
+                let p = match scope {
+                    Scope::Play(p) | Scope::Role(p, _) => *p,
+                    Scope::Host => return None,
+                };
+                self.play_hosts.get(p)?.iter().map(|h| Value::from(h.as_str())).collect()
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Node helper used by callers that need a location for derived values.
+#[must_use]
+pub fn located(v: &Value, loc: &Location) -> Node {
+    crate::values::value_to_node(v, loc)
+}
