@@ -24,6 +24,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Ansible: hosts, variables with origins, templates per host, the bootstrap order.
+    Ansible(commands::ansible::Args),
     /// Render an environment, or one kustomization directory as `kubectl kustomize` would.
     Render(commands::render::Args),
     /// List the environments of a repository and why each was found.
@@ -33,6 +35,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Ansible(args) => commands::ansible::run(&args),
         Command::Render(args) => commands::render::run(&args),
         Command::Envs(args) => commands::envs::run(&args),
     };

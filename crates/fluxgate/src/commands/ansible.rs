@@ -1,0 +1,302 @@
+//! `fluxgate ansible`: the hosts of an environment, each variable with its origin, a template
+//! rendered for a host, and the flattened bootstrap order.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use fluxgate_ansible::{Options, Origin, Project, Resolved};
+use fluxgate_diagnostics::Diagnostic;
+use serde_json::{Value as Json, json};
+
+use crate::config::Repo;
+use crate::output::{Format, emit};
+
+/// Arguments of `fluxgate ansible`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The repository (default: the current directory).
+    pub repo: Option<PathBuf>,
+    /// The environment whose Ansible inventory and playbook to read (from fluxgate.yaml).
+    #[arg(long)]
+    pub env: Option<String>,
+    /// An inventory file or directory, relative to REPO (instead of --env).
+    #[arg(long, value_name = "PATH")]
+    pub inventory: Option<PathBuf>,
+    /// The site playbook, relative to REPO (with --inventory).
+    #[arg(long, value_name = "PATH")]
+    pub playbook: Option<PathBuf>,
+    /// An ansible.cfg, relative to REPO (with --inventory).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text", global = true)]
+    pub format: Format,
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(clap::Subcommand)]
+pub enum What {
+    /// The hosts of the environment with their groups.
+    Hosts,
+    /// Every variable of HOST (or only VAR), each with its origin.
+    Vars { host: String, var: Option<String> },
+    /// Render a template for one host.
+    Template {
+        path: String,
+        #[arg(long)]
+        host: String,
+    },
+    /// The flattened play order: playbook file, play, hosts, roles and their tasks.
+    Order,
+}
+
+struct Loaded {
+    project: Project,
+    group: Option<String>,
+    config_diags: Vec<Diagnostic>,
+}
+
+fn load(args: &Args) -> anyhow::Result<Loaded> {
+    let root = args
+        .repo
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .canonicalize()?;
+    if let Some(inv) = &args.inventory {
+        let project = Project::load(&Options {
+            root,
+            inventory: vec![inv.clone()],
+            playbook: args.playbook.clone(),
+            config: args.config.clone(),
+            ..Options::default()
+        });
+        return Ok(Loaded {
+            project,
+            group: None,
+            config_diags: Vec::new(),
+        });
+    }
+    let Some(env_name) = &args.env else {
+        anyhow::bail!("ansible needs --env NAME (or --inventory PATH)");
+    };
+    let repo = Repo::open(Some(&root))?;
+    let env = repo.env(env_name)?;
+    let Some(a) = &env.ansible else {
+        anyhow::bail!("environment `{env_name}` has no ansible section");
+    };
+    let project = Project::load(&Options {
+        root: repo.root.clone(),
+        inventory: vec![PathBuf::from(&a.inventory)],
+        playbook: a.playbook.as_ref().map(PathBuf::from),
+        config: a.config.as_ref().map(PathBuf::from),
+        ..Options::default()
+    });
+    Ok(Loaded {
+        project,
+        group: a.group.clone(),
+        config_diags: repo.diagnostics.clone(),
+    })
+}
+
+fn origin_json(o: &[Origin]) -> Json {
+    Json::Array(
+        o.iter()
+            .map(|s| json!({"file": s.loc.file.as_ref(), "line": s.loc.line, "var": s.var, "host": s.host, "source": s.source}))
+            .collect(),
+    )
+}
+
+fn value_json(r: &Resolved) -> Json {
+    r.value.to_json()
+}
+
+fn origin_text(o: &[Origin]) -> String {
+    o.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if i == 0 {
+                format!("{}:{} ({})", s.loc.file, s.loc.line, s.source)
+            } else {
+                format!("{} at {}:{}", s.var, s.loc.file, s.loc.line)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" <- ")
+}
+
+fn print_diags(diags: &[Diagnostic]) {
+    for d in diags {
+        let loc = d.location.as_ref().map(ToString::to_string).unwrap_or_default();
+        eprintln!("{}: {} [{}] {}", d.severity, loc, d.rule, d.message);
+        for n in &d.notes {
+            eprintln!("    note: {n}");
+        }
+    }
+}
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let loaded = load(args)?;
+    let project = &loaded.project;
+    let mut findings: Vec<Diagnostic> = loaded.config_diags.clone();
+    findings.extend(project.diagnostics().iter().cloned());
+    let json = matches!(args.format, Format::Json);
+    let mut out = String::new();
+    match &args.what {
+        What::Hosts => {
+            let hosts = match &loaded.group {
+                Some(g) => project.group_hosts(g),
+                None => project.hosts(),
+            };
+            if json {
+                let list: Vec<Json> = hosts
+                    .iter()
+                    .map(|h| json!({"host": h, "groups": project.inventory().sorted_host_groups(h)}))
+                    .collect();
+                out = format!("{}\n", serde_json::to_string_pretty(&list)?);
+            } else {
+                for h in &hosts {
+                    let _ = writeln!(out, "{h}  [{}]", project.inventory().sorted_host_groups(h).join(", "));
+                }
+            }
+        }
+        What::Vars { host, var: Some(var) } => match project.resolve(host, var) {
+            Ok(r) => {
+                if json {
+                    let v = json!({"host": host, "var": var, "value": value_json(&r), "opaque": r.opaque, "origin": origin_json(&r.origin)});
+                    out = format!("{}\n", serde_json::to_string_pretty(&v)?);
+                } else {
+                    let _ = writeln!(out, "{var} = {}", compact(&r));
+                    let _ = writeln!(out, "  from {}", origin_text(&r.origin));
+                }
+            }
+            Err(e) => findings.push(e.to_diagnostic()),
+        },
+        What::Vars { host, var: None } => {
+            anyhow::ensure!(
+                project.inventory().hosts.contains_key(host),
+                "host `{host}` is not in the inventory"
+            );
+            let all = project.host_vars(host);
+            if json {
+                let vars: serde_json::Map<String, Json> = all
+                    .vars
+                    .iter()
+                    .map(|(k, r)| (k.clone(), json!({"value": value_json(r), "opaque": r.opaque, "origin": origin_json(&r.origin)})))
+                    .collect();
+                let errors: serde_json::Map<String, Json> = all
+                    .errors
+                    .iter()
+                    .map(|(k, e)| (k.clone(), json!({"message": e.message, "chain": origin_json(&e.chain)})))
+                    .collect();
+                let v = json!({"host": host, "vars": vars, "errors": errors});
+                out = format!("{}\n", serde_json::to_string_pretty(&v)?);
+            } else {
+                for (k, r) in &all.vars {
+                    let _ = writeln!(out, "{k} = {}", compact(r));
+                    let _ = writeln!(out, "  from {}", origin_text(&r.origin));
+                }
+                for (k, e) in &all.errors {
+                    let _ = writeln!(out, "{k}: error: {}", e.message);
+                    let _ = writeln!(out, "  via {}", origin_text(&e.chain));
+                }
+            }
+            findings.extend(all.errors.values().map(fluxgate_ansible::ResolveError::to_diagnostic));
+        }
+        What::Template { path, host } => match project.render_template(path, host) {
+            Ok(t) => {
+                if json {
+                    let v = json!({"path": t.path, "host": t.host, "text": t.text, "value": t.value.as_ref().map(fluxgate_yaml::Node::to_json), "opaque": t.opaque});
+                    out = format!("{}\n", serde_json::to_string_pretty(&v)?);
+                } else {
+                    out = t.text;
+                }
+            }
+            Err(d) => findings.push(d),
+        },
+        What::Order => {
+            let order = project.order();
+            if json {
+                let plays: Vec<Json> = order.iter().map(|p| play_json(project, p)).collect();
+                out = format!("{}\n", serde_json::to_string_pretty(&json!({"playbooks": project.playbook_files(), "plays": plays}))?);
+            } else {
+                for p in &order {
+                    let _ = writeln!(
+                        out,
+                        "{}. {} ({}:{})  hosts: {} -> [{}]",
+                        p.index + 1,
+                        p.play.name.as_deref().unwrap_or("(unnamed)"),
+                        p.play.file,
+                        p.play.loc.line,
+                        p.play.hosts,
+                        p.hosts.join(", ")
+                    );
+                    for r in &p.play.roles {
+                        let _ = writeln!(out, "     role {r}");
+                    }
+                    for t in &p.play.tasks {
+                        let tpl = t.template.as_ref().map(|t| format!(" src={}", t.src)).unwrap_or_default();
+                        let _ = writeln!(
+                            out,
+                            "       - {} [{}]{} ({}:{})",
+                            t.name.as_deref().unwrap_or("(unnamed)"),
+                            t.module,
+                            tpl,
+                            t.loc.file,
+                            t.loc.line
+                        );
+                    }
+                }
+            }
+        }
+    }
+    emit(&out)?;
+    print_diags(&findings);
+    let failed = findings
+        .iter()
+        .any(|d| d.severity == fluxgate_diagnostics::Severity::Error);
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn compact(r: &Resolved) -> String {
+    let j = r.value.to_json();
+    let s = match &j {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if r.opaque { format!("{s} (opaque: vault)") } else { s }
+}
+
+fn play_json(project: &Project, p: &fluxgate_ansible::PlayOrder<'_>) -> Json {
+    let roles: Vec<Json> = p
+        .play
+        .roles
+        .iter()
+        .map(|r| {
+            let tasks: Vec<Json> = p
+                .play
+                .tasks
+                .iter()
+                .filter(|t| t.role.as_deref() == Some(r))
+                .map(task_json)
+                .collect();
+            json!({"name": r, "path": project.roles().get(r).map(|x| x.path.clone()), "tasks": tasks})
+        })
+        .collect();
+    let tasks: Vec<Json> = p.play.tasks.iter().filter(|t| t.role.is_none()).map(task_json).collect();
+    json!({
+        "file": p.play.file, "line": p.play.loc.line, "name": p.play.name,
+        "hosts_pattern": p.play.hosts, "hosts": p.hosts, "roles": roles, "tasks": tasks,
+        "imported_via": p.play.imported_via.iter().map(|l| json!({"file": l.file.as_ref(), "line": l.line})).collect::<Vec<_>>(),
+    })
+}
+
+fn task_json(t: &fluxgate_ansible::Task) -> Json {
+    json!({
+        "name": t.name, "module": t.module, "file": t.loc.file.as_ref(), "line": t.loc.line,
+        "register": t.register,
+        "changed_when": t.changed_when.as_ref().map(fluxgate_yaml::Node::to_json),
+        "check_mode": t.check_mode.as_ref().map(fluxgate_yaml::Node::to_json),
+        "template": t.template.as_ref().map(|x| json!({"src": x.src, "resolved": x.resolved, "dest": x.dest})),
+    })
+}
