@@ -27,8 +27,7 @@ mod fieldspec;
 mod fs;
 mod generate;
 mod nameref;
-#[path = "patch_fallback.rs"]
-mod patch;
+pub mod patch;
 mod patches;
 mod resource;
 mod transform;
