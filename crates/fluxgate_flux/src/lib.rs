@@ -3,5 +3,6 @@
 //! origin of every value kept.
 
 pub mod envsubst;
+pub mod helm;
 pub mod substitute;
 pub mod vars;

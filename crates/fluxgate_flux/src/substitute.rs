@@ -63,6 +63,9 @@ pub struct Substituted {
     pub consumer: Location,
     /// The value is an encrypted Secret's: not known, never to be judged.
     pub opaque: bool,
+    /// Where in the resource: a dotted path with `[i]` for list items and `\.` for dots inside
+    /// keys (`spec.values.k8sServiceHost`); a key that held the reference ends in `{key}`.
+    pub path: String,
 }
 
 /// A `${VAR}` without a default whose variable is not defined.
@@ -169,6 +172,10 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
                 definition: def.definition.clone(),
                 consumer,
                 opaque: def.opaque,
+                path: path
+                    .as_deref()
+                    .map(|p| dotted(resource, p))
+                    .unwrap_or_default(),
             });
             if let Some(p) = path {
                 scalar_defs
@@ -234,6 +241,36 @@ fn snippet(text: &str, offset: usize) -> String {
 enum Step {
     Index(usize),
     Key(usize),
+}
+
+/// The dotted form of a path of steps through `node`.
+fn dotted(node: &Node, steps: &[Step]) -> String {
+    let mut out = String::new();
+    let mut cur = Some(node);
+    for step in steps {
+        let n = cur.take();
+        match (step, n.map(|n| &n.value)) {
+            (Step::Index(i) | Step::Key(i), Some(Value::Map(m))) => {
+                if let Some((k, v)) = m.get_index(*i) {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(&k.replace('.', "\\."));
+                    if matches!(step, Step::Key(_)) {
+                        out.push_str("{key}");
+                    } else {
+                        cur = Some(v);
+                    }
+                }
+            }
+            (Step::Index(i), Some(Value::Seq(s))) => {
+                out.push_str(&format!("[{i}]"));
+                cur = s.get(*i);
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Where a piece of the serialised text sits: its line and column there, the path to it, and
@@ -482,6 +519,7 @@ spec:
         assert_eq!(s.var, "K3S_API_HOST");
         assert_eq!(s.consumer.file.as_ref(), "platform/cilium/helmrelease.yaml");
         assert_eq!(s.consumer.line, 9);
+        assert_eq!(s.path, "spec.values.k8sServiceHost");
         assert_eq!(out.substituted.len(), 3);
     }
 
@@ -544,6 +582,7 @@ spec:
             .find(|s| s.var == "KEY")
             .expect("key");
         assert_eq!(key.consumer.line, 5);
+        assert_eq!(key.path, "data.${KEY}{key}");
         let set = out
             .substituted
             .iter()

@@ -212,7 +212,12 @@ impl Vars {
     }
 }
 
-fn find_object<'a>(objects: &'a [Node], kind: &str, ns: &str, name: &str) -> Option<&'a Node> {
+pub(crate) fn find_object<'a>(
+    objects: &'a [Node],
+    kind: &str,
+    ns: &str,
+    name: &str,
+) -> Option<&'a Node> {
     let matches = |o: &&Node| {
         o.str_at(&["kind"]) == Some(kind) && o.str_at(&["metadata", "name"]) == Some(name)
     };

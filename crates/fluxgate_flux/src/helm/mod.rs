@@ -1,0 +1,413 @@
+//! HelmRelease effective values (SPEC §3.3): the chart's defaults from the chart cache, then
+//! each `valuesFrom` in order, then the inline `spec.values`; maps merge deeply, lists
+//! replace, `null` deletes. Every leaf keeps its origin chain: the chart default, the
+//! valuesFrom object, or the inline line, and behind an inline line the substitution variable
+//! that produced it.
+//!
+//! ```
+//! use fluxgate_flux::helm::{effective_values, ChartCache};
+//! use fluxgate_yaml::{parse_stream, Schema};
+//! let hr = &parse_stream("hr.yaml", "kind: HelmRelease\nmetadata: {name: x, namespace: y}\n\
+//!     spec:\n  chart: {spec: {chart: cilium, version: 1.20.1}}\n  values:\n    a: 1\n",
+//!     Schema::Kube).docs[0];
+//! let v = effective_values(hr, &[], &ChartCache::none());
+//! assert_eq!(v.tree.get("a").and_then(|n| n.as_i64()), Some(1));
+//! assert_eq!(v.origins["a"][0].location.line, 6);
+//! assert_eq!(v.diagnostics[0].severity, fluxgate_diagnostics::Severity::Note);
+//! ```
+
+mod cache;
+mod merge;
+
+pub use cache::{Chart, ChartCache};
+pub use merge::{Origin, Origins};
+
+use base64::Engine;
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_yaml::{Node, Schema, Value, parse_stream};
+
+use crate::substitute::Substituted;
+use crate::vars::{OPAQUE_VALUE, find_object, is_sops_encrypted};
+
+/// The chart a release installs, as far as it can be known offline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChartRef {
+    pub name: String,
+    /// The requested version (or range); `None` when the source does not say.
+    pub version: Option<String>,
+    /// The cached chart that was used (`charts/cilium-1.20.1.tgz`), if any.
+    pub found: Option<String>,
+    /// The version of the cached chart that was used.
+    pub found_version: Option<String>,
+}
+
+/// The effective values of one HelmRelease.
+#[derive(Clone, Debug)]
+pub struct Values {
+    pub tree: Node,
+    /// Dotted leaf path (`updateStrategy.rollingUpdate.maxUnavailable`, `a[0].b`, dots inside
+    /// keys as `\.`) -> origin chain, the most direct first.
+    pub origins: Origins,
+    pub chart: Option<ChartRef>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Values {
+    /// Whether the leaf at `path` is the chart's own default.
+    #[must_use]
+    pub fn is_chart_default(&self, path: &str) -> bool {
+        self.origins
+            .get(path)
+            .and_then(|c| c.first())
+            .is_some_and(|o| o.via.starts_with(CHART_DEFAULT))
+    }
+}
+
+const CHART_DEFAULT: &str = "chart default";
+
+/// Effective values of `release` with the ConfigMaps and Secrets among `objects`.
+#[must_use]
+pub fn effective_values(release: &Node, objects: &[Node], charts: &ChartCache) -> Values {
+    effective_values_with(release, objects, charts, &[])
+}
+
+/// As [`effective_values`], with the substitution records of the Kustomization that rendered
+/// `release`, so that a value produced by a variable names it.
+#[must_use]
+pub fn effective_values_with(
+    release: &Node,
+    objects: &[Node],
+    charts: &ChartCache,
+    substituted: &[Substituted],
+) -> Values {
+    let ns = release
+        .str_at(&["metadata", "namespace"])
+        .unwrap_or("default");
+    let mut diagnostics = Vec::new();
+    let mut tree = Node::map(release.loc.clone());
+    let mut origins = Origins::new();
+
+    let chart = resolve_chart(release, objects, &mut diagnostics).map(|(mut r, loc)| {
+        match charts.lookup(&r.name, r.version.as_deref()) {
+            Some(c) => {
+                diagnostics.extend(c.diagnostics.iter().cloned());
+                let label = format!("{CHART_DEFAULT} ({} {})", c.name, c.version);
+                if let Some(values) = c.values.as_ref().filter(|v| v.as_map().is_some()) {
+                    let chain = |n: &Node| vec![origin(&n.loc, &label)];
+                    merge::merge(&mut tree, values, "", &mut origins, &chain);
+                }
+                r.found = Some(c.source.clone());
+                r.found_version = Some(c.version.clone());
+            }
+            None => diagnostics.push(
+                Diagnostic::new(
+                    "render",
+                    Severity::Note,
+                    format!(
+                        "chart {} {} is not in the chart cache: its default values are unknown",
+                        r.name,
+                        r.version.as_deref().unwrap_or("(any version)")
+                    ),
+                )
+                .at(loc)
+                .help("put the chart's .tgz (or unpacked folder) into the `charts:` folder of fluxgate.yaml"),
+            ),
+        }
+        r
+    });
+
+    if let Some(from) = release.path(&["spec", "valuesFrom"]).and_then(Node::as_seq) {
+        for entry in from {
+            values_from(
+                entry,
+                ns,
+                objects,
+                &mut tree,
+                &mut origins,
+                &mut diagnostics,
+            );
+        }
+    }
+
+    if let Some(inline) = release.path(&["spec", "values"]) {
+        if inline.as_map().is_some() {
+            let release_file = release.loc.file.clone();
+            let chain = |n: &Node| inline_chain(n, &release_file, substituted);
+            merge::merge(&mut tree, inline, "", &mut origins, &chain);
+        } else if !inline.is_null() {
+            diagnostics.push(Diagnostic::render_error(
+                "spec.values must be a mapping",
+                Some(inline.loc.clone()),
+            ));
+        }
+    }
+    merge::drop_nulls(&mut tree, "", &mut origins);
+    origins.remove("");
+    Values {
+        tree,
+        origins,
+        chart,
+        diagnostics,
+    }
+}
+
+fn origin(loc: &Location, via: &str) -> Origin {
+    Origin {
+        location: loc.clone(),
+        via: via.to_string(),
+    }
+}
+
+fn inline_chain(n: &Node, release_file: &str, substituted: &[Substituted]) -> Vec<Origin> {
+    let found = substituted
+        .iter()
+        .filter(|s| s.definition == n.loc)
+        .find(|s| s.consumer.file.as_ref() == release_file)
+        .or_else(|| substituted.iter().find(|s| s.definition == n.loc));
+    if let Some(s) = found {
+        let mut via = format!("substituted from variable {}", s.var);
+        if s.opaque {
+            via.push_str(" (an encrypted value, not known)");
+        }
+        return vec![
+            origin(&s.consumer, "inline values"),
+            origin(&s.definition, &via),
+        ];
+    }
+    let via = if n.loc.file.as_ref() == release_file {
+        "inline values"
+    } else {
+        "inline values, set by an overlay patch"
+    };
+    vec![origin(&n.loc, via)]
+}
+
+/// The chart name and version a release asks for, and the location that asks.
+fn resolve_chart(
+    release: &Node,
+    objects: &[Node],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(ChartRef, Location)> {
+    let make = |name: &str, version: Option<String>| ChartRef {
+        name: name.to_string(),
+        version,
+        found: None,
+        found_version: None,
+    };
+    if let Some(spec) = release.path(&["spec", "chart", "spec"]) {
+        let name = spec.str_at(&["chart"])?;
+        // A chart from a Git or bucket source is a path; its last segment names it.
+        let name = name
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(name);
+        let version = spec.get("version").and_then(Node::scalar_text);
+        return Some((make(name, version), spec.loc.clone()));
+    }
+    let chart_ref = release.path(&["spec", "chartRef"])?;
+    let kind = chart_ref.str_at(&["kind"]).unwrap_or_default();
+    let name = chart_ref.str_at(&["name"]).unwrap_or_default();
+    let ns = chart_ref
+        .str_at(&["namespace"])
+        .or_else(|| release.str_at(&["metadata", "namespace"]))
+        .unwrap_or("default");
+    let Some(source) = find_object(objects, kind, ns, name) else {
+        diagnostics.push(
+            Diagnostic::new(
+                "render",
+                Severity::Note,
+                format!("chartRef {kind}/{ns}/{name} is not among the rendered objects: the chart is unknown"),
+            )
+            .at(chart_ref.loc.clone()),
+        );
+        return None;
+    };
+    match kind {
+        "OCIRepository" => {
+            let url = source.str_at(&["spec", "url"]).unwrap_or_default();
+            let chart = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
+            let version = source
+                .path(&["spec", "ref", "tag"])
+                .or_else(|| source.path(&["spec", "ref", "semver"]))
+                .and_then(Node::scalar_text);
+            Some((make(chart, version), chart_ref.loc.clone()))
+        }
+        "HelmChart" => {
+            let chart = source.str_at(&["spec", "chart"])?;
+            let chart = chart
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(chart);
+            let version = source
+                .path(&["spec", "version"])
+                .and_then(Node::scalar_text);
+            Some((make(chart, version), chart_ref.loc.clone()))
+        }
+        _ => None,
+    }
+}
+
+fn values_from(
+    entry: &Node,
+    ns: &str,
+    objects: &[Node],
+    tree: &mut Node,
+    origins: &mut Origins,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let kind = entry.str_at(&["kind"]).unwrap_or_default();
+    let name = entry.str_at(&["name"]).unwrap_or_default();
+    let key = entry.str_at(&["valuesKey"]).unwrap_or("values.yaml");
+    let target = entry.str_at(&["targetPath"]).filter(|t| !t.is_empty());
+    let optional = entry.get("optional").and_then(Node::as_bool) == Some(true);
+    let missing = |what: String, diagnostics: &mut Vec<Diagnostic>| {
+        if !optional {
+            diagnostics.push(Diagnostic::render_error(
+                format!("{what}: helm-controller fails this release (set `optional: true` if that is intended)"),
+                Some(entry.loc.clone()),
+            ));
+        }
+    };
+    if kind != "ConfigMap" && kind != "Secret" {
+        diagnostics.push(Diagnostic::render_error(
+            format!("valuesFrom kind must be ConfigMap or Secret, not `{kind}`"),
+            Some(entry.loc.clone()),
+        ));
+        return;
+    }
+    let Some(obj) = find_object(objects, kind, ns, name) else {
+        missing(
+            format!("valuesFrom {kind}/{name} does not exist in namespace {ns}"),
+            diagnostics,
+        );
+        return;
+    };
+    let secret = kind == "Secret";
+    let encrypted = secret && is_sops_encrypted(obj);
+    let (raw, value_node, decoded) =
+        match (obj.path(&["data", key]), obj.path(&["stringData", key])) {
+            (Some(v), _) if secret && !encrypted => {
+                let text = v.scalar_text().unwrap_or_default();
+                match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
+                    Ok(b) => (String::from_utf8_lossy(&b).into_owned(), v, true),
+                    Err(e) => {
+                        diagnostics.push(Diagnostic::render_error(
+                            format!("Secret {ns}/{name} key `{key}` is not valid base64: {e}"),
+                            Some(v.loc.clone()),
+                        ));
+                        return;
+                    }
+                }
+            }
+            (Some(v), _) | (None, Some(v)) => (v.scalar_text().unwrap_or_default(), v, false),
+            (None, None) => {
+                missing(
+                    format!("{kind}/{ns}/{name} has no key `{key}`"),
+                    diagnostics,
+                );
+                return;
+            }
+        };
+    let label = format!("valuesFrom {kind}/{ns}/{name} key {key}");
+    if encrypted {
+        diagnostics.push(
+            Diagnostic::new(
+                "render",
+                Severity::Note,
+                format!("{label} is SOPS-encrypted: its values are not known"),
+            )
+            .at(entry.loc.clone()),
+        );
+        if let Some(t) = target {
+            let v = Node::string(OPAQUE_VALUE, value_node.loc.clone());
+            set_target(
+                tree,
+                origins,
+                t,
+                v,
+                &format!("{label} (encrypted, not known)"),
+                entry,
+                diagnostics,
+            );
+        }
+        return;
+    }
+    if let Some(t) = target {
+        match merge::typed_value(&raw, &value_node.loc) {
+            Ok(v) => set_target(
+                tree,
+                origins,
+                t,
+                v,
+                &format!("{label} targetPath {t}"),
+                entry,
+                diagnostics,
+            ),
+            Err(e) => diagnostics.push(Diagnostic::render_error(
+                format!("{label}: {e}"),
+                Some(value_node.loc.clone()),
+            )),
+        }
+        return;
+    }
+    let stream = parse_stream(&value_node.loc.file, &raw, Schema::Kube);
+    for d in stream.diagnostics {
+        diagnostics.push(Diagnostic::render_error(
+            format!("{label}: {}", d.message),
+            Some(value_node.loc.clone()),
+        ));
+    }
+    let Some(mut values) = stream.docs.into_iter().next() else {
+        return;
+    };
+    if decoded || !raw.contains('\n') {
+        values.relocate(&value_node.loc);
+    } else {
+        // A literal block, located at its first content line.
+        shift_lines(&mut values, value_node.loc.line.saturating_sub(1));
+    }
+    match &values.value {
+        Value::Map(_) => {
+            let chain = |n: &Node| vec![origin(&n.loc, &label)];
+            merge::merge(tree, &values, "", origins, &chain);
+        }
+        Value::Null => {}
+        _ => diagnostics.push(Diagnostic::render_error(
+            format!("{label} is not a mapping of values"),
+            Some(value_node.loc.clone()),
+        )),
+    }
+}
+
+fn set_target(
+    tree: &mut Node,
+    origins: &mut Origins,
+    target: &str,
+    value: Node,
+    via: &str,
+    entry: &Node,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut overlay = Node::map(entry.loc.clone());
+    match merge::set_path(&mut overlay, target, value) {
+        Ok(_) => {
+            let chain = |n: &Node| vec![origin(&n.loc, via)];
+            merge::merge(tree, &overlay, "", origins, &chain);
+        }
+        Err(e) => diagnostics.push(Diagnostic::render_error(
+            format!("targetPath `{target}`: {e}"),
+            entry.get("targetPath").map(|n| n.loc.clone()),
+        )),
+    }
+}
+
+fn shift_lines(node: &mut Node, by: u32) {
+    node.loc.line += by;
+    match &mut node.value {
+        Value::Map(m) => m.values_mut().for_each(|n| shift_lines(n, by)),
+        Value::Seq(s) => s.iter_mut().for_each(|n| shift_lines(n, by)),
+        _ => {}
+    }
+}
