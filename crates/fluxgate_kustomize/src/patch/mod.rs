@@ -19,6 +19,7 @@
 //! ```
 
 mod json6902;
+mod list;
 mod merge_keys;
 mod select;
 mod smp;

@@ -21,6 +21,7 @@
 
 use fluxgate_yaml::{Map, Node, Value, format_float};
 
+use super::list;
 use super::merge_keys::{self, Schema};
 
 /// Applies a strategic merge `patch` to `target` (a whole object). When the patch deletes
@@ -47,9 +48,9 @@ pub fn strategic_merge(target: &mut Node, patch: &Node) -> Result<(), String> {
 
 /// What one step of the walk produced: the value to set (none: remove it), and whether it
 /// is the target's own node merged in place (which matters when list elements are re-set).
-struct Walked {
-    node: Option<Node>,
-    in_place: bool,
+pub(super) struct Walked {
+    pub(super) node: Option<Node>,
+    pub(super) in_place: bool,
 }
 
 impl Walked {
@@ -62,13 +63,13 @@ impl Walked {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
+pub(super) enum Kind {
     Map,
     Seq,
     Scalar,
 }
 
-fn kind_of(n: &Node) -> Kind {
+pub(super) fn kind_of(n: &Node) -> Kind {
     match n.value {
         Value::Map(_) => Kind::Map,
         Value::Seq(_) => Kind::Seq,
@@ -88,7 +89,7 @@ fn is_missing_or_null(n: Option<&Node>) -> bool {
     n.is_none_or(Node::is_null)
 }
 
-fn is_empty(n: Option<&Node>) -> bool {
+pub(super) fn is_empty(n: Option<&Node>) -> bool {
     match n.map(|n| &n.value) {
         None | Some(Value::Null) => true,
         Some(Value::Map(m)) => m.is_empty(),
@@ -97,12 +98,12 @@ fn is_empty(n: Option<&Node>) -> bool {
     }
 }
 
-fn is_empty_map(n: &Node) -> bool {
+pub(super) fn is_empty_map(n: &Node) -> bool {
     matches!(&n.value, Value::Map(m) if m.is_empty())
 }
 
 /// The text kyaml compares list keys by: the scalar as written (collections have none).
-fn raw(n: &Node) -> String {
+pub(super) fn raw(n: &Node) -> String {
     match &n.value {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
@@ -113,7 +114,7 @@ fn raw(n: &Node) -> String {
     }
 }
 
-fn wrong_kind(want: Kind, got: &Node, path: &[String]) -> String {
+pub(super) fn wrong_kind(want: Kind, got: &Node, path: &[String]) -> String {
     format!(
         "wrong node kind at {}: expected {} but got {}",
         display_path(path),
@@ -130,7 +131,7 @@ fn display_path(path: &[String]) -> String {
     }
 }
 
-fn walk(
+pub(super) fn walk(
     dest: Option<Node>,
     origin: Option<Node>,
     schema: Option<&Schema>,
@@ -320,276 +321,12 @@ fn walk_merged_list(
             in_place,
         });
     };
-    let values = element_values(origin_elems, &dest_elems, keys);
-    let merged = if !values.is_empty() || !keys.is_empty() {
-        merge_by_keys(
-            &values,
-            keys,
-            dest_elems,
-            origin_elems,
-            elem_schema.as_ref(),
-            path,
-        )?
-    } else {
-        merge_as_set(dest_elems, origin_elems, path)?
-    };
+    let merged = list::merge(dest_elems, origin_elems, keys, elem_schema.as_ref(), path)?;
     list.value = Value::Seq(merged);
     Ok(Walked {
         node: Some(list),
         in_place,
     })
-}
-
-/// The key values of every element, the patch's first, each once.
-fn element_values(origin: Option<&[Node]>, dest: &[Node], keys: &[String]) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = Vec::new();
-    for elem in origin.unwrap_or_default().iter().chain(dest) {
-        let v: Vec<String> = keys
-            .iter()
-            .map(|k| match elem.get(k) {
-                Some(f) if !is_empty(Some(f)) => raw(f),
-                _ => String::new(),
-            })
-            .collect();
-        if !v.is_empty() && !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    out
-}
-
-/// Keeps the keys whose values are present; all of them when none is.
-fn valid_keys(values: &[String], keys: &[String]) -> (Vec<String>, Vec<String>) {
-    let (k, v): (Vec<String>, Vec<String>) = keys
-        .iter()
-        .zip(values)
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .unzip();
-    if k.is_empty() {
-        (keys.to_vec(), values.to_vec())
-    } else {
-        (k, v)
-    }
-}
-
-fn merge_by_keys(
-    values: &[Vec<String>],
-    keys: &[String],
-    mut dest: Vec<Node>,
-    origin: Option<&[Node]>,
-    elem_schema: Option<&Schema>,
-    path: &mut Vec<String>,
-) -> Result<Vec<Node>, String> {
-    let mut items: Vec<Node> = Vec::new();
-    for value in values {
-        let (vk, vv) = valid_keys(value, keys);
-        let dest_idx = element_index(&dest, &vk, &vv);
-        let dest_elem = dest_idx.map(|i| dest[i].clone());
-        let origin_elem = origin.and_then(|o| element_index(o, &vk, &vv).map(|i| o[i].clone()));
-        path.push(format!("[{}]", vv.join(",")));
-        let out = walk(dest_elem, origin_elem, elem_schema, path)?;
-        path.pop();
-        let Some(mut val) = out.node.filter(|v| !v.is_null() && !is_empty_map(v)) else {
-            set_element(&mut dest, None, &vk, &vv, path)?;
-            continue;
-        };
-        if let Value::Map(m) = &mut val.value {
-            for (k, v) in vk.iter().zip(&vv) {
-                if !m.contains_key(k) {
-                    m.insert(k.clone(), Node::string(v.clone(), val.loc.clone()));
-                }
-            }
-        } else {
-            return Err(wrong_kind(Kind::Map, &val, path));
-        }
-        if out.in_place
-            && let Some(i) = dest_idx
-        {
-            dest[i] = val.clone();
-        }
-        set_element(&mut items, Some(val), &vk, &vv, path)?;
-    }
-    if values.is_empty() {
-        return Ok(dest);
-    }
-    // kustomize v5.5.0 re-sets the target's elements once, by the full key list (so never
-    // for lists keyed by several fields).
-    append_elements(&mut items, &dest, keys, path)?;
-    Ok(items)
-}
-
-/// A list of scalars merged as a set: the patch's values, then the target's others.
-fn merge_as_set(
-    mut dest: Vec<Node>,
-    origin: Option<&[Node]>,
-    path: &mut Vec<String>,
-) -> Result<Vec<Node>, String> {
-    let mut values: Vec<String> = Vec::new();
-    for elem in origin.unwrap_or_default().iter().chain(&dest) {
-        let v = raw(elem);
-        if !values.contains(&v) {
-            values.push(v);
-        }
-    }
-    let empty = [String::new()];
-    let mut items: Vec<Node> = Vec::new();
-    for value in values {
-        let value_arr = [value.clone()];
-        let dest_elem = element_index(&dest, &empty, &value_arr).map(|i| dest[i].clone());
-        let origin_elem =
-            origin.and_then(|o| element_index(o, &empty, &value_arr).map(|i| o[i].clone()));
-        path.push(format!("[{value}]"));
-        let out = walk(dest_elem, origin_elem, None, path)?;
-        path.pop();
-        let Some(mut val) = out.node.filter(|v| !v.is_null() && !is_empty_map(v)) else {
-            set_element(&mut dest, None, &empty, &value_arr, path)?;
-            continue;
-        };
-        match kind_of(&val) {
-            // kyaml re-sets the element from its text, as a string.
-            Kind::Scalar => val.value = Value::String(value.clone()),
-            _ => return Err(wrong_kind(Kind::Scalar, &val, path)),
-        }
-        set_element(&mut items, Some(val), &empty, &value_arr, path)?;
-    }
-    append_elements(&mut items, &dest, &empty, path)?;
-    Ok(items)
-}
-
-/// kyaml's `ElementMatcher`: the first element whose keys have these values (for scalar
-/// lists, whose text is the value).
-fn element_index(list: &[Node], keys: &[String], values: &[String]) -> Option<usize> {
-    if keys.first().is_none_or(String::is_empty) {
-        let want = values.first().map_or("", String::as_str);
-        return list.iter().position(|e| raw(e) == want);
-    }
-    list.iter().position(|e| {
-        e.as_map().is_some_and(|m| {
-            keys.iter()
-                .zip(values)
-                .all(|(k, v)| m.get(k).is_some_and(|f| raw(f) == *v))
-        })
-    })
-}
-
-/// kyaml's `FieldMatcher` as `ElementSetter` uses it: an empty value matches any element
-/// that has the key at all.
-fn field_matches(elem: &Node, key: &str, value: &str, path: &[String]) -> Result<bool, String> {
-    if elem.is_null() {
-        return Ok(false);
-    }
-    if key.is_empty() {
-        if kind_of(elem) != Kind::Scalar {
-            return Err(wrong_kind(Kind::Scalar, elem, path));
-        }
-        return Ok(raw(elem) == value);
-    }
-    let Some(m) = elem.as_map() else {
-        return Err(wrong_kind(Kind::Map, elem, path));
-    };
-    Ok(m.get(key)
-        .is_some_and(|f| value.is_empty() || raw(f) == value))
-}
-
-/// kyaml's `ElementSetter`: drops empty elements, replaces (or, with no element, removes)
-/// the ones matching every key, appends when none matched. With no values at all, every
-/// element that is not a match is dropped too.
-fn set_element(
-    list: &mut Vec<Node>,
-    element: Option<Node>,
-    keys: &[String],
-    values: &[String],
-    path: &[String],
-) -> Result<(), String> {
-    let empty_key = [String::new()];
-    let keys = if keys.is_empty() {
-        &empty_key[..]
-    } else {
-        keys
-    };
-    let mapping_setter = !keys[0].is_empty() && values.first().is_some_and(|v| !v.is_empty());
-    let mut kept = Vec::with_capacity(list.len());
-    let mut matched_any = false;
-    for elem in std::mem::take(list) {
-        if elem.is_null() || is_empty_map(&elem) {
-            continue;
-        }
-        if elem.as_map().is_none() && mapping_setter {
-            kept.push(elem);
-            continue;
-        }
-        let mut found = false;
-        let mut all = true;
-        for (j, key) in keys.iter().enumerate() {
-            if let Some(v) = values.get(j) {
-                found = field_matches(&elem, key, v, path)?;
-            }
-            if !found {
-                all = false;
-                break;
-            }
-        }
-        if !all {
-            if !values.is_empty() {
-                kept.push(elem);
-            }
-            continue;
-        }
-        matched_any = true;
-        if let Some(e) = &element {
-            kept.push(e.clone());
-        }
-    }
-    *list = kept;
-    if let Some(e) = element.filter(|e| !e.is_null())
-        && !matched_any
-    {
-        list.push(e);
-    }
-    Ok(())
-}
-
-/// kyaml's `appendListNode`: re-sets each element of `src` into `dst` by its key values;
-/// an element without the key is appended as is; lists keyed by several fields skip this.
-fn append_elements(
-    dst: &mut Vec<Node>,
-    src: &[Node],
-    keys: &[String],
-    path: &[String],
-) -> Result<(), String> {
-    for elem in src {
-        if keys.first().is_none_or(String::is_empty) {
-            set_element(
-                dst,
-                Some(elem.clone()),
-                &[String::new()],
-                &[raw(elem)],
-                path,
-            )?;
-            continue;
-        }
-        if keys.len() > 1 {
-            continue;
-        }
-        let mut v = Vec::new();
-        for key in keys {
-            let field = if elem.is_null() {
-                None
-            } else {
-                let Some(m) = elem.as_map() else {
-                    return Err(wrong_kind(Kind::Map, elem, path));
-                };
-                m.get(key)
-            };
-            match field {
-                Some(f) => v.push(raw(f)),
-                None => dst.push(elem.clone()),
-            }
-        }
-        set_element(dst, Some(elem.clone()), keys, &v, path)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
