@@ -131,6 +131,12 @@ impl Project {
         self.data.table(&Scope::Host, host).keys().cloned().collect()
     }
 
+    /// The names of the variables a host sees in one scope.
+    #[must_use]
+    pub fn var_names_in(&self, scope: &Scope, host: &str) -> Vec<String> {
+        self.data.table(scope, host).keys().cloned().collect()
+    }
+
     /// Resolves one variable of a host across all plays that target it.
     pub fn resolve(&self, host: &str, var: &str) -> Result<Resolved, ResolveError> {
         self.resolve_in(&Scope::Host, host, var)

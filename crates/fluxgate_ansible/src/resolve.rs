@@ -106,6 +106,11 @@ thread_local! {
     static MISSING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
+fn take_from<T>(v: &mut Vec<T>, mark: usize) -> Vec<T> {
+    let at = mark.min(v.len());
+    v.split_off(at)
+}
+
 /// Deepest chain of variables that reference each other before resolution gives up.
 const MAX_DEPTH: usize = 64;
 
@@ -370,9 +375,9 @@ pub fn render_value(
         None => data.env.render_str(text, ctx).map(Value::from),
     };
     let nested: Vec<(String, ResolveError)> =
-        NESTED.with(|n| n.borrow_mut().split_off(nested_mark.min(n.borrow().len())));
+        NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
     let missing: Vec<String> =
-        MISSING.with(|m| m.borrow_mut().split_off(missing_mark.min(m.borrow().len())));
+        MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
     result.map_err(|e| jinja_error(&e, &nested, &missing))
 }
 
@@ -447,9 +452,9 @@ pub fn render_text(
         OPAQUE_SEEN.with(|o| *o.borrow_mut() = true);
     }
     let nested: Vec<(String, ResolveError)> =
-        NESTED.with(|n| n.borrow_mut().split_off(nested_mark.min(n.borrow().len())));
+        NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
     let missing: Vec<String> =
-        MISSING.with(|m| m.borrow_mut().split_off(missing_mark.min(m.borrow().len())));
+        MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
     result.map_err(|e| {
         let line = e.line().and_then(|l| u32::try_from(l).ok());
         (jinja_error(&e, &nested, &missing), line)

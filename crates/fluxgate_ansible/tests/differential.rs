@@ -1,0 +1,307 @@
+//! Differential test against ansible-core: every variable of every host of the example
+//! platform and of the corpus repositories with inventories, resolved per play by fluxgate
+//! and by `ansible-playbook` (one run per repository), must agree; the equal fraction per
+//! repository may never drop below the recorded floor.
+//!
+//! Needs FLUXGATE_ANSIBLE_VENV (a venv with ansible-core) and, for the corpus repositories,
+//! FLUXGATE_CORPUS. Without them the test prints why and passes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fluxgate_ansible::{Options, Project, Scope};
+use serde_json::{Value as Json, json};
+
+struct Repo {
+    name: &'static str,
+    /// Directory, relative to the corpus (or absolute for the example).
+    dir: PathBuf,
+    inventory: &'static str,
+    playbook: &'static str,
+    config: Option<&'static str>,
+    /// The recorded floor of the equal fraction (the measured value when it was recorded).
+    floor: f64,
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy dir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("dir entry");
+        let name = e.file_name();
+        if name == ".git" {
+            continue;
+        }
+        let p = e.path();
+        let t = to.join(&name);
+        if p.is_dir() {
+            copy_dir(&p, &t);
+        } else if p.is_file() {
+            std::fs::copy(&p, &t).expect("copy file");
+        }
+    }
+}
+
+/// Python's and Rust's numbers compare by value; everything else structurally.
+fn same(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
+        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[derive(Debug)]
+enum Outcome {
+    Value(Json),
+    Opaque,
+    Error(#[allow(dead_code)] String), // shown in the mismatch list
+}
+
+fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
+    let tmp = std::env::temp_dir().join(format!("fg-diff-{}-{}", repo.name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&repo.dir, &tmp);
+    let project = Project::load(&Options {
+        root: tmp.clone(),
+        inventory: vec![repo.inventory.into()],
+        playbook: Some(repo.playbook.into()),
+        config: repo.config.map(Into::into),
+        ..Options::default()
+    });
+    // fluxgate's side, and the generated playbook that asks ansible-core the same.
+    let mut ours: BTreeMap<(usize, String, String), Outcome> = BTreeMap::new();
+    let mut plays = Vec::new();
+    let out_dir = tmp.join(".fgdump-out");
+    std::fs::create_dir_all(&out_dir).expect("out dir");
+    for p in project.order() {
+        if p.hosts.is_empty() {
+            continue;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for h in p.hosts {
+            let table_names = project_var_names(&project, p.index, h);
+            for n in table_names {
+                let outcome = match project.resolve_in(&Scope::Play(p.index), h, &n) {
+                    Ok(r) if r.opaque => Outcome::Opaque,
+                    Ok(r) => Outcome::Value(r.value.to_json()),
+                    Err(e) => Outcome::Error(e.message),
+                };
+                ours.insert((p.index, h.clone(), n.clone()), outcome);
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        let roles: Vec<Json> = p
+            .play
+            .role_refs
+            .iter()
+            .filter_map(|r| {
+                let role = project.roles().get(&r.name)?;
+                let mut m = serde_json::Map::new();
+                m.insert("role".into(), json!(role.abs.display().to_string()));
+                for (k, v) in &r.params {
+                    m.insert(k.clone(), v.to_json());
+                }
+                Some(Json::Object(m))
+            })
+            .collect();
+        let vars: serde_json::Map<String, Json> =
+            p.play.vars.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+        let vars_files: Vec<Json> = p
+            .play
+            .vars_files
+            .iter()
+            .filter_map(|n| n.as_str().map(|s| json!(p.play.dir.join(s).display().to_string())))
+            .collect();
+        plays.push(json!({
+            "name": format!("fgdump-{}", p.index),
+            "hosts": p.play.hosts,
+            "gather_facts": false,
+            "vars": vars,
+            "vars_files": vars_files,
+            "roles": roles,
+            "tasks": [{
+                "name": "dump",
+                "ansible.builtin.debug": {"msg": "{{ lookup('ansible.builtin.vars', item) }}"},
+                "loop": names,
+                "ignore_errors": true,
+                "register": "fgdump_result",
+                "tags": ["fgdump"],
+            }, {
+                "name": "write",
+                "ansible.builtin.copy": {
+                    "content": "{{ fgdump_result.results | to_json }}",
+                    "dest": format!("{}/{}-{{{{ inventory_hostname }}}}.json", out_dir.display(), p.index),
+                },
+                "tags": ["fgdump"],
+            }],
+        }));
+    }
+    if ours.is_empty() {
+        println!("{}: no host is selected by any play; nothing to compare", repo.name);
+        let _ = std::fs::remove_dir_all(&tmp);
+        return None;
+    }
+    // Role tasks may call modules of collections the oracle venv lacks; only the roles'
+    // variables matter here, so the copy loses its tasks and handlers.
+    for role in project.roles().values() {
+        for d in ["tasks", "handlers"] {
+            let _ = std::fs::remove_dir_all(role.abs.join(d));
+        }
+    }
+    let pb_dir = tmp.join(repo.playbook).parent().map(Path::to_path_buf).expect("playbook dir");
+    let gen_path = pb_dir.join("__fluxgate_dump.yml");
+    std::fs::write(&gen_path, serde_json::to_string_pretty(&Json::Array(plays)).expect("json")).expect("write playbook");
+    let mut cmd = Command::new(venv.join("bin/ansible-playbook"));
+    cmd.current_dir(&tmp)
+        .arg("-i")
+        .arg(tmp.join(repo.inventory))
+        .arg(&gen_path)
+        .args(["--tags", "fgdump", "--skip-tags", "always", "-e", "ansible_connection=local"])
+        .arg("-e")
+        .arg(format!("ansible_python_interpreter={}", venv.join("bin/python").display()))
+                .env("ANSIBLE_HOME", tmp.join(".ansible-home"))
+        .env("ANSIBLE_LOCAL_TEMP", tmp.join(".ansible-tmp"))
+        .env("ANSIBLE_REMOTE_TEMP", tmp.join(".ansible-tmp"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False");
+    match repo.config {
+        Some(c) => cmd.env("ANSIBLE_CONFIG", tmp.join(c)),
+        None => cmd.env("ANSIBLE_CONFIG", tmp.join(".no-ansible.cfg")),
+    };
+    let out = cmd.output().expect("run ansible-playbook");
+    let mut theirs: BTreeMap<(usize, String, String), Outcome> = BTreeMap::new();
+    let mut files = 0;
+    for e in std::fs::read_dir(&out_dir).expect("read out dir") {
+        let path = e.expect("entry").path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
+        let Some((idx, host)) = stem.split_once('-') else { continue };
+        let Ok(idx) = idx.parse::<usize>() else { continue };
+        let text = std::fs::read_to_string(&path).expect("read dump");
+        let items: Json = serde_json::from_str(&text).expect("dump is JSON");
+        files += 1;
+        for item in items.as_array().into_iter().flatten() {
+            let Some(var) = item["item"].as_str() else { continue };
+            let o = if item["failed"].as_bool() == Some(true) {
+                let msg = item["msg"].as_str().unwrap_or_default().to_string();
+                if msg.contains("vault") || msg.contains("Vault") {
+                    Outcome::Opaque
+                } else {
+                    Outcome::Error(msg)
+                }
+            } else {
+                Outcome::Value(item["msg"].clone())
+            };
+            theirs.insert((idx, host.to_string(), var.to_string()), o);
+        }
+    }
+    assert!(
+        files > 0,
+        "{}: ansible-playbook wrote no results; stdout:\n{}\nstderr:\n{}",
+        repo.name,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut equal = 0;
+    let mut both_failed = 0;
+    let mut diffs = Vec::new();
+    for (key, o) in &ours {
+        let t = theirs.get(key);
+        let ok = match (o, t) {
+            (Outcome::Value(a), Some(Outcome::Value(b))) => same(a, b),
+            (Outcome::Opaque, Some(Outcome::Opaque)) | (Outcome::Error(_), Some(Outcome::Error(_))) => true,
+            _ => false,
+        };
+        if ok {
+            equal += 1;
+            if matches!(o, Outcome::Error(_)) {
+                both_failed += 1;
+            }
+        } else {
+            diffs.push(format!("play {} host {} var {}: fluxgate {:?} ansible {:?}", key.0, key.1, key.2, o, t));
+        }
+    }
+    println!("{}: {both_failed} of the equal results fail to template in both tools", repo.name);
+    let _ = std::fs::remove_dir_all(&tmp);
+    Some((equal, ours.len(), diffs))
+}
+
+fn project_var_names(project: &Project, play: usize, host: &str) -> Vec<String> {
+    project.var_names_in(&Scope::Play(play), host)
+}
+
+#[test]
+fn variables_agree_with_ansible_core() {
+    let Some(venv) = std::env::var_os("FLUXGATE_ANSIBLE_VENV").map(PathBuf::from) else {
+        println!("skipping: FLUXGATE_ANSIBLE_VENV not set");
+        return;
+    };
+    if !venv.join("bin/ansible-playbook").is_file() {
+        println!("skipping: no ansible-playbook in {}", venv.display());
+        return;
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut repos = vec![Repo {
+        name: "homelab",
+        dir: manifest.join("../../examples/homelab"),
+        inventory: "infra/ansible/inventory/hosts.yml",
+        playbook: "infra/ansible/playbooks/site.yml",
+        config: Some("infra/ansible/ansible.cfg"),
+        floor: 1.0,
+    }];
+    match std::env::var_os("FLUXGATE_CORPUS").map(PathBuf::from) {
+        Some(corpus) => {
+            let g = corpus.join("gitops");
+            repos.push(Repo {
+                name: "techno-tim__k3s-ansible",
+                dir: g.join("techno-tim__k3s-ansible"),
+                inventory: "inventory/sample/hosts.ini",
+                playbook: "site.yml",
+                config: None,
+                floor: 1.0,
+            });
+            repos.push(Repo {
+                name: "k3s-io__k3s-ansible",
+                dir: g.join("k3s-io__k3s-ansible"),
+                inventory: "inventory-sample.yml",
+                playbook: "playbooks/site.yml",
+                config: Some("ansible.cfg"),
+                floor: 1.0,
+            });
+            repos.push(Repo {
+                name: "onedr0p__cluster-template",
+                dir: g.join("onedr0p__cluster-template"),
+                inventory: "ansible/inventory",
+                playbook: "ansible/playbooks/cluster-installation.yml",
+                config: Some("ansible.cfg"),
+                floor: 1.0,
+            });
+        }
+        None => println!("FLUXGATE_CORPUS not set: comparing the example platform only"),
+    }
+    let mut failures = Vec::new();
+    for repo in &repos {
+        if !repo.dir.join(repo.inventory).exists() {
+            println!("{}: {} missing, skipped", repo.name, repo.inventory);
+            continue;
+        }
+        let Some((equal, total, diffs)) = run_repo(&venv, repo) else {
+            continue;
+        };
+        #[allow(clippy::cast_precision_loss)] // counts are small
+        let fraction = equal as f64 / total as f64;
+        println!("{}: {equal}/{total} equal ({:.1}%)", repo.name, fraction * 100.0);
+        for d in diffs.iter().take(40) {
+            println!("  {d}");
+        }
+        if fraction + 1e-9 < repo.floor {
+            failures.push(format!("{}: {:.4} < floor {:.4}", repo.name, fraction, repo.floor));
+        }
+    }
+    assert!(failures.is_empty(), "agreement dropped: {failures:?}");
+}
