@@ -393,6 +393,8 @@ impl<'a> Builder<'a> {
                     self.error("object without kind", Some(doc.loc.clone()));
                     return;
                 }
+                let mut doc = doc;
+                stringify_metadata_maps(&mut doc);
                 out.push(Resource::new(doc));
             }
             _ => self.error(
@@ -545,6 +547,24 @@ impl<'a> Builder<'a> {
             );
         }
         resources.into_iter().map(|r| r.node).collect()
+    }
+}
+
+/// kustomize reads labels and annotations as strings: `happy: true` comes out as `"true"`.
+fn stringify_metadata_maps(doc: &mut Node) {
+    let Some(meta) = doc.get_mut("metadata").and_then(Node::as_map_mut) else {
+        return;
+    };
+    for key in ["labels", "annotations"] {
+        if let Some(m) = meta.get_mut(key).and_then(Node::as_map_mut) {
+            for v in m.values_mut() {
+                if !matches!(v.value, Value::String(_) | Value::Map(_) | Value::Seq(_)) {
+                    if let Some(t) = v.scalar_text() {
+                        v.value = Value::String(t);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -61,11 +61,7 @@ impl FieldSpec {
 
 /// Splits a field path on `/`, honouring `\/` as a literal slash, dropping `[]` suffixes.
 fn split_path(path: &str) -> Vec<&str> {
-    // Escaped slashes are rare (annotation keys); keep the simple split unless one is present.
-    path.split('/')
-        .map(|s| s.strip_suffix("[]").unwrap_or(s))
-        .filter(|s| !s.is_empty())
-        .collect()
+    path.split('/').filter(|s| !s.is_empty()).collect()
 }
 
 /// Walks `segs` from `node`; see [`FieldSpec::visit`].
@@ -76,10 +72,16 @@ pub fn visit(
     loc: &Location,
     f: &mut dyn FnMut(&mut Node),
 ) {
-    let Some((first, rest)) = segs.split_first() else {
+    let Some((first_raw, rest)) = segs.split_first() else {
         f(node);
         return;
     };
+    // `name[]` marks a list: kustomize never creates one that is missing.
+    let (first, is_list) = match first_raw.strip_suffix("[]") {
+        Some(f) => (f, true),
+        None => (*first_raw, false),
+    };
+    let first = &first;
     match &mut node.value {
         Value::Seq(items) => {
             for item in items {
@@ -88,7 +90,7 @@ pub fn visit(
         }
         Value::Map(map) => {
             if !map.contains_key(*first) {
-                if !create {
+                if !create || is_list {
                     return;
                 }
                 let fresh = if rest.is_empty() {

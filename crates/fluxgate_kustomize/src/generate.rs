@@ -191,7 +191,7 @@ pub fn generate(
         let engine = base64::engine::general_purpose::STANDARD;
         for (_, v) in &mut data {
             let encoded = engine.encode(v.as_str().unwrap_or_default());
-            v.value = Value::String(encoded);
+            v.value = Value::String(wrap_base64(&encoded));
         }
         let ty = entry
             .get("type")
@@ -200,7 +200,8 @@ pub fn generate(
             .unwrap_or_else(|| Node::string("Opaque", loc.clone()));
         obj.insert("type".into(), ty);
     }
-    if !data.is_empty() {
+    // A Secret always has `data`, a ConfigMap only when it holds something.
+    if secret || !data.is_empty() {
         obj.insert("data".into(), to_map(&data, &loc));
     }
     if let Some(imm) = opts.immutable {
@@ -210,6 +211,20 @@ pub fn generate(
     resource.needs_hash = !opts.disable_hash;
     resource.generated = true;
     Some(Generated { resource, behavior })
+}
+
+/// kustomize breaks base64 longer than 70 characters into lines of 70, each ending in `\n`.
+fn wrap_base64(s: &str) -> String {
+    const LINE: usize = 70;
+    if s.len() < LINE {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + s.len() / LINE + 1);
+    for chunk in s.as_bytes().chunks(LINE) {
+        out.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        out.push('\n');
+    }
+    out
 }
 
 fn seq(node: Option<&Node>) -> &[Node] {
@@ -299,7 +314,8 @@ pub fn merge_into(existing: &mut Resource, new: Resource, behavior: Behavior) {
             }
         }
     }
-    existing.needs_hash = new.needs_hash;
+    // Merging into an object that was not generated keeps its name as it is.
+    existing.needs_hash = existing.needs_hash && new.needs_hash;
 }
 
 /// The suffix kustomize appends: the first ten hex digits of a SHA-256 over a JSON encoding

@@ -202,6 +202,22 @@ fn rules() -> Vec<Rule> {
     );
     add("IngressClass", "", "Ingress", "spec/ingressClassName");
     add("ConfigMap", "", "Node", "spec/configSource/configMap/name");
+    add(
+        "ValidatingAdmissionPolicy",
+        "",
+        "ValidatingAdmissionPolicyBinding",
+        "spec/policyName",
+    );
+    add(
+        "MutatingAdmissionPolicy",
+        "",
+        "MutatingAdmissionPolicyBinding",
+        "spec/policyName",
+    );
+    for target in ["ConfigMap", "Secret"] {
+        add(target, "", "Role", "rules/resourceNames");
+        add(target, "", "ClusterRole", "rules/resourceNames");
+    }
     out
 }
 
@@ -228,13 +244,36 @@ pub fn fix_references(resources: &mut [Resource]) {
             let is_subjects = rule.spec.path == "subjects/name";
             let is_role_ref = rule.spec.path == "roleRef/name";
             if is_subjects {
-                fix_subjects(&mut r.node, &snapshot, &referrer);
+                fix_subjects(
+                    &mut r.node,
+                    &snapshot,
+                    &referrer,
+                    &ref_prefixes,
+                    &ref_suffixes,
+                );
+                continue;
+            }
+            if rule.spec.path == "rules/resourceNames" {
+                fix_rule_resource_names(
+                    &mut r.node,
+                    &snapshot,
+                    rule.target,
+                    &referrer,
+                    &ref_prefixes,
+                    &ref_suffixes,
+                );
                 continue;
             }
             if is_role_ref && r.node.str_at(&["roleRef", "kind"]) != Some(rule.target) {
                 continue;
             }
             let loc = r.node.loc.clone();
+            if rule.spec.path.ends_with("/service") {
+                rule.spec.visit(&mut r.node, &loc, &mut |svc| {
+                    fix_service_ref(svc, &snapshot, &referrer, &ref_prefixes, &ref_suffixes);
+                });
+                continue;
+            }
             rule.spec.visit(&mut r.node, &loc, &mut |field| {
                 let Some(old) = field.as_str() else { return };
                 let found = select(
@@ -256,6 +295,16 @@ pub fn fix_references(resources: &mut [Resource]) {
     }
 }
 
+/// kustomize's previous ids of a resource: those it recorded, or its current id when it was
+/// never renamed.
+fn earlier_names_match(cur: &ResId, prev: &[ResId], old: &str) -> bool {
+    if prev.is_empty() {
+        cur.name == old
+    } else {
+        prev.iter().any(|p| p.name == old)
+    }
+}
+
 type Snapshot = [(ResId, Vec<ResId>, Vec<String>, Vec<String>)];
 
 fn select(
@@ -268,7 +317,7 @@ fn select(
 ) -> Option<String> {
     let mut cands: Vec<&(ResId, Vec<ResId>, Vec<String>, Vec<String>)> = snapshot
         .iter()
-        .filter(|(cur, prev, _, _)| cur.kind == target_kind && prev.iter().any(|p| p.name == old))
+        .filter(|(cur, prev, _, _)| cur.kind == target_kind && earlier_names_match(cur, prev, old))
         .filter(|(cur, _, _, _)| {
             referrer.is_cluster_scoped()
                 || cur.is_cluster_scoped()
@@ -307,8 +356,99 @@ fn select(
 
 /// `subjects` of (Cluster)RoleBindings: ServiceAccounts matched by earlier name and namespace
 /// get their current name and namespace.
-fn fix_subjects(node: &mut Node, snapshot: &Snapshot, referrer: &ResId) {
+/// `rules[].resourceNames` of Roles: kustomize rewrites them whatever the rule's `resources`
+/// (so a lease named like a generated ConfigMap is renamed too; kubectl does it).
+fn fix_rule_resource_names(
+    node: &mut Node,
+    snapshot: &Snapshot,
+    target: &str,
+    referrer: &ResId,
+    ref_prefixes: &[String],
+    ref_suffixes: &[String],
+) {
+    let Some(rules) = node.get_mut("rules").and_then(Node::as_seq_mut) else {
+        return;
+    };
+    for rule in rules {
+        let Some(names) = rule.get_mut("resourceNames").and_then(Node::as_seq_mut) else {
+            continue;
+        };
+        for n in names {
+            let Some(old) = n.as_str() else { continue };
+            if let Some(new) = select(snapshot, target, old, referrer, ref_prefixes, ref_suffixes) {
+                let loc = n.loc.clone();
+                *n = Node::string(new, loc);
+            }
+        }
+    }
+}
+
+/// A `{name, namespace}` reference to a Service (webhooks, APIService): both follow the
+/// Service's renames and namespace changes.
+fn fix_service_ref(
+    svc: &mut Node,
+    snapshot: &Snapshot,
+    referrer: &ResId,
+    ref_prefixes: &[String],
+    ref_suffixes: &[String],
+) {
+    let Some(name) = svc.str_at(&["name"]).map(str::to_string) else {
+        return;
+    };
+    let ns = svc.str_at(&["namespace"]).unwrap_or("").to_string();
+    let filtered: Vec<(ResId, Vec<ResId>, Vec<String>, Vec<String>)> = snapshot
+        .iter()
+        .filter(|(cur, prev, _, _)| {
+            let ids = if prev.is_empty() {
+                std::slice::from_ref(cur)
+            } else {
+                prev.as_slice()
+            };
+            cur.kind == "Service"
+                && ids
+                    .iter()
+                    .any(|p| p.name == name && (ns.is_empty() || p.namespace == ns))
+        })
+        .cloned()
+        .collect();
+    // The referrer is cluster-scoped: any namespace goes.
     let _ = referrer;
+    let cluster = ResId {
+        kind: "ClusterRole".into(),
+        ..ResId::default()
+    };
+    let Some(new_name) = select(
+        &filtered,
+        "Service",
+        &name,
+        &cluster,
+        ref_prefixes,
+        ref_suffixes,
+    ) else {
+        return;
+    };
+    let Some(cur) = filtered.iter().map(|c| &c.0).find(|c| c.name == new_name) else {
+        return;
+    };
+    let loc = svc.loc.clone();
+    if let Some(m) = svc.as_map_mut() {
+        if cur.name != name {
+            let l = m.get("name").map_or(loc.clone(), |n| n.loc.clone());
+            m.insert("name".into(), Node::string(cur.name.clone(), l));
+        }
+        if !cur.namespace.is_empty() && cur.namespace != ns {
+            m.insert("namespace".into(), Node::string(cur.namespace.clone(), loc));
+        }
+    }
+}
+
+fn fix_subjects(
+    node: &mut Node,
+    snapshot: &Snapshot,
+    referrer: &ResId,
+    ref_prefixes: &[String],
+    ref_suffixes: &[String],
+) {
     let Some(subjects) = node.get_mut("subjects").and_then(Node::as_seq_mut) else {
         return;
     };
@@ -320,11 +460,17 @@ fn fix_subjects(node: &mut Node, snapshot: &Snapshot, referrer: &ResId) {
             continue;
         };
         let ns = s.str_at(&["namespace"]).map(str::to_string);
-        let cands: Vec<&ResId> = snapshot
+        let filtered: Vec<(ResId, Vec<ResId>, Vec<String>, Vec<String>)> = snapshot
             .iter()
             .filter(|(cur, prev, _, _)| {
                 cur.kind == "ServiceAccount"
-                    && prev.iter().any(|p| {
+                    && (if prev.is_empty() {
+                        std::slice::from_ref(cur)
+                    } else {
+                        prev.as_slice()
+                    })
+                    .iter()
+                    .any(|p| {
                         p.name == name
                             && ns.as_deref().is_none_or(|n| {
                                 ResId {
@@ -335,12 +481,21 @@ fn fix_subjects(node: &mut Node, snapshot: &Snapshot, referrer: &ResId) {
                             })
                     })
             })
-            .map(|c| &c.0)
+            .cloned()
             .collect();
-        if cands.len() != 1 {
+        let Some(new_name) = select(
+            &filtered,
+            "ServiceAccount",
+            &name,
+            referrer,
+            ref_prefixes,
+            ref_suffixes,
+        ) else {
             continue;
-        }
-        let cur = cands[0];
+        };
+        let Some(cur) = filtered.iter().map(|c| &c.0).find(|c| c.name == new_name) else {
+            continue;
+        };
         let loc = s.loc.clone();
         if let Some(m) = s.as_map_mut() {
             if cur.name != name {

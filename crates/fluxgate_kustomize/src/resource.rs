@@ -223,10 +223,11 @@ pub fn legacy_sort(resources: &mut [Resource], first: &[String], last: &[String]
             or_tilde(&id.version, "~V"),
             or_tilde(&id.kind, "~K")
         );
-        let ns = if id.is_cluster_scoped() {
-            "_non_namespaceable_".to_string()
+        // kustomize writes an unset namespace as `~X`, which sorts after every name.
+        let ns = if id.namespace.is_empty() {
+            "~X".to_string()
         } else {
-            effective_ns(&id.namespace).to_string()
+            id.namespace.clone()
         };
         (rank(&id.kind), gvk, ns, id.name)
     };

@@ -14,7 +14,13 @@ use crate::resource::{ResId, Resource};
 pub fn namespace(resources: &mut [Resource], ns: &str, loc: &Location) {
     for r in resources.iter_mut() {
         let id = r.id();
-        if !id.is_cluster_scoped() {
+        if id.kind == "Namespace" && id.group.is_empty() {
+            // kustomize renames Namespace objects to the namespace being set.
+            if id.name != ns {
+                r.remember_id();
+                r.set_meta("name", ns, loc);
+            }
+        } else if !id.is_cluster_scoped() {
             if id.namespace != ns {
                 r.remember_id();
             }
@@ -32,45 +38,7 @@ pub fn namespace(resources: &mut [Resource], ns: &str, loc: &Location) {
                 }
             }
         }
-        for spec in namespace_extra_specs() {
-            if spec.applies_to(&id) {
-                spec.visit(&mut r.node, loc, &mut |n| {
-                    if n.as_str().is_some() {
-                        *n = Node::string(ns, loc.clone());
-                    }
-                });
-            }
-        }
     }
-}
-
-fn namespace_extra_specs() -> Vec<FieldSpec> {
-    table(&[
-        (
-            "apiregistration.k8s.io",
-            "APIService",
-            "spec/service/namespace",
-            false,
-        ),
-        (
-            "",
-            "ValidatingWebhookConfiguration",
-            "webhooks/clientConfig/service/namespace",
-            false,
-        ),
-        (
-            "",
-            "MutatingWebhookConfiguration",
-            "webhooks/clientConfig/service/namespace",
-            false,
-        ),
-        (
-            "apiextensions.k8s.io",
-            "CustomResourceDefinition",
-            "spec/conversion/webhook/clientConfig/service/namespace",
-            false,
-        ),
-    ])
 }
 
 /// Kinds whose names the prefix/suffix transformer leaves alone.
@@ -152,7 +120,7 @@ pub fn common_label_specs() -> Vec<FieldSpec> {
         (
             "apps",
             "StatefulSet",
-            "spec/volumeClaimTemplates/metadata/labels",
+            "spec/volumeClaimTemplates[]/metadata/labels",
             true,
         ),
         ("batch", "Job", "spec/selector/matchLabels", false),
@@ -213,11 +181,11 @@ pub fn common_label_specs() -> Vec<FieldSpec> {
 #[must_use]
 pub fn template_label_specs() -> Vec<FieldSpec> {
     let mut specs = vec![FieldSpec::new("", "", "metadata/labels", true)];
-    specs.extend(
-        common_label_specs()
-            .into_iter()
-            .filter(|s| s.path.ends_with("template/metadata/labels")),
-    );
+    specs.extend(common_label_specs().into_iter().filter(|s| {
+        s.path
+            .to_ascii_lowercase()
+            .ends_with("template/metadata/labels")
+    }));
     specs
 }
 
