@@ -848,26 +848,26 @@ mod tests {
 
     #[test]
     fn ansible_bool() {
-        assert_eq!(r("{{ 'no' | bool }}"), "false");
-        assert_eq!(r("{{ 'Yes' | bool }}"), "true");
-        assert_eq!(r("{{ 1 | bool }}"), "true");
+        assert_eq!(r("{{ 'no' | bool }}"), "False");
+        assert_eq!(r("{{ 'Yes' | bool }}"), "True");
+        assert_eq!(r("{{ 1 | bool }}"), "True");
     }
 
     #[test]
     fn collection_filters() {
-        assert_eq!(r("{{ {'a': {'x': 1}} | combine({'a': {'y': 2}}, recursive=true) | tojson }}"), r#"{"a":{"x":1,"y":2}}"#);
-        assert_eq!(r("{{ {'a': 1} | dict2items | tojson }}"), r#"[{"key":"a","value":1}]"#);
-        assert_eq!(r("{{ [1, [2, [3]]] | flatten | tojson }}"), "[1,2,3]");
-        assert_eq!(r("{{ [1,2] | union([2,3]) | tojson }}"), "[1,2,3]");
-        assert_eq!(r("{{ [1,2] | difference([2,3]) | tojson }}"), "[1]");
+        assert_eq!(r("{{ {'a': {'x': 1}} | combine({'a': {'y': 2}}, recursive=true) | to_json }}"), r#"{"a": {"x": 1, "y": 2}}"#);
+        assert_eq!(r("{{ {'a': 1} | dict2items | to_json }}"), r#"[{"key": "a", "value": 1}]"#);
+        assert_eq!(r("{{ [1, [2, [3]]] | flatten | to_json }}"), "[1, 2, 3]");
+        assert_eq!(r("{{ [1,2] | union([2,3]) | to_json }}"), "[1, 2, 3]");
+        assert_eq!(r("{{ [1,2] | difference([2,3]) | to_json }}"), "[1]");
         assert_eq!(r("{{ true | ternary('a', 'b') }}"), "a");
     }
 
     #[test]
     fn regex_filters() {
         assert_eq!(r(r"{{ 'ab12' | regex_replace('([a-z]+)(\\d+)', '\\2-\\1') }}"), "12-ab");
-        assert_eq!(r("{{ 'abc' | regex_search('x') is none }}"), "true");
-        assert_eq!(r("{{ 'v1.2' is version('1.10', '<') }}"), "true");
+        assert_eq!(r("{{ 'abc' | regex_search('x') is none }}"), "True");
+        assert_eq!(r("{{ 'v1.2' is version('1.10', '<') }}"), "True");
     }
 
     #[test]
@@ -876,6 +876,6 @@ mod tests {
         assert_eq!(r("{{ '10.0.0.5/24' | ipaddr('network') }}"), "10.0.0.0");
         assert_eq!(r("{{ '10.0.0.0/24' | ipaddr(1) }}"), "10.0.0.1/24");
         assert_eq!(r("{{ 'fe80::1' | ansible.utils.ipwrap }}"), "[fe80::1]");
-        assert_eq!(r("{{ 'nope' | ipaddr }}"), "false");
+        assert_eq!(r("{{ 'nope' | ipaddr }}"), "False");
     }
 }
