@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use fluxgate_diagnostics::Diagnostic;
-pub use fluxgate_model::config::{AnsibleConfig, Config, EnvConfig};
+pub use fluxgate_model::config::{Config, EnvConfig};
 
 /// A repository and its configuration.
 pub struct Repo {

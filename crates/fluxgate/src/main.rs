@@ -30,6 +30,8 @@ enum Command {
     Render(commands::render::Args),
     /// List the environments of a repository and why each was found.
     Envs(commands::envs::Args),
+    /// Show a HelmRelease's effective values, each leaf with where it came from.
+    Values(commands::values::Args),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Command::Ansible(args) => commands::ansible::run(&args),
         Command::Render(args) => commands::render::run(&args),
         Command::Envs(args) => commands::envs::run(&args),
+        Command::Values(args) => commands::values::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,8 @@
 
 pub mod config;
 pub mod discover;
+pub mod environment;
 mod walk;
 
+pub use environment::{Bootstrap, Environment, Release, load_environment, object_id};
 pub use walk::yaml_files;

@@ -11,6 +11,8 @@ use crate::node::{Node, Value, format_float};
 pub struct EmitOptions {
     /// Sort mapping keys, as kustomize's output does.
     pub sort_keys: bool,
+    /// Append `# file:line` after every scalar: where that value was set.
+    pub origins: bool,
 }
 
 /// Writes documents separated by `---`, the way kustomize prints a build.
@@ -34,7 +36,7 @@ pub fn emit_node(node: &Node, opts: EmitOptions) -> String {
         Value::Map(m) if !m.is_empty() => write_map(&mut out, node, 0, opts),
         Value::Seq(s) if !s.is_empty() => write_seq(&mut out, node, 0, opts),
         _ => {
-            write_scalar(&mut out, node, 0);
+            write_scalar(&mut out, node, 0, opts);
             out.push('\n');
         }
     }
@@ -81,7 +83,7 @@ fn write_value_after_key(out: &mut String, v: &Node, indent: usize, opts: EmitOp
         }
         _ => {
             out.push(' ');
-            write_scalar(out, v, indent);
+            write_scalar(out, v, indent, opts);
             out.push('\n');
         }
     }
@@ -100,14 +102,38 @@ fn write_seq(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
             Value::Map(m) if !m.is_empty() => write_map(out, item, indent + 2, opts),
             Value::Seq(s) if !s.is_empty() => write_seq(out, item, indent + 2, opts),
             _ => {
-                write_scalar(out, item, indent + 2);
+                write_scalar(out, item, indent + 2, opts);
                 out.push('\n');
             }
         }
     }
 }
 
-fn write_scalar(out: &mut String, node: &Node, indent: usize) {
+fn write_scalar(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
+    let origin = opts
+        .origins
+        .then(|| format!(" # {}:{}", node.loc.file, node.loc.line));
+    if let (Some(origin), Value::String(s)) = (&origin, &node.value)
+        && s.contains('\n')
+        && literal_allowed(s)
+    {
+        // A comment may follow a block scalar's header, not its last line.
+        let mut block = String::new();
+        write_literal(&mut block, s, indent);
+        let (header, body) = block.split_once('\n').unwrap_or((&block, ""));
+        out.push_str(header);
+        out.push_str(origin);
+        out.push('\n');
+        out.push_str(body);
+        return;
+    }
+    write_plain_scalar(out, node, indent);
+    if let Some(origin) = origin {
+        out.push_str(&origin);
+    }
+}
+
+fn write_plain_scalar(out: &mut String, node: &Node, indent: usize) {
     match &node.value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -308,7 +334,13 @@ mod tests {
 
     fn roundtrip(text: &str) -> String {
         let s = parse_stream("t.yaml", text, Schema::Kube);
-        emit_docs(&s.docs, EmitOptions { sort_keys: true })
+        emit_docs(
+            &s.docs,
+            EmitOptions {
+                sort_keys: true,
+                ..EmitOptions::default()
+            },
+        )
     }
 
     #[test]

@@ -3,3 +3,4 @@
 pub mod ansible;
 pub mod envs;
 pub mod render;
+pub mod values;

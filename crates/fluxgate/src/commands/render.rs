@@ -1,5 +1,8 @@
 //! `fluxgate render`: print rendered objects.
 //!
+//! `--env NAME` prints every object of the environment's Flux tree after post-build
+//! substitution, in render order (the entry directory, then each Flux Kustomization).
+//!
 //! `--kustomization DIR` prints what `kubectl kustomize DIR` prints (YAML, keys sorted,
 //! documents separated by `---`), and the findings on stderr as `file:line: severity:
 //! message`. The load restrictor's root is the git repository that contains DIR (the nearest
@@ -13,22 +16,117 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_kustomize::{RealFs, build};
-use fluxgate_yaml::{EmitOptions, emit_docs};
+use fluxgate_model::{load_environment, object_id};
+use fluxgate_yaml::{EmitOptions, Node, emit_docs};
+use serde_json::json;
 
+use crate::config::Repo;
 use crate::output;
 
 /// Arguments of `fluxgate render`.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The repository (default: the current directory).
+    pub repo: Option<PathBuf>,
+    /// The environment to render: every object of its Flux tree, after substitution.
+    #[arg(long, conflicts_with = "kustomization")]
+    pub env: Option<String>,
     /// Build this kustomization directory and print what `kubectl kustomize DIR` prints.
     #[arg(long, value_name = "DIR")]
     pub kustomization: Option<PathBuf>,
+    /// Only objects of this kind.
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Only the object `NAMESPACE/NAME` (or `NAME` in any namespace).
+    #[arg(long, value_name = "NS/NAME")]
+    pub name: Option<String>,
+    #[arg(long, value_enum, default_value = "yaml")]
+    pub format: RenderFormat,
+    /// Show where each value was set: `# file:line` after every YAML scalar; in JSON each
+    /// object as `{"object", "origin": {"file", "line"}}`.
+    #[arg(long)]
+    pub origins: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RenderFormat {
+    Yaml,
+    Json,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let Some(dir) = &args.kustomization else {
-        anyhow::bail!("render needs --kustomization DIR");
+    if let Some(dir) = &args.kustomization {
+        return run_kustomization(dir);
+    }
+    let Some(env_name) = &args.env else {
+        anyhow::bail!("render needs --env NAME or --kustomization DIR");
     };
+    let repo = Repo::open(args.repo.as_deref())?;
+    let env = repo.env(env_name)?;
+    let fs = RealFs::new(&repo.root);
+    let rendered = load_environment(&fs, &repo.root, &repo.config, env);
+    let selected: Vec<&Node> = rendered.objects().filter(|o| selected(o, args)).collect();
+    let text = match args.format {
+        RenderFormat::Yaml => {
+            let docs: Vec<Node> = selected.iter().map(|n| (*n).clone()).collect();
+            emit_docs(
+                &docs,
+                EmitOptions {
+                    sort_keys: true,
+                    origins: args.origins,
+                },
+            )
+        }
+        RenderFormat::Json => {
+            let list: Vec<serde_json::Value> = selected
+                .iter()
+                .map(|o| {
+                    if args.origins {
+                        json!({"object": o.to_json(), "origin": {"file": &*o.loc.file, "line": o.loc.line}})
+                    } else {
+                        o.to_json()
+                    }
+                })
+                .collect();
+            format!("{}\n", serde_json::to_string_pretty(&list)?)
+        }
+    };
+    output::emit(&text)?;
+    let mut diags = repo.diagnostics.clone();
+    diags.extend(rendered.diagnostics);
+    fluxgate_diagnostics::sort_and_dedup(&mut diags);
+    for d in &diags {
+        eprintln!("{}", one_line(d));
+    }
+    Ok(if diags.iter().any(|d| d.severity == Severity::Error) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn selected(obj: &Node, args: &Args) -> bool {
+    if let Some(kind) = &args.kind
+        && !obj
+            .str_at(&["kind"])
+            .is_some_and(|k| k.eq_ignore_ascii_case(kind))
+    {
+        return false;
+    }
+    if let Some(name) = &args.name {
+        let matches = if name.contains('/') {
+            object_id(obj) == *name
+        } else {
+            obj.str_at(&["metadata", "name"]) == Some(name.as_str())
+        };
+        if !matches {
+            return false;
+        }
+    }
+    true
+}
+
+fn run_kustomization(dir: &Path) -> anyhow::Result<ExitCode> {
     let dir =
         std::fs::canonicalize(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     if !dir.is_dir() {
@@ -37,7 +135,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let root = repository_root(&dir);
     let fs = RealFs::new(&root);
     let result = build(&fs, &root, &dir);
-    output::emit(&emit_docs(&result.objects, EmitOptions { sort_keys: true }))?;
+    output::emit(&emit_docs(
+        &result.objects,
+        EmitOptions {
+            sort_keys: true,
+            ..EmitOptions::default()
+        },
+    ))?;
     for d in &result.diagnostics {
         eprintln!("{}", one_line(d));
     }
@@ -57,7 +161,7 @@ fn repository_root(dir: &Path) -> PathBuf {
 }
 
 /// `file:line: severity: message`.
-fn one_line(d: &Diagnostic) -> String {
+pub fn one_line(d: &Diagnostic) -> String {
     let sev = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",

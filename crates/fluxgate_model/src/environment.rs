@@ -1,0 +1,134 @@
+//! One environment, rendered: what every rule reads. The steady state is the Flux tree
+//! entered at `flux:` (objects after substitution, each Kustomization with its substitution
+//! records), HelmRelease effective values over the chart cache, and the bootstrap: the
+//! Ansible project with this environment's hosts.
+
+use std::path::{Path, PathBuf};
+
+use fluxgate_ansible::Project;
+use fluxgate_diagnostics::Diagnostic;
+use fluxgate_flux::helm::{ChartCache, Values, effective_values};
+use fluxgate_flux::tree::{Tree, TreeOptions, render_tree};
+use fluxgate_kustomize::Fs;
+use fluxgate_yaml::Node;
+use indexmap::IndexMap;
+
+use crate::config::{Config, EnvConfig};
+
+/// A HelmRelease of the environment with its effective values.
+#[derive(Clone, Debug)]
+pub struct Release {
+    /// `namespace/name`.
+    pub id: String,
+    pub object: Node,
+    pub values: Values,
+}
+
+/// The bootstrap side of an environment.
+pub struct Bootstrap {
+    pub project: Project,
+    /// The hosts of the environment's group (inventory order).
+    pub hosts: Vec<String>,
+}
+
+/// One environment, rendered.
+pub struct Environment {
+    pub config: EnvConfig,
+    pub tree: Tree,
+    /// `namespace/name` -> release, in render order.
+    pub releases: IndexMap<String, Release>,
+    pub bootstrap: Option<Bootstrap>,
+    /// Everything that could not be rendered (rule `render`, and substitution findings), each
+    /// tagged with this environment.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Environment {
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Every rendered object of the steady state.
+    pub fn objects(&self) -> impl Iterator<Item = &Node> {
+        self.tree.objects()
+    }
+}
+
+/// `namespace/name` of an object, with the namespace a Flux Kustomization gave it.
+#[must_use]
+pub fn object_id(obj: &Node) -> String {
+    let ns = obj.str_at(&["metadata", "namespace"]).unwrap_or("default");
+    let name = obj.str_at(&["metadata", "name"]).unwrap_or("");
+    format!("{ns}/{name}")
+}
+
+/// Renders one environment of the repository at `root`.
+pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConfig) -> Environment {
+    let opts = TreeOptions {
+        sources: config
+            .sources
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        ..TreeOptions::default()
+    };
+    let tree = render_tree(fs, root, &env.flux, &opts);
+    let mut diagnostics = tree.diagnostics.clone();
+
+    let charts = config
+        .charts
+        .as_deref()
+        .map_or_else(ChartCache::none, |dir| ChartCache::new(root, dir));
+    let objects: Vec<Node> = tree.objects().cloned().collect();
+    let mut releases = IndexMap::new();
+    for obj in &objects {
+        if obj.str_at(&["kind"]) != Some("HelmRelease")
+            || !obj
+                .str_at(&["apiVersion"])
+                .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
+        {
+            continue;
+        }
+        let values = effective_values(obj, &objects, &charts);
+        diagnostics.extend(values.diagnostics.iter().cloned());
+        let id = object_id(obj);
+        releases.insert(
+            id.clone(),
+            Release {
+                id,
+                object: obj.clone(),
+                values,
+            },
+        );
+    }
+
+    let bootstrap = env.ansible.as_ref().map(|a| {
+        let project = Project::load(&fluxgate_ansible::Options {
+            root: root.to_path_buf(),
+            inventory: vec![PathBuf::from(&a.inventory)],
+            playbook: a.playbook.as_ref().map(PathBuf::from),
+            config: a.config.as_ref().map(PathBuf::from),
+            ..fluxgate_ansible::Options::default()
+        });
+        diagnostics.extend(project.diagnostics().iter().cloned());
+        let hosts = match &a.group {
+            Some(g) => project.group_hosts(g),
+            None => project.hosts(),
+        };
+        Bootstrap { project, hosts }
+    });
+
+    for d in &mut diagnostics {
+        if d.environment.is_none() {
+            d.environment = Some(env.name.clone());
+        }
+    }
+    Environment {
+        config: env.clone(),
+        tree,
+        releases,
+        bootstrap,
+        diagnostics,
+    }
+}
