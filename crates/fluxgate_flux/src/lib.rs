@@ -5,4 +5,5 @@
 pub mod envsubst;
 pub mod helm;
 pub mod substitute;
+pub mod tree;
 pub mod vars;

@@ -1,0 +1,798 @@
+//! The Flux Kustomization tree of one environment (SPEC §3.2).
+//!
+//! From the entry directory (its kustomization file, or the one Flux generates from every YAML
+//! file below it), every Flux `Kustomization` whose source is this repository (the source the
+//! environment's root Kustomization reconciles from) or a source mapped to a local folder is
+//! rendered: its `spec.path` with its own spec applied the way kustomize-controller's
+//! generator applies it (targetNamespace, namePrefix/nameSuffix, patches, images, components;
+//! commonMetadata on every object), then post-build substitution. The Kustomizations that
+//! appear in the output are rendered in turn until none is new. `dependsOn` targets that do
+//! not exist, dependency cycles, duplicate Kustomizations and paths that leave the repository
+//! are findings.
+//!
+//! Not yet: `spec.ignore` and `.sourceignore` patterns of the GitRepository. Until then hidden
+//! files and folders (`.github/`, `.sops.yaml`), which source-controller ignores by default, are
+//! left out of generated kustomizations.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_kustomize::{Fs, KUSTOMIZATION_FILES, build_with, normalize};
+use fluxgate_yaml::{Map, Node, Schema, Value, parse_one};
+
+use crate::substitute::{self, Options, Substituted};
+use crate::vars::Vars;
+
+/// How the tree is rendered.
+#[derive(Clone, Debug, Default)]
+pub struct TreeOptions {
+    /// Flux sources that are not this repository: source name -> folder relative to the root.
+    pub sources: BTreeMap<String, String>,
+    /// Substitution options (strict by default).
+    pub substitution: Options,
+}
+
+/// One rendered Flux Kustomization.
+#[derive(Clone, Debug)]
+pub struct FluxKustomization {
+    pub namespace: String,
+    pub name: String,
+    /// The Kustomization object itself, as the environment renders it.
+    pub object: Node,
+    /// The folder it renders, relative to the repository root.
+    pub path: String,
+    /// Its rendered (and substituted) objects.
+    pub objects: Vec<Node>,
+    /// Values that came from post-build variables.
+    pub substituted: Vec<Substituted>,
+}
+
+impl FluxKustomization {
+    #[must_use]
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// An environment's Flux tree.
+#[derive(Clone, Debug, Default)]
+pub struct Tree {
+    /// The objects the entry directory renders.
+    pub entry_objects: Vec<Node>,
+    /// Every Kustomization reached, in the order they were rendered.
+    pub kustomizations: Vec<FluxKustomization>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Tree {
+    /// Every object of the environment: the entry's, then each Kustomization's.
+    pub fn objects(&self) -> impl Iterator<Item = &Node> {
+        self.entry_objects
+            .iter()
+            .chain(self.kustomizations.iter().flat_map(|k| k.objects.iter()))
+    }
+}
+
+/// Whether `obj` is a Flux Kustomization (not a kustomize `Kustomization` file).
+#[must_use]
+pub fn is_flux_kustomization(obj: &Node) -> bool {
+    obj.str_at(&["kind"]) == Some("Kustomization")
+        && obj
+            .str_at(&["apiVersion"])
+            .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
+}
+
+fn ns_of(obj: &Node) -> String {
+    obj.str_at(&["metadata", "namespace"])
+        .unwrap_or("flux-system")
+        .to_string()
+}
+
+fn id_of(obj: &Node) -> String {
+    format!(
+        "{}/{}",
+        ns_of(obj),
+        obj.str_at(&["metadata", "name"]).unwrap_or_default()
+    )
+}
+
+fn rel(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root)
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+struct Renderer<'a> {
+    fs: &'a dyn Fs,
+    root: PathBuf,
+    opts: &'a TreeOptions,
+    /// `Kind/ns/name` of the sources that are this repository.
+    repo_sources: BTreeSet<String>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Renders the Flux tree entered at `entry` (a folder relative to `root`).
+#[must_use]
+pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) -> Tree {
+    let root = normalize(root);
+    let mut r = Renderer {
+        fs,
+        root: root.clone(),
+        opts,
+        repo_sources: BTreeSet::new(),
+        diagnostics: Vec::new(),
+    };
+    let entry_dir = normalize(&root.join(entry));
+    let entry_loc = Location::file(entry.trim_end_matches('/').to_string());
+    let entry_objects = match r.kustomization_for(&entry_dir, &entry_loc) {
+        Some(k) => r.build(&entry_dir, &k),
+        None => Vec::new(),
+    };
+    r.find_repo_sources(&entry_objects, &entry_dir);
+
+    let mut tree = Tree {
+        entry_objects,
+        ..Tree::default()
+    };
+    let mut first_seen: BTreeMap<String, Location> = BTreeMap::new();
+    let mut queue: VecDeque<(Node, bool)> = tree
+        .entry_objects
+        .iter()
+        .filter(|o| is_flux_kustomization(o))
+        .map(|o| (o.clone(), false))
+        .collect();
+    let mut deferred: Vec<Node> = Vec::new();
+    loop {
+        let Some((ks, retried)) = queue.pop_front() else {
+            if deferred.is_empty() {
+                break;
+            }
+            queue.extend(deferred.drain(..).map(|k| (k, true)));
+            continue;
+        };
+        let id = id_of(&ks);
+        match first_seen.get(&id) {
+            Some(loc) if *loc == ks.loc => continue,
+            Some(loc) => {
+                r.diagnostics.push(
+                    Diagnostic::render_error(
+                        format!("Flux Kustomization {id} is defined twice in this environment"),
+                        Some(ks.loc.clone()),
+                    )
+                    .related(loc.clone(), "first defined here"),
+                );
+                continue;
+            }
+            None => {}
+        }
+        let Some(dir) = r.source_dir(&ks) else {
+            first_seen.insert(id, ks.loc.clone());
+            continue;
+        };
+        let known: Vec<Node> = tree.objects().cloned().collect();
+        let (vars, var_diags) = Vars::for_kustomization(&ks, &known);
+        let missing_source = var_diags
+            .iter()
+            .any(|d| d.message.contains("does not exist"));
+        if missing_source && !retried {
+            // The variables' source may be rendered by a Kustomization not reached yet.
+            deferred.push(ks);
+            continue;
+        }
+        first_seen.insert(id, ks.loc.clone());
+        r.diagnostics.extend(
+            var_diags
+                .into_iter()
+                .map(|d| d.related(ks.loc.clone(), "in this Kustomization")),
+        );
+        let Some(rendered) = r.render_one(&ks, &dir, &vars) else {
+            continue;
+        };
+        for o in rendered.objects.iter().filter(|o| is_flux_kustomization(o)) {
+            queue.push_back((o.clone(), false));
+        }
+        tree.kustomizations.push(rendered);
+    }
+    check_depends_on(&tree, &mut r.diagnostics);
+    tree.diagnostics = r.diagnostics;
+    fluxgate_diagnostics::sort_and_dedup(&mut tree.diagnostics);
+    tree
+}
+
+impl Renderer<'_> {
+    /// The sources the environment's root Kustomization reconciles from: the root is the
+    /// Kustomization whose path contains the entry folder.
+    fn find_repo_sources(&mut self, entry_objects: &[Node], entry_dir: &Path) {
+        for ks in entry_objects.iter().filter(|o| is_flux_kustomization(o)) {
+            let path = ks.str_at(&["spec", "path"]).unwrap_or("./");
+            let dir = normalize(&self.root.join(path));
+            if entry_dir.starts_with(&dir) {
+                self.repo_sources.insert(source_key(ks));
+            }
+        }
+        if self.repo_sources.is_empty() {
+            // No self-reconciling root: the bootstrap's conventional name.
+            self.repo_sources
+                .insert("GitRepository/flux-system/flux-system".into());
+        }
+    }
+
+    /// The folder a Kustomization's source stands for, or `None` (with a note) when it is
+    /// neither this repository nor a mapped source.
+    fn source_dir(&mut self, ks: &Node) -> Option<PathBuf> {
+        let key = source_key(ks);
+        let name = ks
+            .str_at(&["spec", "sourceRef", "name"])
+            .unwrap_or_default();
+        let base = if self.repo_sources.contains(&key) {
+            self.root.clone()
+        } else if let Some(dir) = self.opts.sources.get(name) {
+            normalize(&self.root.join(dir))
+        } else {
+            self.diagnostics.push(
+                Diagnostic::new(
+                    "render",
+                    Severity::Note,
+                    format!(
+                        "Flux Kustomization {} reconciles from {key}, which is not this \
+                         repository: not rendered (map it under `sources:` in fluxgate.yaml)",
+                        id_of(ks)
+                    ),
+                )
+                .at(ks
+                    .path(&["spec", "sourceRef"])
+                    .map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
+            );
+            return None;
+        };
+        let path_node = ks.path(&["spec", "path"]);
+        let path = path_node.and_then(Node::as_str).unwrap_or("./");
+        let dir = normalize(&base.join(path.trim_start_matches('/')));
+        if !dir.starts_with(&base) || !dir.starts_with(&self.root) {
+            self.diagnostics.push(Diagnostic::render_error(
+                format!("spec.path `{path}` leaves the source's root: Flux refuses it"),
+                Some(path_node.map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
+            ));
+            return None;
+        }
+        if !self.fs.is_dir(&dir) {
+            self.diagnostics.push(Diagnostic::render_error(
+                format!("spec.path `{path}` does not exist in the source"),
+                Some(path_node.map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
+            ));
+            return None;
+        }
+        Some(dir)
+    }
+
+    /// The folder's kustomization file, or the one Flux generates: every `.yaml`/`.yml` file
+    /// below it, and each sub-folder that has a kustomization file of its own (not entered).
+    fn kustomization_for(&mut self, dir: &Path, at: &Location) -> Option<Node> {
+        for f in KUSTOMIZATION_FILES {
+            let p = dir.join(f);
+            if self.fs.is_file(&p) {
+                let file = rel(&self.root, &p);
+                let text = match self.fs.read(&p) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        self.diagnostics.push(Diagnostic::render_error(
+                            format!("cannot read {file}: {e}"),
+                            Some(Location::file(file)),
+                        ));
+                        return None;
+                    }
+                };
+                let (node, diags) = parse_one(&file, &text, Schema::Kube);
+                self.diagnostics.extend(diags);
+                return Some(node.unwrap_or_else(|| Node::map(Location::file(file))));
+            }
+        }
+        let mut resources = Vec::new();
+        self.scan(dir, dir, &mut resources);
+        let mut m = Map::new();
+        m.insert(
+            "resources".into(),
+            Node::new(
+                Value::Seq(
+                    resources
+                        .into_iter()
+                        .map(|r| Node::string(r, at.clone()))
+                        .collect(),
+                ),
+                at.clone(),
+            ),
+        );
+        Some(Node::new(Value::Map(m), at.clone()))
+    }
+
+    fn scan(&self, base: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(entries) = self.fs.list_dir(dir) else {
+            return;
+        };
+        let mut entries = entries;
+        entries.sort();
+        for p in entries {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name.starts_with('.') {
+                continue;
+            }
+            let relative = format!("./{}", rel(base, &p));
+            if self.fs.is_dir(&p) {
+                if KUSTOMIZATION_FILES
+                    .iter()
+                    .any(|f| self.fs.is_file(&p.join(f)))
+                {
+                    out.push(relative);
+                } else {
+                    self.scan(base, &p, out);
+                }
+            } else if p
+                .extension()
+                // Flux compares the extension case-sensitively: `.YAML` is not read.
+                .is_some_and(|e| e == "yaml" || e == "yml")
+            {
+                out.push(relative);
+            }
+        }
+    }
+
+    fn build(&mut self, dir: &Path, kust: &Node) -> Vec<Node> {
+        let b = build_with(self.fs, &self.root, dir, kust);
+        self.diagnostics.extend(b.diagnostics);
+        b.objects
+    }
+
+    fn render_one(&mut self, ks: &Node, dir: &Path, vars: &Vars) -> Option<FluxKustomization> {
+        let at = Location::file(rel(&self.root, dir));
+        let mut kust = self.kustomization_for(dir, &at)?;
+        apply_flux_spec(&mut kust, ks);
+        let mut objects = self.build(dir, &kust);
+        if let Some(meta) = ks.path(&["spec", "commonMetadata"]) {
+            for o in &mut objects {
+                apply_common_metadata(o, meta);
+            }
+        }
+        let mut substituted = Vec::new();
+        let post = ks.path(&["spec", "postBuild"]);
+        let always = post.and_then(|p| p.str_at(&["substituteStrategy"])) == Some("Always");
+        if post.is_some() && (!vars.is_empty() || always) {
+            for o in &mut objects {
+                let out = substitute::substitute_resource(o, vars, self.opts.substitution);
+                self.diagnostics.extend(
+                    out.diagnostics.into_iter().map(|d| {
+                        d.related(ks.loc.clone(), "substituted by this Flux Kustomization")
+                    }),
+                );
+                substituted.extend(out.substituted);
+                *o = out.resource;
+            }
+        }
+        Some(FluxKustomization {
+            namespace: ns_of(ks),
+            name: ks
+                .str_at(&["metadata", "name"])
+                .unwrap_or_default()
+                .to_string(),
+            object: ks.clone(),
+            path: rel(&self.root, dir),
+            objects,
+            substituted,
+        })
+    }
+}
+
+fn source_key(ks: &Node) -> String {
+    let kind = ks
+        .str_at(&["spec", "sourceRef", "kind"])
+        .unwrap_or("GitRepository");
+    let name = ks
+        .str_at(&["spec", "sourceRef", "name"])
+        .unwrap_or_default();
+    let ns = ks
+        .str_at(&["spec", "sourceRef", "namespace"])
+        .map_or_else(|| ns_of(ks), str::to_string);
+    format!("{kind}/{ns}/{name}")
+}
+
+/// What kustomize-controller writes into the kustomization before it builds.
+fn apply_flux_spec(kust: &mut Node, ks: &Node) {
+    let Some(spec) = ks.get("spec") else {
+        return;
+    };
+    let Some(m) = kust.as_map_mut() else {
+        return;
+    };
+    if let Some(ns) = spec
+        .get("targetNamespace")
+        .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
+    {
+        m.insert("namespace".into(), ns.clone());
+    }
+    for field in ["namePrefix", "nameSuffix"] {
+        if let Some(v) = spec.get(field).filter(|n| n.as_str().is_some()) {
+            m.insert(field.into(), v.clone());
+        }
+    }
+    for field in [
+        "patches",
+        "patchesStrategicMerge",
+        "patchesJson6902",
+        "components",
+    ] {
+        let Some(items) = spec.get(field).and_then(Node::as_seq) else {
+            continue;
+        };
+        let entry = m
+            .entry(field.to_string())
+            .or_insert_with(|| Node::new(Value::Seq(Vec::new()), spec.loc.clone()));
+        if entry.as_seq().is_none() {
+            *entry = Node::new(Value::Seq(Vec::new()), spec.loc.clone());
+        }
+        if let Some(seq) = entry.as_seq_mut() {
+            seq.extend(items.iter().cloned());
+        }
+    }
+    if let Some(images) = spec.get("images").and_then(Node::as_seq) {
+        let entry = m
+            .entry("images".to_string())
+            .or_insert_with(|| Node::new(Value::Seq(Vec::new()), spec.loc.clone()));
+        if let Some(seq) = entry.as_seq_mut() {
+            for img in images {
+                let name = img.str_at(&["name"]);
+                match seq.iter_mut().find(|i| i.str_at(&["name"]) == name) {
+                    Some(existing) => *existing = img.clone(),
+                    None => seq.push(img.clone()),
+                }
+            }
+        }
+    }
+}
+
+fn apply_common_metadata(obj: &mut Node, meta: &Node) {
+    for field in ["labels", "annotations"] {
+        let Some(add) = meta.get(field).and_then(Node::as_map) else {
+            continue;
+        };
+        let Some(m) = obj.as_map_mut() else {
+            return;
+        };
+        let md = m
+            .entry("metadata".to_string())
+            .or_insert_with(|| Node::map(meta.loc.clone()));
+        let Some(mdm) = md.as_map_mut() else {
+            continue;
+        };
+        let target = mdm
+            .entry(field.to_string())
+            .or_insert_with(|| Node::map(meta.loc.clone()));
+        if let Some(tm) = target.as_map_mut() {
+            for (k, v) in add {
+                tm.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Missing `dependsOn` targets and dependency cycles.
+fn check_depends_on(tree: &Tree, diags: &mut Vec<Diagnostic>) {
+    let ids: BTreeSet<String> = tree
+        .kustomizations
+        .iter()
+        .map(FluxKustomization::id)
+        .collect();
+    let mut edges: BTreeMap<String, Vec<(String, Location)>> = BTreeMap::new();
+    for k in &tree.kustomizations {
+        let deps = k
+            .object
+            .path(&["spec", "dependsOn"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default();
+        for d in deps {
+            let name = d.str_at(&["name"]).unwrap_or_default();
+            let ns = d.str_at(&["namespace"]).unwrap_or(&k.namespace);
+            let target = format!("{ns}/{name}");
+            if !ids.contains(&target) {
+                diags.push(Diagnostic::render_error(
+                    format!(
+                        "{} depends on Flux Kustomization {target}, which this environment does \
+                         not define: Flux waits for it forever",
+                        k.id()
+                    ),
+                    Some(d.loc.clone()),
+                ));
+            }
+            edges
+                .entry(k.id())
+                .or_default()
+                .push((target, d.loc.clone()));
+        }
+    }
+    // Depth-first search; a back edge closes a cycle, reported once by its smallest member.
+    let mut state: BTreeMap<String, u8> = BTreeMap::new();
+    let mut reported: BTreeSet<Vec<String>> = BTreeSet::new();
+    for start in edges.keys() {
+        let mut stack: Vec<String> = Vec::new();
+        visit(start, &edges, &mut state, &mut stack, &mut reported, diags);
+    }
+}
+
+fn visit(
+    node: &str,
+    edges: &BTreeMap<String, Vec<(String, Location)>>,
+    state: &mut BTreeMap<String, u8>,
+    stack: &mut Vec<String>,
+    reported: &mut BTreeSet<Vec<String>>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    match state.get(node) {
+        Some(2) => return,
+        Some(1) => {
+            let Some(pos) = stack.iter().position(|s| s == node) else {
+                return;
+            };
+            let mut cycle: Vec<String> = stack[pos..].to_vec();
+            let min = cycle
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, s)| s.as_str())
+                .map_or(0, |(i, _)| i);
+            cycle.rotate_left(min);
+            if reported.insert(cycle.clone()) {
+                let first = &cycle[0];
+                let next = cycle.get(1).unwrap_or(first);
+                let loc = edges
+                    .get(first)
+                    .and_then(|es| es.iter().find(|(t, _)| t == next))
+                    .map(|(_, l)| l.clone());
+                let mut chain = cycle.join(" -> ");
+                chain.push_str(" -> ");
+                chain.push_str(first);
+                diags.push(Diagnostic::render_error(
+                    format!("dependsOn cycle: {chain}; none of them can become ready"),
+                    loc,
+                ));
+            }
+            return;
+        }
+        _ => {}
+    }
+    state.insert(node.to_string(), 1);
+    stack.push(node.to_string());
+    for (t, _) in edges.get(node).map(Vec::as_slice).unwrap_or_default() {
+        visit(t, edges, state, stack, reported, diags);
+    }
+    stack.pop();
+    state.insert(node.to_string(), 2);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluxgate_kustomize::MemFs;
+
+    const ROOT: &str = "/repo";
+
+    fn repo(files: &[(&str, &str)]) -> MemFs {
+        let mut fs = MemFs::new();
+        for (p, t) in files {
+            fs.insert(format!("{ROOT}/{p}"), *t);
+        }
+        fs
+    }
+
+    fn render(fs: &MemFs) -> Tree {
+        render_tree(
+            fs,
+            Path::new(ROOT),
+            "clusters/prod",
+            &TreeOptions::default(),
+        )
+    }
+
+    const SYNC: &str = "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: home, namespace: flux-system}
+spec: {url: https://example.com/repo.git}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  path: ./clusters/prod
+  sourceRef: {kind: GitRepository, name: home}
+";
+
+    const VARS: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-vars, namespace: flux-system}
+data:
+  K3S_API_HOST: 192.168.2.9
+";
+
+    const PLATFORM_KS: &str = "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: platform, namespace: flux-system}
+spec:
+  path: ./platform
+  targetNamespace: kube-system
+  sourceRef: {kind: GitRepository, name: home}
+  dependsOn:
+    - name: flux-system
+  postBuild:
+    substituteFrom:
+      - {kind: ConfigMap, name: cluster-vars}
+";
+
+    const HR: &str = "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: cilium}
+spec:
+  values:
+    k8sServiceHost: ${K3S_API_HOST}
+";
+
+    #[test]
+    fn generated_entry_nested_kustomization_substituted() {
+        let fs = repo(&[
+            ("clusters/prod/flux-system/gotk-sync.yaml", SYNC),
+            ("clusters/prod/vars.yaml", VARS),
+            ("clusters/prod/platform.yaml", PLATFORM_KS),
+            ("clusters/prod/.sops.yaml", "creation_rules: []\n"),
+            ("platform/helmrelease.yaml", HR),
+        ]);
+        let tree = render(&fs);
+        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        let ids: Vec<String> = tree
+            .kustomizations
+            .iter()
+            .map(FluxKustomization::id)
+            .collect();
+        assert_eq!(ids, ["flux-system/flux-system", "flux-system/platform"]);
+        let platform = &tree.kustomizations[1];
+        assert_eq!(platform.path, "platform");
+        let hr = &platform.objects[0];
+        assert_eq!(hr.str_at(&["metadata", "namespace"]), Some("kube-system"));
+        let host = hr
+            .path(&["spec", "values", "k8sServiceHost"])
+            .expect("host");
+        assert_eq!(host.as_str(), Some("192.168.2.9"));
+        assert_eq!(host.loc.file.as_ref(), "clusters/prod/vars.yaml");
+        assert_eq!(
+            platform.substituted[0].consumer.file.as_ref(),
+            "platform/helmrelease.yaml"
+        );
+    }
+
+    #[test]
+    fn depends_on_missing_cycles_duplicates_and_escapes() {
+        let apps = "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  path: ./apps
+  sourceRef: {kind: GitRepository, name: home}
+  dependsOn: [{name: infra}, {name: nowhere}]
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system}
+spec:
+  path: ./apps
+  sourceRef: {kind: GitRepository, name: home}
+  dependsOn: [{name: apps}]
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: escape, namespace: flux-system}
+spec:
+  path: ../outside
+  sourceRef: {kind: GitRepository, name: home}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: elsewhere, namespace: flux-system}
+spec:
+  path: ./x
+  sourceRef: {kind: GitRepository, name: other-repo}
+";
+        let fs = repo(&[
+            ("clusters/prod/flux-system/gotk-sync.yaml", SYNC),
+            ("clusters/prod/apps.yaml", apps),
+            // Rendered by `apps`: a second `infra`, at another place.
+            (
+                "apps/dup.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: infra, namespace: flux-system}\nspec: {path: ./apps, sourceRef: {kind: GitRepository, name: home}}\n",
+            ),
+            (
+                "apps/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+            ),
+        ]);
+        let tree = render(&fs);
+        let msgs: Vec<&str> = tree
+            .diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
+        let has = |s: &str| msgs.iter().any(|m| m.contains(s));
+        assert!(
+            has("depends on Flux Kustomization flux-system/nowhere"),
+            "{msgs:#?}"
+        );
+        assert!(
+            has("dependsOn cycle: flux-system/apps -> flux-system/infra -> flux-system/apps"),
+            "{msgs:#?}"
+        );
+        assert!(has("defined twice"), "{msgs:#?}");
+        assert!(has("leaves the source's root"), "{msgs:#?}");
+        assert!(has("not this repository"), "{msgs:#?}");
+        let notes = tree
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Note)
+            .count();
+        assert_eq!(notes, 1);
+    }
+
+    #[test]
+    fn flux_spec_is_applied_over_an_existing_kustomization() {
+        let ks = "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system}
+spec:
+  path: ./app
+  sourceRef: {kind: GitRepository, name: home}
+  namePrefix: prod-
+  images: [{name: nginx, newTag: '1.27'}]
+  commonMetadata:
+    labels: {team: platform}
+  patches:
+    - target: {kind: Deployment}
+      patch: |
+        - op: replace
+          path: /spec/replicas
+          value: 3
+";
+        let fs = repo(&[
+            ("clusters/prod/flux-system/gotk-sync.yaml", SYNC),
+            ("clusters/prod/app.yaml", ks),
+            (
+                "app/kustomization.yaml",
+                "resources: [deploy.yaml]\nimages: [{name: nginx, newTag: '1.25'}]\n",
+            ),
+            (
+                "app/deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: web, image: nginx}]\n",
+            ),
+        ]);
+        let tree = render(&fs);
+        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        let app = tree
+            .kustomizations
+            .iter()
+            .find(|k| k.name == "app")
+            .expect("rendered");
+        let d = &app.objects[0];
+        assert_eq!(d.str_at(&["metadata", "name"]), Some("prod-web"));
+        assert_eq!(d.str_at(&["metadata", "labels", "team"]), Some("platform"));
+        assert_eq!(
+            d.path(&["spec", "replicas"]).and_then(Node::as_i64),
+            Some(3)
+        );
+        let image = d
+            .path(&["spec", "template", "spec", "containers"])
+            .and_then(Node::as_seq)
+            .map(|c| c[0].str_at(&["image"]));
+        assert_eq!(image, Some(Some("nginx:1.27")));
+    }
+}
