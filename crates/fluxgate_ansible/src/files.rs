@@ -136,10 +136,10 @@ impl Root {
         let mut out = Vec::new();
         for ext in ["", ".yml", ".yaml", ".json"] {
             let p = dir.join(format!("{name}{ext}"));
-            if self.is_file(&p) {
-                if let Some(m) = self.load_vars_file(&p, diags) {
-                    out.push((self.rel(&p), m));
-                }
+            if self.is_file(&p)
+                && let Some(m) = self.load_vars_file(&p, diags)
+            {
+                out.push((self.rel(&p), m));
             }
         }
         let d = dir.join(name);
@@ -149,10 +149,8 @@ impl Root {
                     f.extension().and_then(|e| e.to_str()),
                     Some("yml" | "yaml" | "json") | None
                 );
-                if ok {
-                    if let Some(m) = self.load_vars_file(&f, diags) {
-                        out.push((self.rel(&f), m));
-                    }
+                if ok && let Some(m) = self.load_vars_file(&f, diags) {
+                    out.push((self.rel(&f), m));
                 }
             }
         }

@@ -1,6 +1,16 @@
 //! The Ansible filters, tests and globals that minijinja lacks, with Ansible's semantics
 //! (`'no' | bool` is false; `regex_search` returns None when nothing matches).
 
+// minijinja converts filter arguments into owned values; taking them by reference would need
+// a different (borrowing) argument type per filter for no gain.
+#![allow(clippy::needless_pass_by_value)]
+// Filters return `Result` uniformly so that each can fail the way Ansible's does.
+#![allow(clippy::unnecessary_wraps)]
+// Ansible's own argument names (`v`, `q`, `p`) mirror its documentation of ipaddr queries.
+#![allow(clippy::many_single_char_names)]
+// Match arms spell out Ansible's cases one by one even where two give the same answer.
+#![allow(clippy::match_same_arms)]
+
 use std::net::IpAddr;
 
 use base64::Engine;
@@ -70,7 +80,10 @@ pub fn register(env: &mut Environment<'static>) {
         env.add_filter(name, ipv4);
     }
     for (name, t) in [
-        ("version", version_test as fn(&str, &str, Option<&str>, Option<Kwargs>) -> Result<bool, Error>),
+        (
+            "version",
+            version_test as fn(&str, &str, Option<&str>, Option<Kwargs>) -> Result<bool, Error>,
+        ),
         ("version_compare", version_test),
         ("ansible.builtin.version", version_test),
     ] {
@@ -95,7 +108,9 @@ pub fn register(env: &mut Environment<'static>) {
     env.add_test("contains", |a: Value, b: Value| -> Result<bool, Error> {
         Ok(items(&a)?.contains(&b))
     });
-    env.add_test("ansible.utils.ipaddr", |v: Value| parse_ip_or_net(&py_str(&v)).is_some());
+    env.add_test("ansible.utils.ipaddr", |v: Value| {
+        parse_ip_or_net(&py_str(&v)).is_some()
+    });
     env.add_test("ansible.utils.ipv4", |v: Value| {
         parse_ip_or_net(&py_str(&v)).is_some_and(|(ip, _)| ip.is_ipv4())
     });
@@ -125,7 +140,11 @@ fn to_bool(v: Value) -> Result<Value, Error> {
         ValueKind::None => false,
         ValueKind::Number => v.as_i64() == Some(1) || f64::try_from(v.clone()).ok() == Some(1.0),
         ValueKind::String => matches!(
-            v.as_str().unwrap_or_default().trim().to_lowercase().as_str(),
+            v.as_str()
+                .unwrap_or_default()
+                .trim()
+                .to_lowercase()
+                .as_str(),
             "yes" | "on" | "1" | "true" | "y" | "t" | "1.0"
         ),
         _ => false,
@@ -133,10 +152,10 @@ fn to_bool(v: Value) -> Result<Value, Error> {
 }
 
 fn ternary(v: Value, yes: Value, no: Value, none: Option<Value>) -> Value {
-    if v.is_none() {
-        if let Some(n) = none {
-            return n;
-        }
+    if v.is_none()
+        && let Some(n) = none
+    {
+        return n;
     }
     if v.is_true() { yes } else { no }
 }
@@ -153,8 +172,15 @@ fn merge(a: &Value, b: &Value, recursive: bool, list_merge: &str) -> Value {
             let out: Vec<Value> = match list_merge {
                 "append" => av.into_iter().chain(bv).collect(),
                 "prepend" => bv.into_iter().chain(av).collect(),
-                "append_rp" => { let keep: Vec<Value> = av.into_iter().filter(|x| !bv.contains(x)).collect(); keep.into_iter().chain(bv).collect() }
-                "prepend_rp" => bv.iter().cloned().chain(av.into_iter().filter(|x| !bv.contains(x))).collect(),
+                "append_rp" => {
+                    let keep: Vec<Value> = av.into_iter().filter(|x| !bv.contains(x)).collect();
+                    keep.into_iter().chain(bv).collect()
+                }
+                "prepend_rp" => bv
+                    .iter()
+                    .cloned()
+                    .chain(av.into_iter().filter(|x| !bv.contains(x)))
+                    .collect(),
                 _ => bv,
             };
             return out.into_iter().collect();
@@ -204,7 +230,10 @@ fn combine(base: Value, rest: Rest<Value>, kwargs: Kwargs) -> Result<Value, Erro
     }
     for o in others {
         if o.kind() != ValueKind::Map {
-            return Err(err(format!("failed to combine variables, expected dicts but got a '{}'", o.kind())));
+            return Err(err(format!(
+                "failed to combine variables, expected dicts but got a '{}'",
+                o.kind()
+            )));
         }
         acc = merge(&acc, &o, recursive, &list_merge);
     }
@@ -212,10 +241,17 @@ fn combine(base: Value, rest: Rest<Value>, kwargs: Kwargs) -> Result<Value, Erro
 }
 
 fn dict2items(v: Value, kwargs: Kwargs) -> Result<Value, Error> {
-    let kn: String = kwargs.get::<Option<String>>("key_name")?.unwrap_or_else(|| "key".into());
-    let vn: String = kwargs.get::<Option<String>>("value_name")?.unwrap_or_else(|| "value".into());
+    let kn: String = kwargs
+        .get::<Option<String>>("key_name")?
+        .unwrap_or_else(|| "key".into());
+    let vn: String = kwargs
+        .get::<Option<String>>("value_name")?
+        .unwrap_or_else(|| "value".into());
     if v.kind() != ValueKind::Map {
-        return Err(err(format!("dict2items requires a dictionary, got {}", v.kind())));
+        return Err(err(format!(
+            "dict2items requires a dictionary, got {}",
+            v.kind()
+        )));
     }
     let mut out = Vec::new();
     for k in v.try_iter()? {
@@ -226,8 +262,12 @@ fn dict2items(v: Value, kwargs: Kwargs) -> Result<Value, Error> {
 }
 
 fn items2dict(v: Value, kwargs: Kwargs) -> Result<Value, Error> {
-    let kn: String = kwargs.get::<Option<String>>("key_name")?.unwrap_or_else(|| "key".into());
-    let vn: String = kwargs.get::<Option<String>>("value_name")?.unwrap_or_else(|| "value".into());
+    let kn: String = kwargs
+        .get::<Option<String>>("key_name")?
+        .unwrap_or_else(|| "key".into());
+    let vn: String = kwargs
+        .get::<Option<String>>("value_name")?
+        .unwrap_or_else(|| "value".into());
     let mut out = Vec::new();
     for it in v.try_iter()? {
         out.push((it.get_attr(&kn)?, it.get_attr(&vn)?));
@@ -287,17 +327,29 @@ fn build_regex(pattern: &str, ignorecase: bool, multiline: bool) -> Result<regex
         .map_err(|e| err(format!("invalid regular expression: {e}")))
 }
 
-fn regex_replace(v: Value, pattern: String, rep: Option<String>, kwargs: Kwargs) -> Result<Value, Error> {
+fn regex_replace(
+    v: Value,
+    pattern: String,
+    rep: Option<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
     let ic = kwargs.get::<Option<bool>>("ignorecase")?.unwrap_or(false);
     let ml = kwargs.get::<Option<bool>>("multiline")?.unwrap_or(false);
     let count = kwargs.get::<Option<usize>>("count")?.unwrap_or(0);
     let re = build_regex(&pattern, ic, ml)?;
     let rep = py_replacement(&rep.unwrap_or_default());
     let s = py_str(&v);
-    Ok(Value::from(re.replacen(&s, count, rep.as_str()).into_owned()))
+    Ok(Value::from(
+        re.replacen(&s, count, rep.as_str()).into_owned(),
+    ))
 }
 
-fn regex_search(v: Value, pattern: String, groups: Rest<String>, kwargs: Kwargs) -> Result<Value, Error> {
+fn regex_search(
+    v: Value,
+    pattern: String,
+    groups: Rest<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
     let ic = kwargs.get::<Option<bool>>("ignorecase")?.unwrap_or(false);
     let ml = kwargs.get::<Option<bool>>("multiline")?.unwrap_or(false);
     let re = build_regex(&pattern, ic, ml)?;
@@ -335,7 +387,11 @@ fn regex_findall(v: Value, pattern: String, kwargs: Kwargs) -> Result<Value, Err
         } else if n == 2 {
             out.push(Value::from(caps.get(1).map_or("", |m| m.as_str())));
         } else {
-            out.push((1..n).map(|i| Value::from(caps.get(i).map_or("", |m| m.as_str()))).collect());
+            out.push(
+                (1..n)
+                    .map(|i| Value::from(caps.get(i).map_or("", |m| m.as_str())))
+                    .collect(),
+            );
         }
     }
     Ok(out.into_iter().collect())
@@ -400,12 +456,19 @@ fn to_json(v: Value, kwargs: Kwargs) -> Result<Value, Error> {
 fn python_json(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Array(a) => {
-            format!("[{}]", a.iter().map(python_json).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                a.iter().map(python_json).collect::<Vec<_>>().join(", ")
+            )
         }
         serde_json::Value::Object(o) => format!(
             "{{{}}}",
             o.iter()
-                .map(|(k, v)| format!("{}: {}", serde_json::Value::String(k.clone()), python_json(v)))
+                .map(|(k, v)| format!(
+                    "{}: {}",
+                    serde_json::Value::String(k.clone()),
+                    python_json(v)
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -416,12 +479,14 @@ fn python_json(v: &serde_json::Value) -> String {
 fn to_nice_json(v: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let _ = kwargs.get::<Option<Value>>("indent");
     let j = to_json_value(&v);
-    Ok(Value::from(serde_json::to_string_pretty(&j).unwrap_or_default()))
+    Ok(Value::from(
+        serde_json::to_string_pretty(&j).unwrap_or_default(),
+    ))
 }
 
 fn from_json(v: Value) -> Result<Value, Error> {
-    let j: serde_json::Value = serde_json::from_str(&py_str(&v))
-        .map_err(|e| err(format!("from_json: {e}")))?;
+    let j: serde_json::Value =
+        serde_json::from_str(&py_str(&v)).map_err(|e| err(format!("from_json: {e}")))?;
     Ok(node_to_value(&fluxgate_yaml::Node::from_json(
         &j,
         &fluxgate_diagnostics::Location::file("<json>"),
@@ -483,12 +548,16 @@ fn union(a: Value, b: Value) -> Result<Value, Error> {
 
 fn difference(a: Value, b: Value) -> Result<Value, Error> {
     let b = items(&b)?;
-    Ok(dedup(items(&a)?.into_iter().filter(|x| !b.contains(x)).collect()))
+    Ok(dedup(
+        items(&a)?.into_iter().filter(|x| !b.contains(x)).collect(),
+    ))
 }
 
 fn intersect(a: Value, b: Value) -> Result<Value, Error> {
     let b = items(&b)?;
-    Ok(dedup(items(&a)?.into_iter().filter(|x| b.contains(x)).collect()))
+    Ok(dedup(
+        items(&a)?.into_iter().filter(|x| b.contains(x)).collect(),
+    ))
 }
 
 fn symmetric_difference(a: Value, b: Value) -> Result<Value, Error> {
@@ -501,10 +570,17 @@ fn symmetric_difference(a: Value, b: Value) -> Result<Value, Error> {
 fn extract(item: Value, container: Value, morekeys: Option<Value>) -> Result<Value, Error> {
     let mut v = container.get_item(&item)?;
     if v.is_undefined() {
-        return Err(Error::new(ErrorKind::UndefinedError, format!("extract: '{item}' is undefined")));
+        return Err(Error::new(
+            ErrorKind::UndefinedError,
+            format!("extract: '{item}' is undefined"),
+        ));
     }
     if let Some(keys) = morekeys {
-        let keys: Vec<Value> = if keys.kind() == ValueKind::Seq { items(&keys)? } else { vec![keys] };
+        let keys: Vec<Value> = if keys.kind() == ValueKind::Seq {
+            items(&keys)?
+        } else {
+            vec![keys]
+        };
         for k in keys {
             v = v.get_item(&k)?;
         }
@@ -528,7 +604,10 @@ fn dirname(v: Value) -> String {
 
 fn quote(v: Value) -> String {
     let s = py_str(&v);
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c))
+    {
         s
     } else {
         format!("'{}'", s.replace('\'', "'\"'\"'"))
@@ -570,10 +649,15 @@ fn to_int(v: Value, default: Option<i64>, base: Option<u32>) -> Result<Value, Er
             let s = v.as_str().unwrap_or_default().trim();
             match base {
                 Some(b) => i64::from_str_radix(s, b).unwrap_or(d),
-                None => s.parse::<i64>().ok().or_else(|| {
-                    #[allow(clippy::cast_possible_truncation)] // Python's int(float(s)) truncates
-                    s.parse::<f64>().ok().map(|f| f.trunc() as i64)
-                }).unwrap_or(d),
+                None => s
+                    .parse::<i64>()
+                    .ok()
+                    .or_else(|| {
+                        #[allow(clippy::cast_possible_truncation)]
+                        // Python's int(float(s)) truncates
+                        s.parse::<f64>().ok().map(|f| f.trunc() as i64)
+                    })
+                    .unwrap_or(d),
             }
         }
         _ => d,
@@ -610,7 +694,9 @@ fn hash(v: Value, algo: Option<String>) -> Result<String, Error> {
     match algo.as_deref().unwrap_or("sha1") {
         "sha256" => Ok(format!("{:x}", sha2::Sha256::digest(s.as_bytes()))),
         "sha512" => Ok(format!("{:x}", sha2::Sha512::digest(s.as_bytes()))),
-        other => Err(err(format!("hash algorithm '{other}' is not supported offline"))),
+        other => Err(err(format!(
+            "hash algorithm '{other}' is not supported offline"
+        ))),
     }
 }
 
@@ -620,7 +706,11 @@ fn parse_ip_or_net(s: &str) -> Option<(IpAddr, Option<u8>)> {
         Some((a, p)) => (a, Some(p.parse::<u8>().ok()?)),
         None => (s, None),
     };
-    let ip: IpAddr = addr.trim_start_matches('[').trim_end_matches(']').parse().ok()?;
+    let ip: IpAddr = addr
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()?;
     let max = if ip.is_ipv4() { 32 } else { 128 };
     if prefix.is_some_and(|p| p > max) {
         return None;
@@ -632,12 +722,20 @@ fn network_of(ip: IpAddr, prefix: u8) -> IpAddr {
     match ip {
         IpAddr::V4(v4) => {
             let bits = u32::from(v4);
-            let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(prefix)) };
+            let mask = if prefix == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(prefix))
+            };
             IpAddr::V4((bits & mask).into())
         }
         IpAddr::V6(v6) => {
             let bits = u128::from(v6);
-            let mask = if prefix == 0 { 0 } else { u128::MAX << (128 - u32::from(prefix)) };
+            let mask = if prefix == 0 {
+                0
+            } else {
+                u128::MAX << (128 - u32::from(prefix))
+            };
             IpAddr::V6((bits & mask).into())
         }
     }
@@ -667,7 +765,9 @@ fn ipaddr_one(v: &Value, query: Option<&Value>) -> Value {
             }
             IpAddr::V6(n) => Value::from(format!(
                 "{}/{}",
-                std::net::Ipv6Addr::from(u128::from(n).wrapping_add(u128::try_from(i).unwrap_or(0))),
+                std::net::Ipv6Addr::from(
+                    u128::from(n).wrapping_add(u128::try_from(i).unwrap_or(0))
+                ),
                 p
             )),
         };
@@ -698,26 +798,50 @@ fn ipaddr_one(v: &Value, query: Option<&Value>) -> Value {
         "prefix" => Value::from(i64::from(p)),
         "netmask" => match ip {
             IpAddr::V4(_) => {
-                let mask = if p == 0 { 0 } else { u32::MAX << (32 - u32::from(p)) };
+                let mask = if p == 0 {
+                    0
+                } else {
+                    u32::MAX << (32 - u32::from(p))
+                };
                 Value::from(std::net::Ipv4Addr::from(mask).to_string())
             }
             IpAddr::V6(_) => Value::from(false),
         },
-        "ipv4" | "4" => if ip.is_ipv4() { Value::from(s) } else { Value::from(false) },
-        "ipv6" | "6" => if ip.is_ipv6() { Value::from(s) } else { Value::from(false) },
+        "ipv4" | "4" => {
+            if ip.is_ipv4() {
+                Value::from(s)
+            } else {
+                Value::from(false)
+            }
+        }
+        "ipv6" | "6" => {
+            if ip.is_ipv6() {
+                Value::from(s)
+            } else {
+                Value::from(false)
+            }
+        }
         "private" => {
             let private = match ip {
                 IpAddr::V4(a) => a.is_private(),
                 IpAddr::V6(a) => (a.segments()[0] & 0xfe00) == 0xfc00,
             };
-            if private { Value::from(s) } else { Value::from(false) }
+            if private {
+                Value::from(s)
+            } else {
+                Value::from(false)
+            }
         }
         "public" => {
             let public = match ip {
                 IpAddr::V4(a) => !(a.is_private() || a.is_loopback() || a.is_link_local()),
                 IpAddr::V6(a) => !a.is_loopback(),
             };
-            if public { Value::from(s) } else { Value::from(false) }
+            if public {
+                Value::from(s)
+            } else {
+                Value::from(false)
+            }
         }
         "wrap" => Value::from(wrap(&s)),
         _ => Value::from(false),
@@ -774,21 +898,37 @@ fn ipwrap(v: Value) -> Value {
 fn version_parts(s: &str) -> Vec<u64> {
     s.trim_start_matches('v')
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .map(|p| p.chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap_or(0))
+        .map(|p| {
+            p.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .unwrap_or(0)
+        })
         .collect()
 }
 
-fn version_test(v: &str, other: &str, op: Option<&str>, kwargs: Option<Kwargs>) -> Result<bool, Error> {
+use std::cmp::Ordering::{Equal, Greater, Less};
+
+fn version_test(
+    v: &str,
+    other: &str,
+    op: Option<&str>,
+    kwargs: Option<Kwargs>,
+) -> Result<bool, Error> {
     let op = op
         .map(str::to_string)
-        .or_else(|| kwargs.as_ref().and_then(|k| k.get::<Option<String>>("operator").ok().flatten()))
+        .or_else(|| {
+            kwargs
+                .as_ref()
+                .and_then(|k| k.get::<Option<String>>("operator").ok().flatten())
+        })
         .unwrap_or_else(|| "eq".into());
     let (mut a, mut b) = (version_parts(v), version_parts(other));
     let n = a.len().max(b.len());
     a.resize(n, 0);
     b.resize(n, 0);
     let ord = a.cmp(&b);
-    use std::cmp::Ordering::{Equal, Greater, Less};
     Ok(match op.as_str() {
         "<" | "lt" => ord == Less,
         "<=" | "le" => ord != Greater,
@@ -814,12 +954,17 @@ fn lookup(state: &State, name: String, args: Rest<Value>) -> Result<Value, Error
                 if let Some(d) = args.get(1) {
                     return Ok(d.clone());
                 }
-                return Err(Error::new(ErrorKind::UndefinedError, format!("'{key}' is undefined")));
+                return Err(Error::new(
+                    ErrorKind::UndefinedError,
+                    format!("'{key}' is undefined"),
+                ));
             }
             Ok(v)
         }
         "env" => Ok(Value::from("")),
-        other => Err(err(format!("lookup('{other}') cannot be evaluated offline"))),
+        other => Err(err(format!(
+            "lookup('{other}') cannot be evaluated offline"
+        ))),
     }
 }
 
@@ -843,7 +988,9 @@ mod tests {
     }
 
     fn r(src: &str) -> String {
-        env().render_str(src, ()).unwrap_or_else(|e| format!("ERR {e}"))
+        env()
+            .render_str(src, ())
+            .unwrap_or_else(|e| format!("ERR {e}"))
     }
 
     #[test]
@@ -855,8 +1002,14 @@ mod tests {
 
     #[test]
     fn collection_filters() {
-        assert_eq!(r("{{ {'a': {'x': 1}} | combine({'a': {'y': 2}}, recursive=true) | to_json }}"), r#"{"a": {"x": 1, "y": 2}}"#);
-        assert_eq!(r("{{ {'a': 1} | dict2items | to_json }}"), r#"[{"key": "a", "value": 1}]"#);
+        assert_eq!(
+            r("{{ {'a': {'x': 1}} | combine({'a': {'y': 2}}, recursive=true) | to_json }}"),
+            r#"{"a": {"x": 1, "y": 2}}"#
+        );
+        assert_eq!(
+            r("{{ {'a': 1} | dict2items | to_json }}"),
+            r#"[{"key": "a", "value": 1}]"#
+        );
         assert_eq!(r("{{ [1, [2, [3]]] | flatten | to_json }}"), "[1, 2, 3]");
         assert_eq!(r("{{ [1,2] | union([2,3]) | to_json }}"), "[1, 2, 3]");
         assert_eq!(r("{{ [1,2] | difference([2,3]) | to_json }}"), "[1]");
@@ -865,14 +1018,20 @@ mod tests {
 
     #[test]
     fn regex_filters() {
-        assert_eq!(r(r"{{ 'ab12' | regex_replace('([a-z]+)(\\d+)', '\\2-\\1') }}"), "12-ab");
+        assert_eq!(
+            r(r"{{ 'ab12' | regex_replace('([a-z]+)(\\d+)', '\\2-\\1') }}"),
+            "12-ab"
+        );
         assert_eq!(r("{{ 'abc' | regex_search('x') is none }}"), "True");
         assert_eq!(r("{{ 'v1.2' is version('1.10', '<') }}"), "True");
     }
 
     #[test]
     fn ip_filters() {
-        assert_eq!(r("{{ '10.0.0.5/24' | ansible.utils.ipaddr('address') }}"), "10.0.0.5");
+        assert_eq!(
+            r("{{ '10.0.0.5/24' | ansible.utils.ipaddr('address') }}"),
+            "10.0.0.5"
+        );
         assert_eq!(r("{{ '10.0.0.5/24' | ipaddr('network') }}"), "10.0.0.0");
         assert_eq!(r("{{ '10.0.0.0/24' | ipaddr(1) }}"), "10.0.0.1/24");
         assert_eq!(r("{{ 'fe80::1' | ansible.utils.ipwrap }}"), "[fe80::1]");

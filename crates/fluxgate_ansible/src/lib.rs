@@ -128,7 +128,11 @@ impl Project {
     /// The names of the variables a host sees (in [`Scope::Host`]).
     #[must_use]
     pub fn var_names(&self, host: &str) -> Vec<String> {
-        self.data.table(&Scope::Host, host).keys().cloned().collect()
+        self.data
+            .table(&Scope::Host, host)
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// The names of the variables a host sees in one scope.
@@ -143,7 +147,12 @@ impl Project {
     }
 
     /// Resolves one variable in a given scope.
-    pub fn resolve_in(&self, scope: &Scope, host: &str, var: &str) -> Result<Resolved, ResolveError> {
+    pub fn resolve_in(
+        &self,
+        scope: &Scope,
+        host: &str,
+        var: &str,
+    ) -> Result<Resolved, ResolveError> {
         if !self.data.inventory.hosts.contains_key(host) {
             return Err(ResolveError {
                 message: format!("host '{host}' is not in the inventory"),
@@ -204,7 +213,11 @@ impl Project {
         for (name, role) in &self.data.book.roles {
             if rel.starts_with(&format!("{}/", role.path)) {
                 for (i, p) in self.data.book.plays.iter().enumerate() {
-                    let targets = self.data.play_hosts.get(i).is_some_and(|h| h.iter().any(|x| x == host));
+                    let targets = self
+                        .data
+                        .play_hosts
+                        .get(i)
+                        .is_some_and(|h| h.iter().any(|x| x == host));
                     if targets && p.roles.iter().any(|r| r == name) {
                         return Scope::Role(i, name.clone());
                     }
@@ -216,6 +229,8 @@ impl Project {
 
     /// Renders a template file (path relative to the root) for one host. Errors are findings
     /// at the template's line, with the chain of variables that led there.
+    // A Diagnostic is the crate's error currency; boxing it would only add noise at call sites.
+    #[allow(clippy::result_large_err)]
     pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
         let abs = files::normalize(&self.data.root.dir.join(path));
         let rel = self.data.root.rel(&abs);
@@ -240,7 +255,7 @@ impl Project {
         let rendered = match resolve::render_text(&self.data, &scope, host, &text, &locals) {
             Ok(s) => s,
             Err((e, line)) => {
-                let loc = Location::new(rel.clone(), line.unwrap_or(0), if line.is_some() { 1 } else { 0 });
+                let loc = Location::new(rel.clone(), line.unwrap_or(0), u32::from(line.is_some()));
                 let mut d = Diagnostic::render_error(
                     format!("cannot render {rel} for {host}: {}", e.message),
                     Some(loc),

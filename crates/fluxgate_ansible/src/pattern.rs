@@ -42,7 +42,11 @@ fn split_terms(text: &str) -> Vec<String> {
         if part.is_empty() {
             continue;
         }
-        if part.matches(':').count() > 1 && !part.contains(":&") && !part.contains(":!") && part.parse::<std::net::Ipv6Addr>().is_ok() {
+        if part.matches(':').count() > 1
+            && !part.contains(":&")
+            && !part.contains(":!")
+            && part.parse::<std::net::Ipv6Addr>().is_ok()
+        {
             out.push(part.to_string());
             continue;
         }
@@ -146,12 +150,11 @@ fn term_hosts(data: &Data, term: &str) -> Vec<String> {
         let n: i64 = s.parse().unwrap_or(0);
         if n < 0 { (len + n).max(0) } else { n.min(len) }
     };
-    let (a, b) = match sub.split_once(':') {
-        Some((a, b)) => (idx(a, 0), idx(b, len - 1) + 1),
-        None => {
-            let i = idx(sub, 0);
-            (i, i + 1)
-        }
+    let (a, b) = if let Some((a, b)) = sub.split_once(':') {
+        (idx(a, 0), idx(b, len - 1) + 1)
+    } else {
+        let i = idx(sub, 0);
+        (i, i + 1)
     };
     hosts
         .into_iter()

@@ -1,6 +1,9 @@
 //! Playbooks: the `import_playbook` tree flattened into the bootstrap order, plays with their
 //! roles (meta dependencies first) and statically imported tasks.
 
+// Quote-scanning state machines keep one arm per state, even where two act alike.
+#![allow(clippy::match_same_arms)]
+
 use std::path::{Path, PathBuf};
 
 use fluxgate_diagnostics::{Diagnostic, Location};
@@ -12,14 +15,58 @@ use crate::files::Root;
 
 /// Keywords a task may carry besides its module.
 const TASK_KEYWORDS: &[&str] = &[
-    "name", "when", "register", "changed_when", "failed_when", "check_mode", "become",
-    "become_user", "become_method", "become_flags", "tags", "vars", "loop", "loop_control",
-    "with_items", "with_dict", "with_list", "with_fileglob", "with_first_found", "with_together",
-    "with_nested", "with_sequence", "with_subelements", "with_random_choice", "with_indexed_items",
-    "notify", "delegate_to", "delegate_facts", "run_once", "ignore_errors", "ignore_unreachable",
-    "no_log", "environment", "until", "retries", "delay", "args", "diff", "any_errors_fatal",
-    "async", "poll", "listen", "throttle", "timeout", "connection", "local_action", "module_defaults",
-    "collections", "debugger", "remote_user", "port", "vars_files",
+    "name",
+    "when",
+    "register",
+    "changed_when",
+    "failed_when",
+    "check_mode",
+    "become",
+    "become_user",
+    "become_method",
+    "become_flags",
+    "tags",
+    "vars",
+    "loop",
+    "loop_control",
+    "with_items",
+    "with_dict",
+    "with_list",
+    "with_fileglob",
+    "with_first_found",
+    "with_together",
+    "with_nested",
+    "with_sequence",
+    "with_subelements",
+    "with_random_choice",
+    "with_indexed_items",
+    "notify",
+    "delegate_to",
+    "delegate_facts",
+    "run_once",
+    "ignore_errors",
+    "ignore_unreachable",
+    "no_log",
+    "environment",
+    "until",
+    "retries",
+    "delay",
+    "args",
+    "diff",
+    "any_errors_fatal",
+    "async",
+    "poll",
+    "listen",
+    "throttle",
+    "timeout",
+    "connection",
+    "local_action",
+    "module_defaults",
+    "collections",
+    "debugger",
+    "remote_user",
+    "port",
+    "vars_files",
 ];
 
 /// A statically known `template` task: what it renders and where to.
@@ -274,8 +321,16 @@ impl Loader<'_> {
                 for (k, v) in m {
                     if !matches!(
                         k.as_str(),
-                        "role" | "name" | "when" | "tags" | "become" | "become_user" | "vars"
-                            | "delegate_to" | "environment" | "ignore_errors"
+                        "role"
+                            | "name"
+                            | "when"
+                            | "tags"
+                            | "become"
+                            | "become_user"
+                            | "vars"
+                            | "delegate_to"
+                            | "environment"
+                            | "ignore_errors"
                     ) {
                         params.insert(k.clone(), v.clone());
                     }
@@ -306,7 +361,12 @@ impl Loader<'_> {
     fn find_role(&self, name: &str, dir: &Path) -> Option<PathBuf> {
         let short = name.rsplit('.').next().unwrap_or(name);
         let mut candidates: Vec<PathBuf> = Vec::new();
-        for base in self.roles_path.iter().map(PathBuf::as_path).chain([dir.join("roles").as_path(), dir]) {
+        for base in self
+            .roles_path
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([dir.join("roles").as_path(), dir])
+        {
             candidates.push(base.join(name));
             if short != name {
                 candidates.push(base.join(short));
@@ -364,17 +424,21 @@ impl Loader<'_> {
             abs: path.to_path_buf(),
             ..Role::default()
         };
-        role.defaults = self.root.load_named_vars(&path.join("defaults"), "main", &mut self.diags);
-        role.vars = self.root.load_named_vars(&path.join("vars"), "main", &mut self.diags);
+        role.defaults = self
+            .root
+            .load_named_vars(&path.join("defaults"), "main", &mut self.diags);
+        role.vars = self
+            .root
+            .load_named_vars(&path.join("vars"), "main", &mut self.diags);
         for ext in ["main.yml", "main.yaml"] {
             let meta = path.join("meta").join(ext);
             if self.root.is_file(&meta) {
-                if let Some(doc) = self.root.load_yaml(&meta, &mut self.diags) {
-                    if let Some(deps) = doc.get("dependencies").and_then(Node::as_seq) {
-                        for d in deps {
-                            if let Some(r) = self.role_ref(d) {
-                                role.dependencies.push(r);
-                            }
+                if let Some(doc) = self.root.load_yaml(&meta, &mut self.diags)
+                    && let Some(deps) = doc.get("dependencies").and_then(Node::as_seq)
+                {
+                    for d in deps {
+                        if let Some(r) = self.role_ref(d) {
+                            role.dependencies.push(r);
                         }
                     }
                 }
@@ -535,7 +599,12 @@ impl Loader<'_> {
 
     /// A template `src`: the role's `templates/`, the role, the playbook's `templates/`, the
     /// playbook directory.
-    fn resolve_template(&self, src: &str, dir: &Path, role: Option<(&str, &Path)>) -> Option<String> {
+    fn resolve_template(
+        &self,
+        src: &str,
+        dir: &Path,
+        role: Option<(&str, &Path)>,
+    ) -> Option<String> {
         if src.contains("{{") {
             return None;
         }
@@ -556,7 +625,16 @@ impl Loader<'_> {
 fn is_free_form_kv(module: &str) -> bool {
     !matches!(
         module.rsplit('.').next(),
-        Some("command" | "shell" | "raw" | "script" | "import_tasks" | "include_tasks" | "include_vars" | "meta")
+        Some(
+            "command"
+                | "shell"
+                | "raw"
+                | "script"
+                | "import_tasks"
+                | "include_tasks"
+                | "include_vars"
+                | "meta"
+        )
     )
 }
 

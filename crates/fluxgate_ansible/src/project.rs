@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_yaml::Node;
 use minijinja::{Environment, UndefinedBehavior, Value};
 
 use crate::VarMap;
@@ -19,6 +18,8 @@ use crate::values::py_str;
 /// A file of variables that forms part of one precedence layer.
 #[derive(Clone, Debug)]
 pub struct VarFile {
+    /// Path relative to the root (kept for diagnostics and future origin listings).
+    #[allow(dead_code)]
     pub file: String,
     pub vars: VarMap,
 }
@@ -49,7 +50,9 @@ pub struct Data {
 
 impl std::fmt::Debug for Data {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Data").field("root", &self.root.dir).finish_non_exhaustive()
+        f.debug_struct("Data")
+            .field("root", &self.root.dir)
+            .finish_non_exhaustive()
     }
 }
 
@@ -129,16 +132,17 @@ pub fn load(opts: &Options) -> Data {
         find_cfg(&root, &start_dir)
     });
     let cfg = match &cfg_path {
-        Some(p) => match root.read(p) {
-            Some(text) => parse_cfg(&text, p.parent().unwrap_or(Path::new("."))),
-            None => {
+        Some(p) => {
+            if let Some(text) = root.read(p) {
+                parse_cfg(&text, p.parent().unwrap_or(Path::new(".")))
+            } else {
                 diags.push(Diagnostic::render_error(
                     format!("cannot read {}", root.rel(p)),
                     Some(Location::file(root.rel(p))),
                 ));
                 AnsibleCfg::default()
             }
-        },
+        }
         None => AnsibleCfg::default(),
     };
     let sources: Vec<PathBuf> = if inventory_paths.is_empty() {
@@ -154,12 +158,18 @@ pub fn load(opts: &Options) -> Data {
             inv_dirs.push(src.clone());
             for f in root.walk(src) {
                 let rel_in = f.strip_prefix(src).unwrap_or(&f);
-                let skip = rel_in.components().any(|c| {
-                    matches!(c.as_os_str().to_str(), Some("group_vars" | "host_vars"))
-                }) || matches!(
-                    f.extension().and_then(|e| e.to_str()),
-                    Some("md" | "txt" | "cfg" | "retry" | "pyc" | "orig" | "ini~" | "sh" | "py")
-                ) || f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+                let skip = rel_in
+                    .components()
+                    .any(|c| matches!(c.as_os_str().to_str(), Some("group_vars" | "host_vars")))
+                    || matches!(
+                        f.extension().and_then(|e| e.to_str()),
+                        Some(
+                            "md" | "txt" | "cfg" | "retry" | "pyc" | "orig" | "ini~" | "sh" | "py"
+                        )
+                    )
+                    || f.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with('.'));
                 if skip {
                     continue;
                 }
@@ -182,8 +192,20 @@ pub fn load(opts: &Options) -> Data {
     let mut group_vars_inv = indexmap::IndexMap::new();
     let mut host_vars_inv = indexmap::IndexMap::new();
     for d in &inv_dirs {
-        collect_named(&root, &d.join("group_vars"), &group_names, &mut group_vars_inv, &mut diags);
-        collect_named(&root, &d.join("host_vars"), &host_names, &mut host_vars_inv, &mut diags);
+        collect_named(
+            &root,
+            &d.join("group_vars"),
+            &group_names,
+            &mut group_vars_inv,
+            &mut diags,
+        );
+        collect_named(
+            &root,
+            &d.join("host_vars"),
+            &host_names,
+            &mut host_vars_inv,
+            &mut diags,
+        );
     }
 
     let mut book = Playbook::default();
@@ -201,9 +223,21 @@ pub fn load(opts: &Options) -> Data {
         loader.load(&pb);
         diags.append(&mut loader.diags);
         book = loader.book;
-        if !inv_dirs.iter().any(|d| *d == dir) {
-            collect_named(&root, &dir.join("group_vars"), &group_names, &mut group_vars_play, &mut diags);
-            collect_named(&root, &dir.join("host_vars"), &host_names, &mut host_vars_play, &mut diags);
+        if !inv_dirs.contains(&dir) {
+            collect_named(
+                &root,
+                &dir.join("group_vars"),
+                &group_names,
+                &mut group_vars_play,
+                &mut diags,
+            );
+            collect_named(
+                &root,
+                &dir.join("host_vars"),
+                &host_names,
+                &mut host_vars_play,
+                &mut diags,
+            );
         }
         playbook_dir = Some(dir);
     }
@@ -212,7 +246,11 @@ pub fn load(opts: &Options) -> Data {
         group_names
             .iter()
             .map(|g| {
-                let hosts: Vec<Value> = inventory.group_hosts(g).into_iter().map(Value::from).collect();
+                let hosts: Vec<Value> = inventory
+                    .group_hosts(g)
+                    .into_iter()
+                    .map(Value::from)
+                    .collect();
                 (g.clone(), hosts.into_iter().collect::<Value>())
             })
             .collect::<Vec<_>>(),
@@ -225,17 +263,23 @@ pub fn load(opts: &Options) -> Data {
             for vf in &p.vars_files {
                 let Some(name) = vf.as_str() else { continue };
                 if name.contains("{{") {
-                    diags.push(Diagnostic::new(
-                        "render",
-                        fluxgate_diagnostics::Severity::Note,
-                        format!("templated vars_files entry '{name}' is not loaded statically"),
-                    ).at(vf.loc.clone()));
+                    diags.push(
+                        Diagnostic::new(
+                            "render",
+                            fluxgate_diagnostics::Severity::Note,
+                            format!("templated vars_files entry '{name}' is not loaded statically"),
+                        )
+                        .at(vf.loc.clone()),
+                    );
                     continue;
                 }
                 let path = p.dir.join(name);
                 if root.is_file(&path) {
                     if let Some(vars) = root.load_vars_file(&path, &mut diags) {
-                        files.push(VarFile { file: root.rel(&path), vars });
+                        files.push(VarFile {
+                            file: root.rel(&path),
+                            vars,
+                        });
                     }
                 } else {
                     diags.push(Diagnostic::render_error(
@@ -247,7 +291,10 @@ pub fn load(opts: &Options) -> Data {
             files
         })
         .collect();
-    let inventory_dir = inv_dirs.first().map(|d| d.display().to_string()).unwrap_or_default();
+    let inventory_dir = inv_dirs
+        .first()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
     let mut data = Data {
         root,
         inventory,
@@ -311,7 +358,9 @@ fn collect_named(
     }
     for n in names {
         for (file, vars) in root.load_named_vars(dir, n, diags) {
-            out.entry(n.clone()).or_default().push(VarFile { file, vars });
+            out.entry(n.clone())
+                .or_default()
+                .push(VarFile { file, vars });
         }
     }
 }
@@ -334,7 +383,11 @@ impl Data {
     fn plays_for(&self, scope: &Scope, host: &str) -> Vec<usize> {
         match scope {
             Scope::Host => (0..self.book.plays.len())
-                .filter(|i| self.play_hosts.get(*i).is_some_and(|h| h.iter().any(|x| x == host)))
+                .filter(|i| {
+                    self.play_hosts
+                        .get(*i)
+                        .is_some_and(|h| h.iter().any(|x| x == host))
+                })
                 .collect(),
             Scope::Play(p) | Scope::Role(p, _) => vec![*p],
         }
@@ -384,16 +437,16 @@ impl Data {
                 push_layer(&mut t, &vf.1, &format!("role defaults ({})", role.name));
             }
         }
-        if let Scope::Role(_, name) = scope {
-            if let Some(role) = self.book.roles.get(name) {
-                for dep in self.role_deps(name) {
-                    for vf in &dep.defaults {
-                        push_layer(&mut t, &vf.1, &format!("role defaults ({})", dep.name));
-                    }
+        if let Scope::Role(_, name) = scope
+            && let Some(role) = self.book.roles.get(name)
+        {
+            for dep in self.role_deps(name) {
+                for vf in &dep.defaults {
+                    push_layer(&mut t, &vf.1, &format!("role defaults ({})", dep.name));
                 }
-                for vf in &role.defaults {
-                    push_layer(&mut t, &vf.1, &format!("role defaults ({})", role.name));
-                }
+            }
+            for vf in &role.defaults {
+                push_layer(&mut t, &vf.1, &format!("role defaults ({})", role.name));
             }
         }
         let groups = self.inventory.sorted_host_groups(host);
@@ -406,12 +459,18 @@ impl Data {
                 push_layer(&mut t, &grp.vars, &format!("inventory vars ({g})"));
             }
         }
-        for (map, label) in [(&self.group_vars_inv, "group_vars/all"), (&self.group_vars_play, "playbook group_vars/all")] {
+        for (map, label) in [
+            (&self.group_vars_inv, "group_vars/all"),
+            (&self.group_vars_play, "playbook group_vars/all"),
+        ] {
             for vf in map.get("all").into_iter().flatten() {
                 push_layer(&mut t, &vf.vars, label);
             }
         }
-        for (map, label) in [(&self.group_vars_inv, "group_vars"), (&self.group_vars_play, "playbook group_vars")] {
+        for (map, label) in [
+            (&self.group_vars_inv, "group_vars"),
+            (&self.group_vars_play, "playbook group_vars"),
+        ] {
             for g in &groups {
                 for vf in map.get(g).into_iter().flatten() {
                     push_layer(&mut t, &vf.vars, &format!("{label}/{g}"));
@@ -421,7 +480,10 @@ impl Data {
         if let Some(h) = self.inventory.hosts.get(host) {
             push_layer(&mut t, &h.vars, "inventory host vars");
         }
-        for (map, label) in [(&self.host_vars_inv, "host_vars"), (&self.host_vars_play, "playbook host_vars")] {
+        for (map, label) in [
+            (&self.host_vars_inv, "host_vars"),
+            (&self.host_vars_play, "playbook host_vars"),
+        ] {
             for vf in map.get(host).into_iter().flatten() {
                 push_layer(&mut t, &vf.vars, label);
             }
@@ -439,11 +501,11 @@ impl Data {
                 push_layer(&mut t, &vf.1, &format!("role vars ({})", role.name));
             }
         }
-        if let Scope::Role(_, name) = scope {
-            if let Some(role) = self.book.roles.get(name) {
-                for vf in &role.vars {
-                    push_layer(&mut t, &vf.1, &format!("role vars ({})", role.name));
-                }
+        if let Scope::Role(_, name) = scope
+            && let Some(role) = self.book.roles.get(name)
+        {
+            for vf in &role.vars {
+                push_layer(&mut t, &vf.1, &format!("role vars ({})", role.name));
             }
         }
         push_layer(&mut t, &self.extra_vars, "extra vars");
@@ -495,7 +557,9 @@ impl Data {
             "playbook_dir" => Value::from(self.playbook_dir.as_ref()?.display().to_string()),
             "inventory_dir" => Value::from(self.inventory_dir.clone()),
             "role_path" | "role_name" => {
-                let Scope::Role(_, r) = scope else { return None };
+                let Scope::Role(_, r) = scope else {
+                    return None;
+                };
                 let role = self.book.roles.get(r)?;
                 if name == "role_name" {
                     Value::from(role.name.clone())
@@ -508,15 +572,13 @@ impl Data {
                     Scope::Play(p) | Scope::Role(p, _) => *p,
                     Scope::Host => return None,
                 };
-                self.play_hosts.get(p)?.iter().map(|h| Value::from(h.as_str())).collect()
+                self.play_hosts
+                    .get(p)?
+                    .iter()
+                    .map(|h| Value::from(h.as_str()))
+                    .collect()
             }
             _ => return None,
         })
     }
-}
-
-/// Node helper used by callers that need a location for derived values.
-#[must_use]
-pub fn located(v: &Value, loc: &Location) -> Node {
-    crate::values::value_to_node(v, loc)
 }

@@ -230,7 +230,9 @@ pub fn resolve(data: &Arc<Data>, scope: &Scope, host: &str, var: &str) -> Outcom
                 names.join(" -> ")
             ))
         } else if s.len() >= MAX_DEPTH {
-            Some(format!("variables nest more than {MAX_DEPTH} levels deep at '{var}'"))
+            Some(format!(
+                "variables nest more than {MAX_DEPTH} levels deep at '{var}'"
+            ))
         } else {
             None
         }
@@ -337,7 +339,8 @@ fn single_expression(s: &str) -> Option<&str> {
     let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
     let inner = inner.strip_prefix('-').unwrap_or(inner);
     let inner = inner.strip_suffix('-').unwrap_or(inner);
-    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") || inner.contains("{#") {
+    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") || inner.contains("{#")
+    {
         return None;
     }
     Some(inner)
@@ -376,12 +379,15 @@ pub fn render_value(
     };
     let nested: Vec<(String, ResolveError)> =
         NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
-    let missing: Vec<String> =
-        MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
+    let missing: Vec<String> = MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
     result.map_err(|e| jinja_error(&e, &nested, &missing))
 }
 
-fn jinja_error(e: &minijinja::Error, nested: &[(String, ResolveError)], missing: &[String]) -> ResolveError {
+fn jinja_error(
+    e: &minijinja::Error,
+    nested: &[(String, ResolveError)],
+    missing: &[String],
+) -> ResolveError {
     if e.kind() == ErrorKind::UndefinedError {
         if let Some((_, inner)) = nested.last() {
             return inner.clone();
@@ -397,10 +403,10 @@ fn jinja_error(e: &minijinja::Error, nested: &[(String, ResolveError)], missing:
     if let Some(detail) = e.detail() {
         msg = format!("{msg}: {detail}");
     }
-    if e.kind() == ErrorKind::SyntaxError {
-        if let Some(line) = e.line() {
-            msg = format!("{msg} (template line {line})");
-        }
+    if e.kind() == ErrorKind::SyntaxError
+        && let Some(line) = e.line()
+    {
+        msg = format!("{msg} (template line {line})");
     }
     ResolveError {
         message: format!("template error: {msg}"),
@@ -453,8 +459,7 @@ pub fn render_text(
     }
     let nested: Vec<(String, ResolveError)> =
         NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
-    let missing: Vec<String> =
-        MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
+    let missing: Vec<String> = MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
     result.map_err(|e| {
         let line = e.line().and_then(|l| u32::try_from(l).ok());
         (jinja_error(&e, &nested, &missing), line)

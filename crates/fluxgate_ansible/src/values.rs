@@ -34,17 +34,6 @@ pub fn is_vault(node: &Node) -> bool {
         .is_some_and(|t| t.trim_start_matches('!') == "vault" || t.ends_with(":vault"))
 }
 
-/// Whether a node or anything below it is vault-encrypted.
-#[must_use]
-pub fn contains_vault(node: &Node) -> bool {
-    is_vault(node)
-        || match &node.value {
-            Y::Seq(s) => s.iter().any(contains_vault),
-            Y::Map(m) => m.values().any(contains_vault),
-            _ => false,
-        }
-}
-
 /// A template value as a YAML node placed at `loc`.
 #[must_use]
 pub fn value_to_node(v: &Value, loc: &Location) -> Node {
@@ -81,7 +70,10 @@ fn value_to_node_depth(v: &Value, loc: &Location, depth: usize) -> Node {
             }
             ValueKind::Seq | ValueKind::Iterable => Y::Seq(
                 v.try_iter()
-                    .map(|it| it.map(|x| value_to_node_depth(&x, loc, depth + 1)).collect())
+                    .map(|it| {
+                        it.map(|x| value_to_node_depth(&x, loc, depth + 1))
+                            .collect()
+                    })
                     .unwrap_or_default(),
             ),
             _ => Y::String(v.to_string()),
@@ -128,7 +120,11 @@ pub fn py_repr(v: &Value, depth: usize) -> String {
             if let Ok(iter) = v.try_iter() {
                 for k in iter {
                     let val = v.get_item(&k).unwrap_or_default();
-                    parts.push(format!("{}: {}", py_repr(&k, depth + 1), py_repr(&val, depth + 1)));
+                    parts.push(format!(
+                        "{}: {}",
+                        py_repr(&k, depth + 1),
+                        py_repr(&val, depth + 1)
+                    ));
                 }
             }
             format!("{{{}}}", parts.join(", "))
@@ -145,7 +141,11 @@ pub fn py_repr(v: &Value, depth: usize) -> String {
 }
 
 fn quote_py(s: &str) -> String {
-    let q = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let q = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(q);
     for c in s.chars() {
@@ -171,7 +171,9 @@ mod tests {
 
     #[test]
     fn python_str() {
-        let v: Value = vec![Value::from("a"), Value::from(1), Value::from(true)].into_iter().collect();
+        let v: Value = vec![Value::from("a"), Value::from(1), Value::from(true)]
+            .into_iter()
+            .collect();
         assert_eq!(py_str(&v), "['a', 1, True]");
         assert_eq!(py_str(&Value::from(())), "");
         let m = Value::from_pairs([("k", "v")]);

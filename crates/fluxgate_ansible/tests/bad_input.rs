@@ -55,19 +55,32 @@ fn origin_chain_names_the_sources() {
     // web-2 is excluded by the play pattern, so the role default does not reach it.
     assert!(project().resolve("web-2", "web_listen").is_err());
     assert_eq!(r.origin[0].loc.file.as_ref(), "roles/web/defaults/main.yml");
-    assert!(r.origin.iter().any(|o| o.var == "port" && o.loc.file.as_ref() == "hosts.yml"));
+    assert!(
+        r.origin
+            .iter()
+            .any(|o| o.var == "port" && o.loc.file.as_ref() == "hosts.yml")
+    );
 }
 
 #[test]
 fn templates_render_per_host_and_fail_with_lines() {
     let p = project();
-    let t = p.render_template("roles/web/templates/app.yaml.j2", "web-1").unwrap();
-    assert_eq!(t.text, "listen: 0.0.0.0:8080\nhosts:\n  - 10.0.0.1\n  - 10.0.0.1\n");
+    let t = p
+        .render_template("roles/web/templates/app.yaml.j2", "web-1")
+        .unwrap();
+    assert_eq!(
+        t.text,
+        "listen: 0.0.0.0:8080\nhosts:\n  - 10.0.0.1\n  - 10.0.0.1\n"
+    );
     assert!(t.value.is_some());
-    let d = p.render_template("roles/web/templates/broken.j2", "web-1").unwrap_err();
+    let d = p
+        .render_template("roles/web/templates/broken.j2", "web-1")
+        .unwrap_err();
     assert_eq!(d.location.as_ref().map(|l| l.line), Some(2));
     assert!(d.message.contains("missing_thing"), "{}", d.message);
-    let d = p.render_template("roles/web/templates/none.j2", "web-1").unwrap_err();
+    let d = p
+        .render_template("roles/web/templates/none.j2", "web-1")
+        .unwrap_err();
     assert!(d.message.contains("not found"));
 }
 
@@ -80,5 +93,11 @@ fn order_has_patterns_roles_and_task_flags() {
     let tasks = &order[0].play.tasks;
     assert_eq!(tasks[0].register.as_deref(), Some("os"));
     assert!(tasks[0].changed_when.is_some());
-    assert_eq!(tasks[1].template.as_ref().and_then(|t| t.resolved.as_deref()), Some("roles/web/templates/app.yaml.j2"));
+    assert_eq!(
+        tasks[1]
+            .template
+            .as_ref()
+            .and_then(|t| t.resolved.as_deref()),
+        Some("roles/web/templates/app.yaml.j2")
+    );
 }

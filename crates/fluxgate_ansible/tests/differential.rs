@@ -46,7 +46,9 @@ fn copy_dir(from: &Path, to: &Path) {
 fn same(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
-        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
         (Json::Object(x), Json::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
@@ -110,13 +112,20 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
                 Some(Json::Object(m))
             })
             .collect();
-        let vars: serde_json::Map<String, Json> =
-            p.play.vars.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+        let vars: serde_json::Map<String, Json> = p
+            .play
+            .vars
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect();
         let vars_files: Vec<Json> = p
             .play
             .vars_files
             .iter()
-            .filter_map(|n| n.as_str().map(|s| json!(p.play.dir.join(s).display().to_string())))
+            .filter_map(|n| {
+                n.as_str()
+                    .map(|s| json!(p.play.dir.join(s).display().to_string()))
+            })
             .collect();
         plays.push(json!({
             "name": format!("fgdump-{}", p.index),
@@ -143,7 +152,10 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
         }));
     }
     if ours.is_empty() {
-        println!("{}: no host is selected by any play; nothing to compare", repo.name);
+        println!(
+            "{}: no host is selected by any play; nothing to compare",
+            repo.name
+        );
         let _ = std::fs::remove_dir_all(&tmp);
         return None;
     }
@@ -154,18 +166,36 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
             let _ = std::fs::remove_dir_all(role.abs.join(d));
         }
     }
-    let pb_dir = tmp.join(repo.playbook).parent().map(Path::to_path_buf).expect("playbook dir");
+    let pb_dir = tmp
+        .join(repo.playbook)
+        .parent()
+        .map(Path::to_path_buf)
+        .expect("playbook dir");
     let gen_path = pb_dir.join("__fluxgate_dump.yml");
-    std::fs::write(&gen_path, serde_json::to_string_pretty(&Json::Array(plays)).expect("json")).expect("write playbook");
+    std::fs::write(
+        &gen_path,
+        serde_json::to_string_pretty(&Json::Array(plays)).expect("json"),
+    )
+    .expect("write playbook");
     let mut cmd = Command::new(venv.join("bin/ansible-playbook"));
     cmd.current_dir(&tmp)
         .arg("-i")
         .arg(tmp.join(repo.inventory))
         .arg(&gen_path)
-        .args(["--tags", "fgdump", "--skip-tags", "always", "-e", "ansible_connection=local"])
+        .args([
+            "--tags",
+            "fgdump",
+            "--skip-tags",
+            "always",
+            "-e",
+            "ansible_connection=local",
+        ])
         .arg("-e")
-        .arg(format!("ansible_python_interpreter={}", venv.join("bin/python").display()))
-                .env("ANSIBLE_HOME", tmp.join(".ansible-home"))
+        .arg(format!(
+            "ansible_python_interpreter={}",
+            venv.join("bin/python").display()
+        ))
+        .env("ANSIBLE_HOME", tmp.join(".ansible-home"))
         .env("ANSIBLE_LOCAL_TEMP", tmp.join(".ansible-tmp"))
         .env("ANSIBLE_REMOTE_TEMP", tmp.join(".ansible-tmp"))
         .env("ANSIBLE_NOCOLOR", "1")
@@ -179,14 +209,26 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
     let mut files = 0;
     for e in std::fs::read_dir(&out_dir).expect("read out dir") {
         let path = e.expect("entry").path();
-        let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
-        let Some((idx, host)) = stem.split_once('-') else { continue };
-        let Ok(idx) = idx.parse::<usize>() else { continue };
+        let Some(stem) = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        let Some((idx, host)) = stem.split_once('-') else {
+            continue;
+        };
+        let Ok(idx) = idx.parse::<usize>() else {
+            continue;
+        };
         let text = std::fs::read_to_string(&path).expect("read dump");
         let items: Json = serde_json::from_str(&text).expect("dump is JSON");
         files += 1;
         for item in items.as_array().into_iter().flatten() {
-            let Some(var) = item["item"].as_str() else { continue };
+            let Some(var) = item["item"].as_str() else {
+                continue;
+            };
             let o = if item["failed"].as_bool() == Some(true) {
                 let msg = item["msg"].as_str().unwrap_or_default().to_string();
                 if msg.contains("vault") || msg.contains("Vault") {
@@ -214,7 +256,8 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
         let t = theirs.get(key);
         let ok = match (o, t) {
             (Outcome::Value(a), Some(Outcome::Value(b))) => same(a, b),
-            (Outcome::Opaque, Some(Outcome::Opaque)) | (Outcome::Error(_), Some(Outcome::Error(_))) => true,
+            (Outcome::Opaque, Some(Outcome::Opaque))
+            | (Outcome::Error(_), Some(Outcome::Error(_))) => true,
             _ => false,
         };
         if ok {
@@ -223,10 +266,16 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
                 both_failed += 1;
             }
         } else {
-            diffs.push(format!("play {} host {} var {}: fluxgate {:?} ansible {:?}", key.0, key.1, key.2, o, t));
+            diffs.push(format!(
+                "play {} host {} var {}: fluxgate {:?} ansible {:?}",
+                key.0, key.1, key.2, o, t
+            ));
         }
     }
-    println!("{}: {both_failed} of the equal results fail to template in both tools", repo.name);
+    println!(
+        "{}: {both_failed} of the equal results fail to template in both tools",
+        repo.name
+    );
     let _ = std::fs::remove_dir_all(&tmp);
     Some((equal, ours.len(), diffs))
 }
@@ -295,12 +344,19 @@ fn variables_agree_with_ansible_core() {
         };
         #[allow(clippy::cast_precision_loss)] // counts are small
         let fraction = equal as f64 / total as f64;
-        println!("{}: {equal}/{total} equal ({:.1}%)", repo.name, fraction * 100.0);
+        println!(
+            "{}: {equal}/{total} equal ({:.1}%)",
+            repo.name,
+            fraction * 100.0
+        );
         for d in diffs.iter().take(40) {
             println!("  {d}");
         }
         if fraction + 1e-9 < repo.floor {
-            failures.push(format!("{}: {:.4} < floor {:.4}", repo.name, fraction, repo.floor));
+            failures.push(format!(
+                "{}: {:.4} < floor {:.4}",
+                repo.name, fraction, repo.floor
+            ));
         }
     }
     assert!(failures.is_empty(), "agreement dropped: {failures:?}");

@@ -127,7 +127,11 @@ fn origin_text(o: &[Origin]) -> String {
 
 fn print_diags(diags: &[Diagnostic]) {
     for d in diags {
-        let loc = d.location.as_ref().map(ToString::to_string).unwrap_or_default();
+        let loc = d
+            .location
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         eprintln!("{}: {} [{}] {}", d.severity, loc, d.rule, d.message);
         for n in &d.notes {
             eprintln!("    note: {n}");
@@ -151,16 +155,25 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             if json {
                 let list: Vec<Json> = hosts
                     .iter()
-                    .map(|h| json!({"host": h, "groups": project.inventory().sorted_host_groups(h)}))
+                    .map(
+                        |h| json!({"host": h, "groups": project.inventory().sorted_host_groups(h)}),
+                    )
                     .collect();
                 out = format!("{}\n", serde_json::to_string_pretty(&list)?);
             } else {
                 for h in &hosts {
-                    let _ = writeln!(out, "{h}  [{}]", project.inventory().sorted_host_groups(h).join(", "));
+                    let _ = writeln!(
+                        out,
+                        "{h}  [{}]",
+                        project.inventory().sorted_host_groups(h).join(", ")
+                    );
                 }
             }
         }
-        What::Vars { host, var: Some(var) } => match project.resolve(host, var) {
+        What::Vars {
+            host,
+            var: Some(var),
+        } => match project.resolve(host, var) {
             Ok(r) => {
                 if json {
                     let v = json!({"host": host, "var": var, "value": value_json(&r), "opaque": r.opaque, "origin": origin_json(&r.origin)});
@@ -187,7 +200,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 let errors: serde_json::Map<String, Json> = all
                     .errors
                     .iter()
-                    .map(|(k, e)| (k.clone(), json!({"message": e.message, "chain": origin_json(&e.chain)})))
+                    .map(|(k, e)| {
+                        (
+                            k.clone(),
+                            json!({"message": e.message, "chain": origin_json(&e.chain)}),
+                        )
+                    })
                     .collect();
                 let v = json!({"host": host, "vars": vars, "errors": errors});
                 out = format!("{}\n", serde_json::to_string_pretty(&v)?);
@@ -201,7 +219,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     let _ = writeln!(out, "  via {}", origin_text(&e.chain));
                 }
             }
-            findings.extend(all.errors.values().map(fluxgate_ansible::ResolveError::to_diagnostic));
+            findings.extend(
+                all.errors
+                    .values()
+                    .map(fluxgate_ansible::ResolveError::to_diagnostic),
+            );
         }
         What::Template { path, host } => match project.render_template(path, host) {
             Ok(t) => {
@@ -218,7 +240,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let order = project.order();
             if json {
                 let plays: Vec<Json> = order.iter().map(|p| play_json(project, p)).collect();
-                out = format!("{}\n", serde_json::to_string_pretty(&json!({"playbooks": project.playbook_files(), "plays": plays}))?);
+                out = format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(
+                        &json!({"playbooks": project.playbook_files(), "plays": plays})
+                    )?
+                );
             } else {
                 for p in &order {
                     let _ = writeln!(
@@ -235,7 +262,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                         let _ = writeln!(out, "     role {r}");
                     }
                     for t in &p.play.tasks {
-                        let tpl = t.template.as_ref().map(|t| format!(" src={}", t.src)).unwrap_or_default();
+                        let tpl = t
+                            .template
+                            .as_ref()
+                            .map(|t| format!(" src={}", t.src))
+                            .unwrap_or_default();
                         let _ = writeln!(
                             out,
                             "       - {} [{}]{} ({}:{})",
@@ -255,7 +286,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let failed = findings
         .iter()
         .any(|d| d.severity == fluxgate_diagnostics::Severity::Error);
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn compact(r: &Resolved) -> String {
@@ -264,7 +299,11 @@ fn compact(r: &Resolved) -> String {
         Json::String(s) => s.clone(),
         other => other.to_string(),
     };
-    if r.opaque { format!("{s} (opaque: vault)") } else { s }
+    if r.opaque {
+        format!("{s} (opaque: vault)")
+    } else {
+        s
+    }
 }
 
 fn play_json(project: &Project, p: &fluxgate_ansible::PlayOrder<'_>) -> Json {
@@ -283,7 +322,13 @@ fn play_json(project: &Project, p: &fluxgate_ansible::PlayOrder<'_>) -> Json {
             json!({"name": r, "path": project.roles().get(r).map(|x| x.path.clone()), "tasks": tasks})
         })
         .collect();
-    let tasks: Vec<Json> = p.play.tasks.iter().filter(|t| t.role.is_none()).map(task_json).collect();
+    let tasks: Vec<Json> = p
+        .play
+        .tasks
+        .iter()
+        .filter(|t| t.role.is_none())
+        .map(task_json)
+        .collect();
     json!({
         "file": p.play.file, "line": p.play.loc.line, "name": p.play.name,
         "hosts_pattern": p.play.hosts, "hosts": p.hosts, "roles": roles, "tasks": tasks,
