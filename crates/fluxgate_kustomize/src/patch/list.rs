@@ -226,7 +226,7 @@ fn field_matches(elem: &Node, key: &str, value: &str, path: &[String]) -> Result
 /// kyaml's `ElementSetter`: drops empty elements, replaces (or, with no element, removes)
 /// the ones matching every key, appends when none matched. With no values at all, every
 /// element is dropped before the append.
-fn set_element(
+pub(super) fn set_element(
     list: &mut Vec<Node>,
     element: Option<Node>,
     keys: &[String],

@@ -189,7 +189,7 @@ fn directive(origin: Option<&mut Node>, path: &[String]) -> Result<Directive, St
         return Ok(Directive::Merge);
     };
     match &mut origin.value {
-        Value::Seq(_) => Ok(Directive::Merge),
+        Value::Seq(elems) => list_directive(elems, path),
         Value::Map(m) => {
             let Some(v) = m.get("$patch") else {
                 return Ok(Directive::Merge);
@@ -214,6 +214,34 @@ fn directive(origin: Option<&mut Node>, path: &[String]) -> Result<Directive, St
             display_path(path)
         )),
     }
+}
+
+/// A list's directive: an element that is only `$patch: <directive>`; it is removed (with
+/// kyaml's element setter, which also drops empty elements).
+fn list_directive(elems: &mut Vec<Node>, path: &[String]) -> Result<Directive, String> {
+    let Some(m) = elems
+        .iter()
+        .find_map(|e| e.as_map().filter(|m| m.contains_key("$patch")))
+    else {
+        return Ok(Directive::Merge);
+    };
+    if m.len() != 1 {
+        return Ok(Directive::Merge);
+    }
+    let v = m.get("$patch").map(raw).unwrap_or_default();
+    let d = match v.as_str() {
+        "delete" => Directive::Delete,
+        "replace" => Directive::Replace,
+        "merge" => Directive::Merge,
+        other => {
+            return Err(format!(
+                "unknown patch strategy '{other}' at {}",
+                display_path(path)
+            ));
+        }
+    };
+    list::set_element(elems, None, &["$patch".to_string()], &[v], path)?;
+    Ok(d)
 }
 
 fn walk_map(
@@ -299,12 +327,17 @@ fn walk_merged_list(
     schema: Option<&Schema>,
     path: &mut Vec<String>,
 ) -> Result<Walked, String> {
+    let mut origin = origin;
     let (list, in_place) = if is_missing_or_null(dest.as_ref()) {
         (origin.clone(), false)
     } else if origin.as_ref().is_some_and(Node::is_null) {
         return Ok(Walked::cleared());
     } else {
-        (dest, true)
+        match directive(origin.as_mut(), path)? {
+            Directive::Delete => return Ok(Walked::cleared()),
+            Directive::Replace => (origin.clone(), false),
+            Directive::Merge => (dest, true),
+        }
     };
     let Some(mut list) = list else {
         return Ok(Walked::cleared());
