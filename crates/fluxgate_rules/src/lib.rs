@@ -1,0 +1,129 @@
+//! fluxgate's rules: one file per rule under `rules/<family>/`, one sorted list in
+//! [`registry`], and [`run`], which applies each enabled rule to every environment (or once to
+//! the repository) with its settings from `fluxgate.yaml`.
+//!
+//! A rule is a function that reads the rendered model and pushes [`Diagnostic`]s. The engine
+//! then applies the user's settings: a configured severity replaces the rule's default, and
+//! the rule's `requirements` are attached to each finding.
+//!
+//! ```
+//! use fluxgate_rules::registry::{RULES, find};
+//! assert!(RULES.windows(2).all(|w| w[0].name < w[1].name));
+//! let render = find("render").unwrap();
+//! assert!(render.doc().contains("## What it checks"));
+//! ```
+
+pub mod registry;
+pub mod rules;
+mod support;
+
+use std::path::Path;
+
+pub use fluxgate_diagnostics::{Diagnostic, Severity};
+use fluxgate_model::Environment;
+use fluxgate_model::config::{Config, RuleConfig};
+
+use crate::registry::{Check, RULES, Rule};
+
+/// What an environment-scoped rule reads.
+pub struct RuleContext<'a> {
+    pub env: &'a Environment,
+    /// Every environment of the run (for checks that compare environments).
+    pub envs: &'a [Environment],
+    pub config: &'a Config,
+    /// The repository root (absolute). Rules read the model, not files; this is for messages
+    /// and for the few model lookups that need a path.
+    pub root: &'a Path,
+    pub settings: &'a RuleConfig,
+    pub rule: &'a Rule,
+}
+
+impl RuleContext<'_> {
+    /// A finding of this rule at its default severity, in this environment.
+    pub fn finding(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.rule.name, self.rule.default_severity, message).in_env(self.env.name())
+    }
+}
+
+/// What a repository-scoped rule reads.
+pub struct RepoContext<'a> {
+    pub envs: &'a [Environment],
+    pub config: &'a Config,
+    pub root: &'a Path,
+    pub settings: &'a RuleConfig,
+    pub rule: &'a Rule,
+}
+
+impl RepoContext<'_> {
+    /// A finding of this rule at its default severity, belonging to no single environment.
+    pub fn finding(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.rule.name, self.rule.default_severity, message)
+    }
+}
+
+/// Runs every enabled rule over `envs` (the environments selected for this run) and returns
+/// the findings sorted and deduplicated.
+#[must_use]
+pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic> {
+    let default_settings = RuleConfig::default();
+    let mut out = Vec::new();
+    for rule in RULES {
+        let settings = config.rules.get(rule.name).unwrap_or(&default_settings);
+        if settings.enabled == Some(false) {
+            continue;
+        }
+        let mut found = Vec::new();
+        match rule.check {
+            Check::Environment(check) => {
+                for env in envs {
+                    let ctx = RuleContext {
+                        env,
+                        envs,
+                        config,
+                        root,
+                        settings,
+                        rule,
+                    };
+                    check(&ctx, &mut found);
+                }
+            }
+            Check::Repository(check) => {
+                let ctx = RepoContext {
+                    envs,
+                    config,
+                    root,
+                    settings,
+                    rule,
+                };
+                check(&ctx, &mut found);
+            }
+        }
+        for d in &mut found {
+            apply_settings(d, rule, settings);
+        }
+        out.append(&mut found);
+    }
+    fluxgate_diagnostics::sort_and_dedup(&mut out);
+    out
+}
+
+/// A configured severity replaces the default one (findings a rule emits below its default,
+/// such as a warning that a value is unknown, keep theirs); requirements are attached.
+fn apply_settings(d: &mut Diagnostic, rule: &Rule, settings: &RuleConfig) {
+    if let Some(sev) = settings.severity
+        && d.severity == rule.default_severity
+    {
+        d.severity = sev;
+    }
+    for r in &settings.requirements {
+        if !d.requirements.contains(r) {
+            d.requirements.push(r.clone());
+        }
+    }
+}
+
+/// Whether a rule name is one this build knows (contracts are `contract:<id>`).
+#[must_use]
+pub fn is_known_rule(name: &str) -> bool {
+    registry::find(name).is_some()
+}

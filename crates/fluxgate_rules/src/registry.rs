@@ -1,0 +1,188 @@
+//! The rule registry: [`declare_rule!`] declares a rule with its metadata and explanation, and
+//! [`RULES`] lists every rule, sorted by name (ripgrep's explicit `FLAGS` list rather than
+//! discovery). Adding a rule touches four things: its file, a `mod` line, a line here, and its
+//! fixtures under `tests/fixtures/<rule>/{pass,fail}/`.
+
+use fluxgate_diagnostics::{Diagnostic, Severity};
+
+use crate::{RepoContext, RuleContext, rules};
+
+/// A check over one environment.
+pub type EnvCheck = fn(&RuleContext<'_>, &mut Vec<Diagnostic>);
+/// A check over the whole repository (findings belong to no single environment unless the
+/// rule says so).
+pub type RepoCheck = fn(&RepoContext<'_>, &mut Vec<Diagnostic>);
+
+/// How a rule runs: once per environment, or once per repository.
+#[derive(Clone, Copy)]
+pub enum Check {
+    Environment(EnvCheck),
+    Repository(RepoCheck),
+}
+
+/// The scope of a rule, as `fluxgate rules` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Environment,
+    Repository,
+}
+
+impl Scope {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Environment => "environment",
+            Scope::Repository => "repository",
+        }
+    }
+}
+
+/// A rule: its stable name, default severity, how it runs, and its explanation.
+pub struct Rule {
+    /// kebab-case, naming the defect.
+    pub name: &'static str,
+    pub default_severity: Severity,
+    pub check: Check,
+    /// The doc comment of the declaration, as written (`///` lines).
+    pub raw_doc: &'static str,
+}
+
+impl Rule {
+    #[must_use]
+    pub fn scope(&self) -> Scope {
+        match self.check {
+            Check::Environment(_) => Scope::Environment,
+            Check::Repository(_) => Scope::Repository,
+        }
+    }
+
+    /// The explanation `fluxgate explain` prints: the doc comment without its leading spaces.
+    #[must_use]
+    pub fn doc(&self) -> String {
+        let mut out = String::new();
+        for line in self.raw_doc.lines() {
+            out.push_str(line.strip_prefix(' ').unwrap_or(line));
+            out.push('\n');
+        }
+        out.trim().to_string() + "\n"
+    }
+
+    /// One line: the first sentence under "What it checks".
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let doc = self.doc();
+        let body = doc
+            .split("## What it checks")
+            .nth(1)
+            .unwrap_or(&doc)
+            .split("\n## ")
+            .next()
+            .unwrap_or_default();
+        let para: Vec<&str> = body
+            .trim()
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        let para = para.join(" ");
+        match para.find(". ") {
+            Some(i) => para[..=i].to_string(),
+            None => para,
+        }
+    }
+}
+
+/// Declares a rule. The doc comment is its explanation and must have the headings
+/// `## What it checks`, `## Why it matters`, `## Example` and `## How to fix`.
+///
+/// ```ignore
+/// declare_rule! {
+///     /// ## What it checks
+///     /// ...
+///     pub static PLAINTEXT_SECRET = {
+///         name: "plaintext-secret",
+///         severity: Error,
+///         scope: Repository,
+///         check: check,
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! declare_rule {
+    (
+        $(#[doc = $doc:literal])*
+        $vis:vis static $ident:ident = {
+            name: $name:literal,
+            severity: $sev:ident,
+            scope: $scope:ident,
+            check: $check:path $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        $vis static $ident: $crate::registry::Rule = $crate::registry::Rule {
+            name: $name,
+            default_severity: $crate::Severity::$sev,
+            check: $crate::registry::Check::$scope($check),
+            raw_doc: concat!($($doc, "\n"),*),
+        };
+    };
+}
+
+/// Every rule, sorted by name.
+pub static RULES: &[&Rule] = &[
+    &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
+    &rules::flux::render::RENDER,
+    &rules::flux::substitution_undefined::SUBSTITUTION_UNDEFINED,
+];
+
+/// The rule called `name`.
+#[must_use]
+pub fn find(name: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorted_and_unique() {
+        for w in RULES.windows(2) {
+            assert!(
+                w[0].name < w[1].name,
+                "{} must sort before {}",
+                w[0].name,
+                w[1].name
+            );
+        }
+    }
+
+    #[test]
+    fn names_are_kebab_case() {
+        for r in RULES {
+            assert!(
+                r.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{}",
+                r.name
+            );
+        }
+    }
+
+    #[test]
+    fn docs_have_the_headings() {
+        for r in RULES {
+            let doc = r.doc();
+            for h in [
+                "## What it checks",
+                "## Why it matters",
+                "## Example",
+                "## How to fix",
+            ] {
+                assert!(doc.contains(h), "rule {} lacks `{h}`", r.name);
+            }
+            assert!(!r.summary().is_empty(), "{}", r.name);
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The rules, one file each, grouped by family. Each declares itself with
+//! [`crate::declare_rule!`] and is listed in [`crate::registry::RULES`].
+
+pub mod flux;
+pub mod secrets;

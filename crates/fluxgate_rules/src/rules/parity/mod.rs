@@ -1,0 +1,3 @@
+//! Rules that compare the bootstrap with the steady state.
+
+pub mod parity;

@@ -1,0 +1,3 @@
+//! Rules about secrets in the repository.
+
+pub mod plaintext_secret;

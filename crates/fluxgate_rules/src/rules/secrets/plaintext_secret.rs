@@ -1,0 +1,194 @@
+//! `plaintext-secret`: a Kubernetes Secret with values in clear text (SPEC §5.7).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_yaml::{Node, Schema, Value, parse_stream};
+
+use crate::support::{rel_path, setting_strings};
+use crate::{RepoContext, Severity};
+
+crate::declare_rule! {
+    /// ## What it checks
+    /// A Kubernetes `Secret` with `data` or `stringData` values in a file that is not
+    /// SOPS-encrypted (no top-level `sops:` metadata). Every YAML file of the repository is
+    /// read, not only what an environment renders: a secret committed in clear is leaked
+    /// whether or not anything applies it. Secrets that a `secretGenerator` makes from
+    /// literals are caught in the rendered environments. Values that are references
+    /// (`${VAR}` filled by post-build substitution, `{{ ... }}` templates, SOPS `ENC[...]`)
+    /// are not clear text. The chart cache and Helm chart folders are skipped, and so are the
+    /// paths (prefixes) listed in `rules.plaintext-secret.settings.ignore`. Values are never
+    /// printed.
+    ///
+    /// ## Why it matters
+    /// Git keeps everything forever: a token pushed once is in every clone and fork, and
+    /// rotating it is the only fix. Flux decrypts SOPS files at apply time, so there is no
+    /// reason to commit a Secret in clear.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: v1
+    /// kind: Secret
+    /// metadata: {name: webhook, namespace: flux-system}
+    /// stringData:
+    ///   address: https://hooks.example.com/T000/B000/XXXX
+    /// ```
+    ///
+    /// ## How to fix
+    /// Encrypt the file with SOPS (`sops --encrypt --in-place --encrypted-regex
+    /// '^(data|stringData)$' secret.yaml`, with the keys of `.sops.yaml`), and give the Flux
+    /// Kustomization `decryption: {provider: sops}`. Then rotate the value that was exposed.
+    pub static PLAINTEXT_SECRET = {
+        name: "plaintext-secret",
+        severity: Error,
+        scope: Repository,
+        check: check,
+    }
+}
+
+fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
+    let mut skip: Vec<String> = setting_strings(ctx.settings, "ignore");
+    if let Some(charts) = &ctx.config.charts {
+        skip.push(charts.trim_end_matches('/').to_string());
+    }
+    let mut scanned: BTreeSet<String> = BTreeSet::new();
+    for path in fluxgate_model::yaml_files(ctx.root) {
+        let file = rel_path(ctx.root, &path);
+        if skip
+            .iter()
+            .any(|s| file == *s || file.starts_with(&format!("{s}/")))
+            || in_helm_chart(ctx.root, &path)
+        {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if !text.contains("Secret") {
+            continue;
+        }
+        scanned.insert(file.clone());
+        for doc in parse_stream(&file, &text, Schema::Kube).docs {
+            if let Some(d) = finding(ctx, &doc) {
+                out.push(d);
+            }
+        }
+    }
+    // Secrets generated from literals (secretGenerator) are located in the kustomization
+    // file, which the scan above does not see as a Secret.
+    for env in ctx.envs {
+        for obj in env.objects() {
+            if scanned.contains(obj.loc.file.as_ref()) {
+                continue;
+            }
+            if let Some(d) = finding(ctx, obj) {
+                out.push(d.in_env(env.name()));
+            }
+        }
+    }
+}
+
+/// A finding when `doc` is a Secret with clear-text values.
+fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
+    if doc.str_at(&["kind"]) != Some("Secret")
+        || doc.str_at(&["apiVersion"]).is_some_and(|a| a != "v1")
+        || doc.get("sops").is_some()
+    {
+        return None;
+    }
+    let mut clear: Vec<(String, Location)> = Vec::new();
+    for field in ["data", "stringData"] {
+        let Some(map) = doc.get(field).and_then(Node::as_map) else {
+            continue;
+        };
+        for (k, v) in map {
+            if is_clear_text(v) {
+                clear.push((format!("{field}.{k}"), v.loc.clone()));
+            }
+        }
+    }
+    let (_, first) = clear.first()?.clone();
+    let name = format!(
+        "{}/{}",
+        doc.str_at(&["metadata", "namespace"])
+            .unwrap_or("(namespace unset)"),
+        doc.str_at(&["metadata", "name"]).unwrap_or("(unnamed)")
+    );
+    let keys: Vec<&str> = clear.iter().map(|(k, _)| k.as_str()).collect();
+    let n = clear.len();
+    Some(
+        Diagnostic::new(
+            ctx.rule.name,
+            Severity::Error,
+            format!(
+                "Secret {name} has {n} value{} in clear text ({}) in a file that is not \
+                 SOPS-encrypted",
+                if n == 1 { "" } else { "s" },
+                keys.join(", ")
+            ),
+        )
+        .at(first)
+        .help("encrypt the file with SOPS (Flux decrypts it with `decryption: {provider: sops}`) and rotate the exposed value"),
+    )
+}
+
+/// A value that is a secret in clear: not empty, not a reference filled in elsewhere.
+fn is_clear_text(v: &Node) -> bool {
+    let text = match &v.value {
+        Value::String(s) => s.as_str(),
+        Value::Null | Value::Map(_) | Value::Seq(_) => return false,
+        Value::Bool(_) | Value::Int(_) | Value::Float(_) => return true,
+    };
+    let t = text.trim();
+    !(t.is_empty() || t.contains("${") || t.contains("{{") || t.starts_with("ENC["))
+}
+
+/// Whether `path` is inside a Helm chart (a folder with `Chart.yaml` at or above it, below
+/// the root): chart templates are not Kubernetes manifests.
+fn in_helm_chart(root: &Path, path: &Path) -> bool {
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if !d.starts_with(root) || d == root {
+            return false;
+        }
+        if d.join("Chart.yaml").is_file() {
+            return true;
+        }
+        dir = d.parent();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluxgate_diagnostics::Location;
+
+    fn node(text: &str) -> Node {
+        parse_stream("s.yaml", text, Schema::Kube).docs.remove(0)
+    }
+
+    #[test]
+    fn references_are_not_clear_text() {
+        let l = Location::file("x");
+        assert!(is_clear_text(&Node::string("hunter2", l.clone())));
+        assert!(!is_clear_text(&Node::string("${PASSWORD}", l.clone())));
+        assert!(!is_clear_text(&Node::string(
+            "{{ vault_token }}",
+            l.clone()
+        )));
+        assert!(!is_clear_text(&Node::string(
+            "ENC[AES256_GCM,data:x]",
+            l.clone()
+        )));
+        assert!(!is_clear_text(&Node::string("", l)));
+    }
+
+    #[test]
+    fn sops_metadata_exempts_the_document() {
+        let doc =
+            node("kind: Secret\napiVersion: v1\nstringData:\n  a: ENC[x]\nsops:\n  version: 3\n");
+        assert!(doc.get("sops").is_some());
+    }
+}

@@ -1,0 +1,23 @@
+//! Small helpers shared by rules.
+
+use std::path::Path;
+
+use fluxgate_model::config::RuleConfig;
+use fluxgate_yaml::{Node, Value};
+
+/// `path` relative to `root`, with `/` separators.
+pub(crate) fn rel_path(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// A list-of-strings setting (`rules.<name>.settings.<key>`); a single string counts as one.
+pub(crate) fn setting_strings(settings: &RuleConfig, key: &str) -> Vec<String> {
+    match settings.settings.get(key).map(|n| &n.value) {
+        Some(Value::Seq(items)) => items.iter().filter_map(Node::scalar_text).collect(),
+        Some(Value::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
