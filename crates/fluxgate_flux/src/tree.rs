@@ -204,12 +204,28 @@ impl Renderer<'_> {
     /// The sources the environment's root Kustomization reconciles from: the root is the
     /// Kustomization whose path contains the entry folder.
     fn find_repo_sources(&mut self, entry_objects: &[Node], entry_dir: &Path) {
+        // Candidates: Kustomizations from a Git source whose path contains the entry folder and
+        // the file that declares them; the most specific path wins.
+        let mut best: Option<(bool, usize, String)> = None;
         for ks in entry_objects.iter().filter(|o| is_flux_kustomization(o)) {
             let path = ks.str_at(&["spec", "path"]).unwrap_or("./");
             let dir = normalize(&self.root.join(path));
-            if entry_dir.starts_with(&dir) {
-                self.repo_sources.insert(source_key(ks));
+            let declared_in = normalize(&self.root.join(ks.loc.file.as_ref()));
+            if !entry_dir.starts_with(&dir) || !declared_in.starts_with(&dir) {
+                continue;
             }
+            let key = source_key(ks);
+            if !key.starts_with("GitRepository/") {
+                // An artifact source's `./` is the artifact's root, not this repository.
+                continue;
+            }
+            let rank = (true, dir.components().count(), key);
+            if best.as_ref().is_none_or(|b| rank > *b) {
+                best = Some(rank);
+            }
+        }
+        if let Some((_, _, key)) = best {
+            self.repo_sources.insert(key);
         }
         if self.repo_sources.is_empty() {
             // No self-reconciling root: the bootstrap's conventional name.
