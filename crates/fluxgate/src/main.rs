@@ -32,6 +32,12 @@ enum Command {
     Envs(commands::envs::Args),
     /// Show a HelmRelease's effective values, each leaf with where it came from.
     Values(commands::values::Args),
+    /// Render every environment, run every rule, and decide: MERGE GATE PASS or FAIL.
+    Check(commands::check::Args),
+    /// List the built-in rules.
+    Rules(commands::rules::Args),
+    /// Explain a rule: what it checks, why, an example and the fix.
+    Explain(commands::explain::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +47,9 @@ fn main() -> ExitCode {
         Command::Render(args) => commands::render::run(&args),
         Command::Envs(args) => commands::envs::run(&args),
         Command::Values(args) => commands::values::run(&args),
+        Command::Check(args) => commands::check::run(&args),
+        Command::Rules(args) => commands::rules::run(&args),
+        Command::Explain(args) => commands::explain::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,9 @@
 //! One module per command. Each exposes `Args` (clap) and `run(&Args) -> Result<ExitCode>`.
 
 pub mod ansible;
+pub mod check;
 pub mod envs;
+pub mod explain;
 pub mod render;
+pub mod rules;
 pub mod values;

@@ -1,0 +1,317 @@
+//! `fluxgate check`: render every environment (or the ones named), run every enabled rule, and
+//! decide: `MERGE GATE: PASS` or `MERGE GATE: FAIL` (SPEC §4).
+//!
+//! Exit codes: 0 pass, 1 a finding at or above `--fail-on` (default `error`), 2 fluxgate could
+//! not do its job (bad arguments, an unreadable repository). Layers that need a cluster (L2
+//! drift, L3 runtime probes) are reported as skipped, never as passed.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use fluxgate_diagnostics::render::{
+    diagnostic_to_json, render_github, render_junit, render_markdown, render_sarif, render_text,
+};
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_kustomize::RealFs;
+use fluxgate_model::{Environment, load_environment};
+use fluxgate_rules::registry::RULES;
+use fluxgate_yaml::{Schema, parse_one};
+use serde_json::json;
+
+use crate::config::Repo;
+use crate::output;
+
+/// Arguments of `fluxgate check`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The repository (default: the current directory).
+    pub repo: Option<PathBuf>,
+    /// Check only this environment (repeatable; default: every environment).
+    #[arg(long = "env", value_name = "NAME")]
+    pub envs: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
+    /// The lowest severity that fails the gate.
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: FailOn,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    Sarif,
+    Junit,
+    Github,
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+}
+
+impl FailOn {
+    fn threshold(self) -> Severity {
+        match self {
+            FailOn::Error => Severity::Error,
+            FailOn::Warning => Severity::Warning,
+        }
+    }
+}
+
+/// The layers of SPEC §4: what ran, and what could not without a cluster.
+const LAYERS: [(&str, &str); 4] = [
+    ("L0", "ran"),
+    ("L1", "ran"),
+    ("L2", "skipped: no cluster"),
+    ("L3", "skipped: no cluster"),
+];
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let repo = Repo::open(args.repo.as_deref())?;
+    let selected: Vec<_> = if args.envs.is_empty() {
+        repo.config.environments.iter().collect()
+    } else {
+        args.envs
+            .iter()
+            .map(|n| repo.env(n))
+            .collect::<anyhow::Result<_>>()?
+    };
+    let fs = RealFs::new(&repo.root);
+    let envs: Vec<Environment> = selected
+        .iter()
+        .map(|e| load_environment(&fs, &repo.root, &repo.config, e))
+        .collect();
+
+    let mut diags = repo.diagnostics.clone();
+    diags.extend(unknown_rules(&repo));
+    diags.extend(fluxgate_rules::run(&repo.root, &repo.config, &envs));
+    for d in &mut diags {
+        relativize(d, &repo.root);
+    }
+    fluxgate_diagnostics::sort_and_dedup(&mut diags);
+
+    let threshold = args.fail_on.threshold();
+    let passed = !diags.iter().any(|d| d.severity >= threshold);
+    let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
+    let text = match args.format {
+        CheckFormat::Text => text_report(&repo.root, &diags, passed, &names),
+        CheckFormat::Json => {
+            let v = json!({
+                "decision": if passed { "pass" } else { "fail" },
+                "environments": names,
+                "layers": LAYERS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+                "diagnostics": diags.iter().map(diagnostic_to_json).collect::<Vec<_>>(),
+                "summary": {"errors": count(&diags, Severity::Error), "warnings": count(&diags, Severity::Warning)},
+            });
+            format!("{}\n", serde_json::to_string_pretty(&v)?)
+        }
+        CheckFormat::Sarif => {
+            let docs: Vec<(String, String)> = RULES
+                .iter()
+                .map(|r| (r.name.to_string(), r.summary()))
+                .collect();
+            let docs: Vec<(&str, &str)> =
+                docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let v = render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"));
+            format!("{}\n", serde_json::to_string_pretty(&v)?)
+        }
+        CheckFormat::Junit => {
+            let ran = rules_ran(&repo);
+            // Notes are information, not failed test cases.
+            let findings: Vec<Diagnostic> = diags
+                .iter()
+                .filter(|d| d.severity > Severity::Note)
+                .cloned()
+                .collect();
+            render_junit(&findings, &ran)
+        }
+        CheckFormat::Github => {
+            let mut s = render_github(&diags);
+            s.push_str(&format!(
+                "MERGE GATE: {}\n",
+                if passed { "PASS" } else { "FAIL" }
+            ));
+            s
+        }
+        CheckFormat::Markdown => render_markdown(&diags, passed, &names),
+    };
+    output::emit(&text)?;
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn count(diags: &[Diagnostic], sev: Severity) -> usize {
+    diags.iter().filter(|d| d.severity == sev).count()
+}
+
+/// The names of the rules that ran (enabled ones).
+fn rules_ran(repo: &Repo) -> Vec<&'static str> {
+    RULES
+        .iter()
+        .filter(|r| {
+            repo.config
+                .rules
+                .get(r.name)
+                .is_none_or(|c| c.enabled != Some(false))
+        })
+        .map(|r| r.name)
+        .collect()
+}
+
+/// `rules:` entries that name no rule: typos must surface (SPEC §2).
+fn unknown_rules(repo: &Repo) -> Vec<Diagnostic> {
+    let unknown: Vec<&String> = repo
+        .config
+        .rules
+        .keys()
+        .filter(|k| !fluxgate_rules::is_known_rule(k))
+        .collect();
+    if unknown.is_empty() {
+        return Vec::new();
+    }
+    let text = std::fs::read_to_string(repo.root.join("fluxgate.yaml")).unwrap_or_default();
+    let (root, _) = parse_one("fluxgate.yaml", &text, Schema::Kube);
+    let known: Vec<&str> = RULES.iter().map(|r| r.name).collect();
+    unknown
+        .into_iter()
+        .map(|name| {
+            let loc = root
+                .as_ref()
+                .and_then(|r| r.path(&["rules", name]))
+                .map_or_else(|| Location::file("fluxgate.yaml"), |n| n.loc.clone());
+            Diagnostic::new(
+                "config",
+                Severity::Error,
+                format!(
+                    "unknown rule `{name}` in rules; known rules: {}",
+                    known.join(", ")
+                ),
+            )
+            .at(loc)
+        })
+        .collect()
+}
+
+/// File paths relative to the repository (renderers already give relative paths; this is a
+/// guard for any absolute one).
+fn relativize(d: &mut Diagnostic, root: &Path) {
+    let fix = |l: &mut Location| {
+        if let Ok(rel) = Path::new(l.file.as_ref()).strip_prefix(root) {
+            l.file = Arc::from(rel.to_string_lossy().as_ref());
+        }
+    };
+    if let Some(l) = &mut d.location {
+        fix(l);
+    }
+    for r in &mut d.related {
+        fix(&mut r.location);
+    }
+}
+
+/// rustc-style findings, a summary and the decision; colour only on a terminal.
+fn text_report(root: &Path, diags: &[Diagnostic], passed: bool, envs: &[String]) -> String {
+    let cache: std::cell::RefCell<BTreeMap<String, Option<Arc<str>>>> =
+        std::cell::RefCell::new(BTreeMap::new());
+    let lookup = |file: &str| -> Option<Arc<str>> {
+        cache
+            .borrow_mut()
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                let p = root.join(file);
+                // Never read outside the repository.
+                if !p.starts_with(root) || file.contains("..") {
+                    return None;
+                }
+                std::fs::read_to_string(p).ok().map(Arc::from)
+            })
+            .clone()
+    };
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut out = String::new();
+    for d in diags {
+        let mut block = String::new();
+        render_text(&mut block, d, &lookup);
+        if colour {
+            block = paint_header(&block, d.severity);
+        }
+        out.push_str(&block);
+        out.push('\n');
+    }
+    let errors = count(diags, Severity::Error);
+    let warnings = count(diags, Severity::Warning);
+    let notes = count(diags, Severity::Note);
+    out.push_str(&format!(
+        "{errors} error{}, {warnings} warning{}, {notes} note{} in {} environment{} ({})\n",
+        plural(errors),
+        plural(warnings),
+        plural(notes),
+        envs.len(),
+        plural(envs.len()),
+        if envs.is_empty() {
+            "none".to_string()
+        } else {
+            envs.join(", ")
+        }
+    ));
+    let layers: Vec<String> = LAYERS.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    out.push_str(&format!("layers: {}\n", layers.join(", ")));
+    let verdict = if passed { "PASS" } else { "FAIL" };
+    if colour {
+        let code = if passed { "32" } else { "31" };
+        out.push_str(&format!("\x1b[1;{code}mMERGE GATE: {verdict}\x1b[0m\n"));
+    } else {
+        out.push_str(&format!("MERGE GATE: {verdict}\n"));
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Colours the `severity[rule]` prefix of a finding's first line.
+fn paint_header(block: &str, sev: Severity) -> String {
+    let code = match sev {
+        Severity::Error => "1;31",
+        Severity::Warning => "1;33",
+        Severity::Note => "1;36",
+    };
+    let Some(end) = block.find(']') else {
+        return block.to_string();
+    };
+    format!("\x1b[{code}m{}\x1b[0m{}", &block[..=end], &block[end + 1..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paints_only_the_prefix() {
+        let s = paint_header("error[render]: bad\n", Severity::Error);
+        assert!(s.starts_with("\x1b[1;31merror[render]\x1b[0m: bad"));
+    }
+
+    #[test]
+    fn relativizes_absolute_paths() {
+        let mut d = Diagnostic::new("render", Severity::Error, "x").at(Location::new(
+            "/repo/a/b.yaml",
+            1,
+            1,
+        ));
+        relativize(&mut d, Path::new("/repo"));
+        assert_eq!(
+            d.location.map(|l| l.file.to_string()),
+            Some("a/b.yaml".into())
+        );
+    }
+}
