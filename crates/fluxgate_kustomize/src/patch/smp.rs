@@ -484,6 +484,26 @@ mod tests {
     ];
 
     #[test]
+    fn list_directives() {
+        let base = "spec:\n  template:\n    spec:\n      containers: [{name: a}, {name: b}]\n";
+        let cases = [
+            ("[{name: c}, {$patch: delete}]", None),
+            (
+                "[{$patch: merge}, {name: c}]",
+                Some(r#"[{"name":"c"},{"name":"a"},{"name":"b"}]"#),
+            ),
+            ("[{name: c}, {$patch: replace}]", Some(r#"[{"name":"c"}]"#)),
+        ];
+        for (patch, want) in cases {
+            let patch = format!("spec:\n  template:\n    spec:\n      containers: {patch}\n");
+            let got = merge(HEAD, base, &patch).expect("merges");
+            let got = got.path(&["spec", "template", "spec", "containers"]);
+            let want = want.map(|w| serde_json::from_str::<serde_json::Value>(w).expect("json"));
+            assert_eq!(got.map(Node::to_json), want, "{patch}");
+        }
+    }
+
+    #[test]
     fn merges_like_kustomize() {
         for (name, head, base, patch, want) in CASES {
             let got = merge(head, base, patch).unwrap_or_else(|e| panic!("{name}: {e}"));
