@@ -132,6 +132,7 @@ macro_rules! declare_rule {
 pub static RULES: &[&Rule] = &[
     &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
     &rules::flux::render::RENDER,
+    &rules::rollout::rollout_blast_radius::ROLLOUT_BLAST_RADIUS,
     &rules::flux::substitution_undefined::SUBSTITUTION_UNDEFINED,
 ];
 

@@ -21,3 +21,16 @@ pub(crate) fn setting_strings(settings: &RuleConfig, key: &str) -> Vec<String> {
         _ => Vec::new(),
     }
 }
+
+/// The environment's node count and where it came from: the hosts of its Ansible group, else
+/// `nodes:` in fluxgate.yaml.
+pub(crate) fn node_count(env: &fluxgate_model::Environment) -> Option<(usize, String)> {
+    if let Some(b) = &env.bootstrap
+        && !b.hosts.is_empty()
+    {
+        return Some((b.hosts.len(), "the Ansible inventory".to_string()));
+    }
+    env.config
+        .nodes
+        .map(|n| (n as usize, "`nodes:` in fluxgate.yaml".to_string()))
+}

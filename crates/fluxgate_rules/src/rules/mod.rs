@@ -2,4 +2,5 @@
 //! [`crate::declare_rule!`] and is listed in [`crate::registry::RULES`].
 
 pub mod flux;
+pub mod rollout;
 pub mod secrets;
