@@ -58,7 +58,10 @@ impl FluxKustomization {
 /// An environment's Flux tree.
 #[derive(Clone, Debug, Default)]
 pub struct Tree {
-    /// The objects the entry directory renders.
+    /// The objects the entry directory renders when no Flux Kustomization reconciles it. When
+    /// the environment's root Kustomization reconciles the entry (its `spec.path` is the entry),
+    /// this is empty: the entry's objects are that Kustomization's, rendered with its spec and
+    /// substitution, and appear once.
     pub entry_objects: Vec<Node>,
     /// Every Kustomization reached, in the order they were rendered.
     pub kustomizations: Vec<FluxKustomization>,
@@ -125,23 +128,29 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
     };
     let entry_dir = normalize(&root.join(entry));
     let entry_loc = Location::file(entry.trim_end_matches('/').to_string());
-    let entry_objects = match r.kustomization_for(&entry_dir, &entry_loc) {
+    let raw_entry = match r.kustomization_for(&entry_dir, &entry_loc) {
         Some(k) => r.build(&entry_dir, &k),
         None => Vec::new(),
     };
-    r.find_repo_sources(&entry_objects, &entry_dir);
+    let root_ks = r.find_repo_sources(&raw_entry, &entry_dir);
 
-    let mut tree = Tree {
-        entry_objects,
-        ..Tree::default()
-    };
+    let mut tree = Tree::default();
+    if root_ks.is_none() {
+        tree.entry_objects.clone_from(&raw_entry);
+    }
     let mut first_seen: BTreeMap<String, Location> = BTreeMap::new();
-    let mut queue: VecDeque<(Node, bool)> = tree
-        .entry_objects
-        .iter()
-        .filter(|o| is_flux_kustomization(o))
-        .map(|o| (o.clone(), false))
-        .collect();
+    // The self-reconciling root renders the entry itself, with its own spec (Flux applies those
+    // objects once, through it): it goes first and its output seeds the queue. Without one, the
+    // entry's objects stand on their own.
+    let mut queue: VecDeque<(Node, bool)> = match &root_ks {
+        Some(root_ks) => VecDeque::from([(root_ks.clone(), false)]),
+        None => raw_entry
+            .iter()
+            .filter(|o| is_flux_kustomization(o))
+            .map(|o| (o.clone(), false))
+            .collect(),
+    };
+    let mut root_pending = root_ks.is_some();
     let mut deferred: Vec<Node> = Vec::new();
     loop {
         let Some((ks, retried)) = queue.pop_front() else {
@@ -166,16 +175,22 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
             }
             None => {}
         }
+        let is_root = root_pending && root_ks.as_ref().is_some_and(|k| k.loc == ks.loc);
         let Some(dir) = r.source_dir(&ks) else {
             first_seen.insert(id, ks.loc.clone());
             continue;
         };
-        let known: Vec<Node> = tree.objects().cloned().collect();
+        // Until the root has rendered, the entry's own objects are what the cluster holds.
+        let known: Vec<Node> = if root_pending {
+            raw_entry.clone()
+        } else {
+            tree.objects().cloned().collect()
+        };
         let (vars, var_diags) = Vars::for_kustomization(&ks, &known);
         let missing_source = var_diags
             .iter()
             .any(|d| d.message.contains("does not exist"));
-        if missing_source && !retried {
+        if missing_source && !retried && !is_root {
             // The variables' source may be rendered by a Kustomization not reached yet.
             deferred.push(ks);
             continue;
@@ -186,7 +201,20 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
                 .into_iter()
                 .map(|d| d.related(ks.loc.clone(), "in this Kustomization")),
         );
-        let Some(rendered) = r.render_one(&ks, &dir, &vars) else {
+        let rendered = r.render_one(&ks, &dir, &vars);
+        if is_root {
+            root_pending = false;
+            if rendered.is_none() {
+                tree.entry_objects.clone_from(&raw_entry);
+                queue.extend(
+                    raw_entry
+                        .iter()
+                        .filter(|o| is_flux_kustomization(o))
+                        .map(|o| (o.clone(), false)),
+                );
+            }
+        }
+        let Some(rendered) = rendered else {
             continue;
         };
         for o in rendered.objects.iter().filter(|o| is_flux_kustomization(o)) {
@@ -202,14 +230,15 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
 
 impl Renderer<'_> {
     /// The sources the environment's root Kustomization reconciles from: the root is the
-    /// Kustomization whose path contains the entry folder.
-    fn find_repo_sources(&mut self, entry_objects: &[Node], entry_dir: &Path) {
+    /// Kustomization whose path contains the entry folder. Returns the root when its path is
+    /// the entry folder itself (the self-reconciling root that `flux bootstrap` writes).
+    fn find_repo_sources(&mut self, entry_objects: &[Node], entry_dir: &Path) -> Option<Node> {
         // Candidates: Kustomizations from a Git source whose path contains the entry folder and
         // the file that declares them; the most specific path wins.
-        let mut best: Option<(bool, usize, String)> = None;
+        let mut best: Option<((usize, String), &Node)> = None;
         for ks in entry_objects.iter().filter(|o| is_flux_kustomization(o)) {
             let path = ks.str_at(&["spec", "path"]).unwrap_or("./");
-            let dir = normalize(&self.root.join(path));
+            let dir = normalize(&self.root.join(path.trim_start_matches('/')));
             let declared_in = normalize(&self.root.join(ks.loc.file.as_ref()));
             if !entry_dir.starts_with(&dir) || !declared_in.starts_with(&dir) {
                 continue;
@@ -219,19 +248,24 @@ impl Renderer<'_> {
                 // An artifact source's `./` is the artifact's root, not this repository.
                 continue;
             }
-            let rank = (true, dir.components().count(), key);
-            if best.as_ref().is_none_or(|b| rank > *b) {
-                best = Some(rank);
+            let rank = (dir.components().count(), key);
+            if best.as_ref().is_none_or(|(b, _)| rank > *b) {
+                best = Some((rank, ks));
             }
         }
-        if let Some((_, _, key)) = best {
+        let mut root = None;
+        if let Some(((depth, key), ks)) = best {
             self.repo_sources.insert(key);
+            if depth == entry_dir.components().count() {
+                root = Some(ks.clone());
+            }
         }
         if self.repo_sources.is_empty() {
             // No self-reconciling root: the bootstrap's conventional name.
             self.repo_sources
                 .insert("GitRepository/flux-system/flux-system".into());
         }
+        root
     }
 
     /// The folder a Kustomization's source stands for, or `None` (with a note) when it is
@@ -685,6 +719,62 @@ spec:
             platform.substituted[0].consumer.file.as_ref(),
             "platform/helmrelease.yaml"
         );
+    }
+
+    #[test]
+    fn self_reconciling_root_renders_the_entry_once_with_its_spec() {
+        // The root substitutes from a ConfigMap that the entry itself holds.
+        let sync = SYNC.replace(
+            "  sourceRef: {kind: GitRepository, name: home}\n",
+            "  sourceRef: {kind: GitRepository, name: home}\n  postBuild:\n    substituteFrom:\n      - {kind: ConfigMap, name: cluster-vars}\n",
+        );
+        let fs = repo(&[
+            ("clusters/prod/flux-system/gotk-sync.yaml", &sync),
+            ("clusters/prod/vars.yaml", VARS),
+            (
+                "clusters/prod/endpoint.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: endpoint, namespace: flux-system}\ndata:\n  host: ${K3S_API_HOST}\n",
+            ),
+        ]);
+        let tree = render(&fs);
+        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        assert!(tree.entry_objects.is_empty());
+        let ids: Vec<String> = tree
+            .objects()
+            .map(|o| {
+                format!(
+                    "{}/{}",
+                    o.str_at(&["kind"]).unwrap_or_default(),
+                    o.str_at(&["metadata", "name"]).unwrap_or_default()
+                )
+            })
+            .collect();
+        let unique: BTreeSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len(), "each object once: {ids:?}");
+        assert_eq!(ids.len(), 4, "{ids:?}");
+        let endpoint = tree
+            .objects()
+            .find(|o| o.str_at(&["metadata", "name"]) == Some("endpoint"))
+            .expect("rendered");
+        assert_eq!(endpoint.str_at(&["data", "host"]), Some("192.168.2.9"));
+        assert_eq!(tree.kustomizations[0].id(), "flux-system/flux-system");
+        assert_eq!(tree.kustomizations[0].path, "clusters/prod");
+    }
+
+    #[test]
+    fn without_a_root_the_entry_objects_stand_alone() {
+        let fs = repo(&[
+            ("clusters/prod/vars.yaml", VARS),
+            (
+                "clusters/prod/platform.yaml",
+                &PLATFORM_KS.replace("name: home", "name: flux-system"),
+            ),
+            ("platform/helmrelease.yaml", HR),
+        ]);
+        let tree = render(&fs);
+        assert_eq!(tree.entry_objects.len(), 2);
+        assert_eq!(tree.kustomizations.len(), 1);
+        assert_eq!(tree.objects().count(), 3);
     }
 
     #[test]
