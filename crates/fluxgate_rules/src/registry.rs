@@ -130,6 +130,8 @@ macro_rules! declare_rule {
 
 /// Every rule, sorted by name.
 pub static RULES: &[&Rule] = &[
+    &rules::ha::ha_endpoint::HA_ENDPOINT,
+    &rules::parity::parity::PARITY,
     &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
     &rules::flux::render::RENDER,
     &rules::rollout::rollout_blast_radius::ROLLOUT_BLAST_RADIUS,

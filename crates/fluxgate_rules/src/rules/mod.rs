@@ -2,5 +2,7 @@
 //! [`crate::declare_rule!`] and is listed in [`crate::registry::RULES`].
 
 pub mod flux;
+pub mod ha;
+pub mod parity;
 pub mod rollout;
 pub mod secrets;

@@ -1,0 +1,128 @@
+//! Fixtures of the cross-layer rules (ha-endpoint, tls-san, bootstrap-order,
+//! check-mode-probe) and of contracts: every `pass` case has no finding of the rule; every
+//! `fail` case has exactly the findings its `expected.txt` lists, one `ENV FILE:LINE` a line.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use fluxgate_diagnostics::Diagnostic;
+use fluxgate_kustomize::RealFs;
+use fluxgate_model::{discover, load_environment};
+
+fn fixtures(rule: &str, kind: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rule)
+        .join(kind);
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every finding of the repository at `root`.
+pub fn run_repo(root: &Path) -> Vec<Diagnostic> {
+    let (config, _) = discover::load(root).expect("fixture config");
+    let fs = RealFs::new(root);
+    let envs: Vec<_> = config
+        .environments
+        .iter()
+        .map(|e| load_environment(&fs, root, &config, e))
+        .collect();
+    fluxgate_rules::run(root, &config, &envs)
+}
+
+fn matches(d: &Diagnostic, rule: &str) -> bool {
+    if rule == "contract" {
+        d.rule.starts_with("contract:")
+    } else {
+        d.rule == rule
+    }
+}
+
+fn key(d: &Diagnostic) -> String {
+    let env = d.environment.as_deref().unwrap_or("-");
+    match &d.location {
+        Some(l) => format!("{env} {}:{}", l.file, l.line),
+        None => format!("{env} -"),
+    }
+}
+
+fn show(ds: &[&Diagnostic]) -> String {
+    ds.iter()
+        .map(|d| {
+            format!(
+                "  {} [{}] {}\n{}",
+                key(d),
+                d.rule,
+                d.message,
+                d.related
+                    .iter()
+                    .map(|r| format!("      related {}: {}\n", r.location, r.message))
+                    .collect::<String>()
+            )
+        })
+        .collect()
+}
+
+fn check_rule(rule: &str) {
+    for case in fixtures(rule, "pass") {
+        let all = run_repo(&case);
+        let found: Vec<&Diagnostic> = all.iter().filter(|d| matches(d, rule)).collect();
+        assert!(
+            found.is_empty(),
+            "{rule} pass/{}: unexpected findings\n{}",
+            case.display(),
+            show(&found)
+        );
+    }
+    let fails = fixtures(rule, "fail");
+    assert!(!fails.is_empty(), "{rule} has no fail fixture");
+    for case in fails {
+        let expected: BTreeSet<String> = std::fs::read_to_string(case.join("expected.txt"))
+            .expect("expected.txt")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        let all = run_repo(&case);
+        let found: Vec<&Diagnostic> = all.iter().filter(|d| matches(d, rule)).collect();
+        let keys: BTreeSet<String> = found.iter().map(|d| key(d)).collect();
+        assert_eq!(
+            keys,
+            expected,
+            "{rule} fail/{}:\n{}",
+            case.display(),
+            show(&found)
+        );
+    }
+}
+
+#[test]
+fn ha_endpoint() {
+    check_rule("ha-endpoint");
+}
+
+/// The example platform is correct: none of these rules may fire on it.
+#[test]
+fn homelab_is_clean() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
+    let all = run_repo(&root);
+    let mine: Vec<&Diagnostic> = all
+        .iter()
+        .filter(|d| {
+            [
+                "ha-endpoint",
+                "tls-san",
+                "bootstrap-order",
+                "check-mode-probe",
+            ]
+            .contains(&d.rule.as_str())
+                || d.rule.starts_with("contract:")
+        })
+        .collect();
+    assert!(mine.is_empty(), "homelab findings:\n{}", show(&mine));
+}
