@@ -92,26 +92,27 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     };
     let max = limit(n);
     let extra = setting_strings(ctx.settings, "daemonsets");
-    let judge = |value: &Node, what: &str, related: Vec<(Location, String)>| -> Option<Diagnostic> {
-        let at_once = nodes_at_once(value, n)?;
-        if at_once.min(n) <= max {
-            return None;
-        }
-        let shown = value.scalar_text().unwrap_or_default();
-        let mut d = ctx
-            .finding(format!(
-                "{what} rolls out maxUnavailable {shown} = {at_once} of {n} nodes at once; at \
+    let judge =
+        |value: &Node, what: &str, related: Vec<(Location, String)>| -> Option<Diagnostic> {
+            let at_once = nodes_at_once(value, n)?;
+            if at_once.min(n) <= max {
+                return None;
+            }
+            let shown = value.scalar_text().unwrap_or_default();
+            let mut d = ctx
+                .finding(format!(
+                    "{what} rolls out maxUnavailable {shown} = {at_once} of {n} nodes at once; at \
                  most {max} may be replaced at a time ({n} nodes from {why})"
-            ))
-            .at(value.loc.clone())
-            .help(format!(
-                "set updateStrategy.rollingUpdate.maxUnavailable to {max} or less"
-            ));
-        for (loc, label) in related {
-            d = d.related(loc, label);
-        }
-        Some(d)
-    };
+                ))
+                .at(value.loc.clone())
+                .help(format!(
+                    "set updateStrategy.rollingUpdate.maxUnavailable to {max} or less"
+                ));
+            for (loc, label) in related {
+                d = d.related(loc, label);
+            }
+            Some(d)
+        };
 
     for obj in ctx.env.objects() {
         daemonset(obj, &extra, &judge, out);
@@ -197,7 +198,10 @@ fn cilium_release(
             // The chart set it: the fix goes into the release, so that is the primary place.
             let mut at_release = v.clone();
             at_release.loc = release_loc;
-            let related = vec![(v.loc.clone(), format!("chart default {}", v.scalar_text().unwrap_or_default()))];
+            let related = vec![(
+                v.loc.clone(),
+                format!("chart default {}", v.scalar_text().unwrap_or_default()),
+            )];
             out.extend(judge(
                 &at_release,
                 &format!("{what} (value unset: the chart default applies)"),
@@ -205,7 +209,10 @@ fn cilium_release(
             ));
         }
         Some(v) => {
-            let related = vec![(release.object.loc.clone(), format!("HelmRelease {}", release.id))];
+            let related = vec![(
+                release.object.loc.clone(),
+                format!("HelmRelease {}", release.id),
+            )];
             out.extend(judge(v, &what, related));
         }
         None => {
@@ -254,7 +261,10 @@ mod tests {
         assert_eq!(nodes_at_once(&v("10%"), 3), Some(1));
         assert_eq!(nodes_at_once(&v("34%"), 3), Some(2));
         assert_eq!(nodes_at_once(&v("50%"), 4), Some(2));
-        assert_eq!(nodes_at_once(&Node::new(Value::Int(2), l.clone()), 3), Some(2));
+        assert_eq!(
+            nodes_at_once(&Node::new(Value::Int(2), l.clone()), 3),
+            Some(2)
+        );
         assert_eq!(nodes_at_once(&v("x"), 3), None);
     }
 
