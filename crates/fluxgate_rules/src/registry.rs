@@ -130,12 +130,14 @@ macro_rules! declare_rule {
 
 /// Every rule, sorted by name.
 pub static RULES: &[&Rule] = &[
+    &rules::bootstrap::check_mode_probe::CHECK_MODE_PROBE,
     &rules::ha::ha_endpoint::HA_ENDPOINT,
     &rules::parity::parity::PARITY,
     &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
     &rules::flux::render::RENDER,
     &rules::rollout::rollout_blast_radius::ROLLOUT_BLAST_RADIUS,
     &rules::flux::substitution_undefined::SUBSTITUTION_UNDEFINED,
+    &rules::ha::tls_san::TLS_SAN,
 ];
 
 /// The rule called `name`.

@@ -126,3 +126,13 @@ fn homelab_is_clean() {
         .collect();
     assert!(mine.is_empty(), "homelab findings:\n{}", show(&mine));
 }
+
+#[test]
+fn check_mode_probe() {
+    check_rule("check-mode-probe");
+}
+
+#[test]
+fn tls_san() {
+    check_rule("tls-san");
+}

@@ -1,6 +1,7 @@
 //! The rules, one file each, grouped by family. Each declares itself with
 //! [`crate::declare_rule!`] and is listed in [`crate::registry::RULES`].
 
+pub mod bootstrap;
 pub mod flux;
 pub mod ha;
 pub mod parity;

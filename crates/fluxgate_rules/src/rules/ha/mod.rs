@@ -4,3 +4,4 @@
 pub(crate) mod consumers;
 pub(crate) mod endpoints;
 pub mod ha_endpoint;
+pub mod tls_san;
