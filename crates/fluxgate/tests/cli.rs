@@ -62,3 +62,166 @@ fn bad_config_is_a_finding_with_its_line() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- fluxgate check, rules, explain ----
+
+const CHECK_FORMATS: [&str; 6] = ["text", "json", "sarif", "junit", "github", "markdown"];
+
+fn check(repo: &str, format: &str) -> (Option<i32>, String) {
+    let out = fluxgate(&["check", repo, "--format", format]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Each format is well formed: JSON parses with the SPEC §4 shape, SARIF is 2.1.0 with
+/// results, JUnit is XML, text ends with the decision.
+fn assert_well_formed(format: &str, out: &str, passed: bool) {
+    let decision = if passed { "PASS" } else { "FAIL" };
+    match format {
+        "text" => assert!(
+            out.trim_end().ends_with(&format!("MERGE GATE: {decision}")),
+            "{out}"
+        ),
+        "json" => {
+            let v: serde_json::Value = serde_json::from_str(out).expect("check JSON");
+            assert_eq!(v["decision"], if passed { "pass" } else { "fail" });
+            assert_eq!(v["layers"]["L0"], "ran");
+            assert_eq!(v["layers"]["L1"], "ran");
+            assert_eq!(v["layers"]["L2"], "skipped: no cluster");
+            assert_eq!(v["layers"]["L3"], "skipped: no cluster");
+            assert_eq!(v["environments"], serde_json::json!(["dev", "prod"]));
+            assert!(v["summary"]["errors"].is_u64() && v["summary"]["warnings"].is_u64());
+            for d in v["diagnostics"].as_array().expect("diagnostics") {
+                for k in [
+                    "rule",
+                    "severity",
+                    "environment",
+                    "file",
+                    "line",
+                    "column",
+                    "message",
+                    "requirements",
+                    "related",
+                ] {
+                    assert!(d.get(k).is_some(), "{k} missing in {d}");
+                }
+                let file = d["file"].as_str().unwrap_or("");
+                assert!(!file.starts_with('/'), "absolute path {file}");
+            }
+        }
+        "sarif" => {
+            let v: serde_json::Value = serde_json::from_str(out).expect("SARIF JSON");
+            assert_eq!(v["version"], "2.1.0");
+            assert!(v["runs"][0]["results"].is_array(), "{out}");
+        }
+        "junit" => {
+            assert!(out.starts_with("<?xml"), "{out}");
+            assert!(out.contains("<testsuites") && out.trim_end().ends_with("</testsuites>"));
+            assert_eq!(
+                out.matches("<testsuite ").count(),
+                out.matches("</testsuite>").count()
+            );
+        }
+        "github" | "markdown" => assert!(out.contains(decision), "{out}"),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn check_passes_the_example_in_every_format() {
+    for format in CHECK_FORMATS {
+        let (code, out) = check("examples/homelab", format);
+        assert_eq!(code, Some(0), "homelab --format {format}:\n{out}");
+        assert_well_formed(format, &out, true);
+    }
+}
+
+#[test]
+fn check_fails_the_broken_example_in_every_format_naming_each_rule() {
+    for format in CHECK_FORMATS {
+        let (code, out) = check("examples/homelab-broken", format);
+        assert_eq!(code, Some(1), "homelab-broken --format {format}:\n{out}");
+        assert_well_formed(format, &out, false);
+    }
+    let (_, out) = check("examples/homelab-broken", "json");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rules: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["rule"].as_str())
+        .collect();
+    for rule in [
+        "render",
+        "parity",
+        "plaintext-secret",
+        "rollout-blast-radius",
+        "substitution-undefined",
+    ] {
+        assert!(rules.contains(&rule), "{rule} did not fire: {rules:?}");
+    }
+    // Values of secrets are never printed.
+    assert!(!out.contains("glsa_fake"), "a secret value leaked");
+}
+
+#[test]
+fn check_exit_codes_and_environment_selection() {
+    let out = fluxgate(&["check", "examples/homelab-broken", "--env", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fluxgate(&["check", "examples/does-not-exist"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fluxgate(&["check", "examples/homelab-broken", "--format", "yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fluxgate(&[
+        "check",
+        "examples/homelab-broken",
+        "--env",
+        "prod",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["environments"], serde_json::json!(["prod"]));
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .all(|d| d["environment"] != "dev")
+    );
+}
+
+#[test]
+fn rules_and_explain() {
+    let out = fluxgate(&["rules", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let names: Vec<&str> = v
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted);
+    for name in names {
+        let out = fluxgate(&["explain", name]);
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        for h in [
+            "## What it checks",
+            "## Why it matters",
+            "## Example",
+            "## How to fix",
+        ] {
+            assert!(text.contains(h), "{name}: {h}");
+        }
+    }
+    assert_eq!(
+        fluxgate(&["explain", "no-such-rule"]).status.code(),
+        Some(2)
+    );
+}
