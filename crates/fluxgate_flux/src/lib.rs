@@ -4,6 +4,7 @@
 
 pub mod envsubst;
 pub mod helm;
+pub mod ignore;
 pub mod substitute;
 pub mod tree;
 pub mod vars;

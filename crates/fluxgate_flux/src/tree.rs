@@ -10,9 +10,10 @@
 //! not exist, dependency cycles, duplicate Kustomizations and paths that leave the repository
 //! are findings.
 //!
-//! Not yet: `spec.ignore` and `.sourceignore` patterns of the GitRepository. Until then hidden
-//! files and folders (`.github/`, `.sops.yaml`), which source-controller ignores by default, are
-//! left out of generated kustomizations.
+//! The repository is read as source-controller archives it: `.sourceignore` files and the
+//! GitRepository's `spec.ignore` (or, without any pattern, Flux's default excludes such as
+//! `.git/`, `.github/`, `**/.sops.yaml`, `*.png`) hide files from every Kustomization, generated
+//! or not (see [`crate::ignore`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_kustomize::{Fs, KUSTOMIZATION_FILES, build_with, normalize};
 use fluxgate_yaml::{Map, Node, Schema, Value, parse_one};
 
+use crate::ignore::{IgnoreFs, SourceIgnore};
 use crate::substitute::{self, Options, Substituted};
 use crate::vars::Vars;
 
@@ -107,7 +109,8 @@ fn rel(root: &Path, p: &Path) -> String {
 }
 
 struct Renderer<'a> {
-    fs: &'a dyn Fs,
+    /// The repository as the source artifact holds it (ignore rules applied).
+    fs: IgnoreFs<'a>,
     root: PathBuf,
     opts: &'a TreeOptions,
     /// `Kind/ns/name` of the sources that are this repository.
@@ -120,7 +123,7 @@ struct Renderer<'a> {
 pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) -> Tree {
     let root = normalize(root);
     let mut r = Renderer {
-        fs,
+        fs: IgnoreFs::new(fs, &root, SourceIgnore::load(fs, &root, None)),
         root: root.clone(),
         opts,
         repo_sources: BTreeSet::new(),
@@ -128,11 +131,18 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
     };
     let entry_dir = normalize(&root.join(entry));
     let entry_loc = Location::file(entry.trim_end_matches('/').to_string());
-    let raw_entry = match r.kustomization_for(&entry_dir, &entry_loc) {
-        Some(k) => r.build(&entry_dir, &k),
-        None => Vec::new(),
-    };
+    let mut raw_entry = r.render_entry(&entry_dir, &entry_loc);
     let root_ks = r.find_repo_sources(&raw_entry, &entry_dir);
+    if let Some(ignore) = r.repo_spec_ignore(&raw_entry) {
+        // The GitRepository's own patterns change what the artifact holds: render the entry
+        // again from it (its first rendering only served to find the GitRepository).
+        let rules = SourceIgnore::load(fs, &root, Some(&ignore));
+        if rules != *r.fs.rules() {
+            r.fs = IgnoreFs::new(fs, &root, rules);
+            r.diagnostics.clear();
+            raw_entry = r.render_entry(&entry_dir, &entry_loc);
+        }
+    }
 
     let mut tree = Tree::default();
     if root_ks.is_none() {
@@ -229,6 +239,27 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
 }
 
 impl Renderer<'_> {
+    fn render_entry(&mut self, entry_dir: &Path, at: &Location) -> Vec<Node> {
+        match self.kustomization_for(entry_dir, at) {
+            Some(k) => self.build(entry_dir, &k),
+            None => Vec::new(),
+        }
+    }
+
+    /// `spec.ignore` of the GitRepository that is this repository, when the environment
+    /// defines it and it has one.
+    fn repo_spec_ignore(&self, entry_objects: &[Node]) -> Option<String> {
+        entry_objects
+            .iter()
+            .filter(|o| o.str_at(&["kind"]) == Some("GitRepository"))
+            .find(|o| {
+                let key = format!("GitRepository/{}", id_of(o));
+                self.repo_sources.contains(&key)
+            })
+            .and_then(|o| o.str_at(&["spec", "ignore"]))
+            .map(str::to_string)
+    }
+
     /// The sources the environment's root Kustomization reconciles from: the root is the
     /// Kustomization whose path contains the entry folder. Returns the root when its path is
     /// the entry folder itself (the self-reconciling root that `flux bootstrap` writes).
@@ -363,13 +394,6 @@ impl Renderer<'_> {
         let mut entries = entries;
         entries.sort();
         for p in entries {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if name.starts_with('.') {
-                continue;
-            }
             let relative = format!("./{}", rel(base, &p));
             if self.fs.is_dir(&p) {
                 if KUSTOMIZATION_FILES
@@ -391,7 +415,7 @@ impl Renderer<'_> {
     }
 
     fn build(&mut self, dir: &Path, kust: &Node) -> Vec<Node> {
-        let b = build_with(self.fs, &self.root, dir, kust);
+        let b = build_with(&self.fs, &self.root, dir, kust);
         self.diagnostics.extend(b.diagnostics);
         b.objects
     }
@@ -759,6 +783,37 @@ spec:
         assert_eq!(endpoint.str_at(&["data", "host"]), Some("192.168.2.9"));
         assert_eq!(tree.kustomizations[0].id(), "flux-system/flux-system");
         assert_eq!(tree.kustomizations[0].path, "clusters/prod");
+    }
+
+    #[test]
+    fn git_repository_spec_ignore_hides_files_from_the_artifact() {
+        let sync = SYNC.replace(
+            "spec: {url: https://example.com/repo.git}",
+            "spec:\n  url: https://example.com/repo.git\n  ignore: |\n    /clusters/prod/drafts/\n    /platform/*.yaml\n    !/platform/helmrelease.yaml",
+        );
+        let fs = repo(&[
+            ("clusters/prod/flux-system/gotk-sync.yaml", &sync),
+            ("clusters/prod/vars.yaml", VARS),
+            ("clusters/prod/platform.yaml", PLATFORM_KS),
+            (
+                "clusters/prod/drafts/broken.yaml",
+                "kind: [this is not a resource\n",
+            ),
+            ("platform/helmrelease.yaml", HR),
+            (
+                "platform/scratch.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: scratch}\n",
+            ),
+        ]);
+        let tree = render(&fs);
+        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        let platform = tree
+            .kustomizations
+            .iter()
+            .find(|k| k.name == "platform")
+            .expect("rendered");
+        assert_eq!(platform.objects.len(), 1);
+        assert_eq!(platform.objects[0].str_at(&["kind"]), Some("HelmRelease"));
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //!   lenient text (the empty string) and the list of such references are returned, so that a
 //!   caller can report what either Flux would do.
 
-mod glob;
+pub(crate) mod glob;
 mod parse;
 
 pub use parse::ParseError;
