@@ -25,7 +25,12 @@ fn main() {
         let vars: Map<String, Value> = all
             .vars
             .iter()
-            .map(|(k, r)| (k.clone(), json!({"value": r.value.to_json(), "source": r.origin[0].source})))
+            .map(|(k, r)| {
+                (
+                    k.clone(),
+                    json!({"value": r.value.to_json(), "source": r.origin[0].source}),
+                )
+            })
             .collect();
         let errors: Map<String, Value> = all
             .errors

@@ -361,3 +361,150 @@ fn variables_agree_with_ansible_core() {
     }
     assert!(failures.is_empty(), "agreement dropped: {failures:?}");
 }
+
+/// Every `template` task of the example platform, rendered for every host of its play, must
+/// equal what ansible-core's `template` lookup gives (one ansible-playbook run).
+#[test]
+fn example_templates_agree_with_ansible_core() {
+    let Some(venv) = std::env::var_os("FLUXGATE_ANSIBLE_VENV").map(PathBuf::from) else {
+        println!("skipping: FLUXGATE_ANSIBLE_VENV not set");
+        return;
+    };
+    if !venv.join("bin/ansible-playbook").is_file() {
+        println!("skipping: no ansible-playbook in {}", venv.display());
+        return;
+    }
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
+    if !src.join("infra/ansible/playbooks/site.yml").is_file() {
+        println!("skipping: examples/homelab has no Ansible playbook");
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("fg-tpl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&src, &tmp);
+    let project = Project::load(&Options {
+        root: tmp.clone(),
+        inventory: vec!["infra/ansible/inventory/hosts.yml".into()],
+        playbook: Some("infra/ansible/playbooks/site.yml".into()),
+        config: Some("infra/ansible/ansible.cfg".into()),
+        ..Options::default()
+    });
+    let out_dir = tmp.join(".fgtpl-out");
+    std::fs::create_dir_all(&out_dir).expect("out dir");
+    let mut ours: BTreeMap<(usize, String, String), String> = BTreeMap::new();
+    let mut plays = Vec::new();
+    for p in project.order() {
+        let templates: Vec<String> = p
+            .play
+            .tasks
+            .iter()
+            .filter_map(|t| t.template.as_ref().and_then(|x| x.resolved.clone()))
+            .collect();
+        if templates.is_empty() || p.hosts.is_empty() {
+            continue;
+        }
+        for h in p.hosts {
+            for t in &templates {
+                let text = project
+                    .render_template(t, h)
+                    .map_or_else(|d| format!("ERROR {}", d.message), |r| r.text);
+                ours.insert((p.index, h.clone(), t.clone()), text);
+            }
+        }
+        let roles: Vec<Json> = p
+            .play
+            .roles
+            .iter()
+            .filter_map(|r| project.roles().get(r))
+            .map(|r| json!({"role": r.abs.display().to_string()}))
+            .collect();
+        let abs: Vec<String> = templates
+            .iter()
+            .map(|t| tmp.join(t).display().to_string())
+            .collect();
+        plays.push(json!({
+            "name": format!("fgtpl-{}", p.index),
+            "hosts": p.play.hosts,
+            "gather_facts": false,
+            "vars": p.play.vars.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
+            "roles": roles,
+            "tasks": [{
+                "ansible.builtin.debug": {"msg": "{{ lookup('ansible.builtin.template', item) }}"},
+                "loop": abs, "ignore_errors": true, "register": "fgtpl", "tags": ["fgdump"],
+            }, {
+                "ansible.builtin.copy": {
+                    "content": "{{ fgtpl.results | to_json }}",
+                    "dest": format!("{}/{}-{{{{ inventory_hostname }}}}.json", out_dir.display(), p.index),
+                },
+                "tags": ["fgdump"],
+            }],
+        }));
+    }
+    for role in project.roles().values() {
+        for d in ["tasks", "handlers"] {
+            let _ = std::fs::remove_dir_all(role.abs.join(d));
+        }
+    }
+    let gen_path = tmp.join("infra/ansible/playbooks/__fluxgate_tpl.yml");
+    std::fs::write(
+        &gen_path,
+        serde_json::to_string_pretty(&Json::Array(plays)).expect("json"),
+    )
+    .expect("write");
+    let out = Command::new(venv.join("bin/ansible-playbook"))
+        .current_dir(&tmp)
+        .arg("-i")
+        .arg(tmp.join("infra/ansible/inventory/hosts.yml"))
+        .arg(&gen_path)
+        .args([
+            "--tags",
+            "fgdump",
+            "--skip-tags",
+            "always",
+            "-e",
+            "ansible_connection=local",
+            "-e",
+        ])
+        .arg(format!(
+            "ansible_python_interpreter={}",
+            venv.join("bin/python").display()
+        ))
+        .env("ANSIBLE_CONFIG", tmp.join("infra/ansible/ansible.cfg"))
+        .env("ANSIBLE_HOME", tmp.join(".ansible-home"))
+        .env("ANSIBLE_LOCAL_TEMP", tmp.join(".ansible-tmp"))
+        .output()
+        .expect("run ansible-playbook");
+    let mut equal = 0;
+    let mut total = 0;
+    for ((idx, host, path), text) in &ours {
+        let file = out_dir.join(format!("{idx}-{host}.json"));
+        let theirs: Json = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Json::Null);
+        let abs = tmp.join(path).display().to_string();
+        let item = theirs
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|i| i["item"].as_str() == Some(abs.as_str()));
+        let their_text = item.and_then(|i| i["msg"].as_str()).unwrap_or("<missing>");
+        total += 1;
+        // The lookup drops the template's final newline; the template module keeps it.
+        if text.trim_end_matches('\n') == their_text.trim_end_matches('\n') {
+            equal += 1;
+        } else {
+            println!(
+                "DIFF {path} for {host}:\n--- fluxgate\n{text}\n--- ansible-core\n{their_text}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    println!("homelab templates: {equal}/{total} equal");
+    assert!(
+        total > 0,
+        "no template rendered; ansible stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(equal, total, "rendered templates differ from ansible-core");
+}
