@@ -257,6 +257,7 @@ impl<'a> Builder<'a> {
             self.add_resources(&mut acc, loaded);
         }
         self.run_generators(dir, kust, &mut acc);
+        self.run_plugin_generators(dir, kust, &mut acc);
         for entry in seq(kust.get("components")).to_vec() {
             let Some(target) = entry.as_str() else {
                 continue;
@@ -296,18 +297,21 @@ impl<'a> Builder<'a> {
                     format!("{key}: Helm charts are not inflated (fluxgate runs no helper binaries and fetches nothing)"),
                     loc,
                 ),
-                "generators" | "transformers" | "validators" => {
+                "validators" => {
                     for e in seq(Some(value)) {
                         self.error(
-                            format!("{key}: plugin {} is not run (fluxgate runs no kustomize plugins)", e.scalar_text().unwrap_or_else(|| "(inline)".into())),
+                            format!(
+                                "{key}: plugin {} is not run (fluxgate runs no kustomize plugins)",
+                                e.scalar_text().unwrap_or_else(|| "(inline)".into())
+                            ),
                             Some(e.loc.clone()),
                         );
                     }
                 }
-                "vars" | "replacements" | "configurations" | "crds" => {
-                    if value.as_seq().is_some_and(|s| !s.is_empty()) {
-                        self.error(format!("{key} is not supported yet"), loc);
-                    }
+                "vars" | "replacements" | "configurations" | "crds"
+                    if value.as_seq().is_some_and(|s| !s.is_empty()) =>
+                {
+                    self.error(format!("{key} is not supported yet"), loc);
                 }
                 "openapi" => self.warn("openapi: custom schemas are ignored; lists in custom resources are replaced by patches", loc),
                 k if !KNOWN_FIELDS.contains(&k) => self.warn(format!("unknown kustomization field {k:?}"), loc),
@@ -383,7 +387,7 @@ impl<'a> Builder<'a> {
                 let kind = doc.str_at(&["kind"]).unwrap_or("");
                 if kind.ends_with("List") && doc.get("items").and_then(Node::as_seq).is_some() {
                     if let Some(items) = doc.get("items").and_then(Node::as_seq) {
-                        for item in items.to_vec() {
+                        for item in items.iter().cloned() {
                             self.push_object(item, out);
                         }
                     }
@@ -439,6 +443,105 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The configs listed under `generators:` or `transformers:`: built-in plugin configs
+    /// (`apiVersion: builtin`) are returned; anything else (exec or container plugins, KRM
+    /// functions, directories of configs) is a finding and is not run.
+    fn plugin_configs(
+        &mut self,
+        dir: &Path,
+        kust: &Node,
+        field: &str,
+        supported: &[&str],
+    ) -> Vec<Node> {
+        let mut out = Vec::new();
+        for e in seq(kust.get(field)).to_vec() {
+            let Some(text) = e.as_str() else { continue };
+            let docs = if text.contains('\n') {
+                parse_stream(&e.loc.file, text, Schema::Kube).docs
+            } else {
+                let Some(path) = self.resolve(dir, text, &e.loc, "plugin config") else {
+                    continue;
+                };
+                if !self.fs.is_file(&path) {
+                    self.error(
+                        format!("{field}: plugin {text:?} is not run (fluxgate runs no kustomize plugins)"),
+                        Some(e.loc.clone()),
+                    );
+                    continue;
+                }
+                let Some((rel, body)) = self.read_file(dir, text, &e.loc, "plugin config") else {
+                    continue;
+                };
+                let stream = parse_stream(&rel, &body, Schema::Kube);
+                self.diags.extend(stream.diagnostics);
+                stream.docs
+            };
+            for d in docs.into_iter().filter(|d| !d.is_null()) {
+                let kind = d.str_at(&["kind"]).unwrap_or("");
+                if d.str_at(&["apiVersion"]) == Some("builtin") && supported.contains(&kind) {
+                    out.push(d);
+                } else {
+                    self.error(
+                        format!("{field}: plugin {kind} from {text:?} is not run (fluxgate runs no kustomize plugins)"),
+                        Some(e.loc.clone()),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    fn run_plugin_generators(&mut self, dir: &Path, kust: &Node, acc: &mut Vec<Resource>) {
+        let global = Options::from_node(kust.get("generatorOptions"));
+        for cfg in self.plugin_configs(
+            dir,
+            kust,
+            "generators",
+            &["ConfigMapGenerator", "SecretGenerator"],
+        ) {
+            // A built-in generator config is a generator entry with its name in metadata.
+            let mut entry = cfg.clone();
+            if let Some(m) = entry.as_map_mut() {
+                for k in ["name", "namespace"] {
+                    if let Some(v) = cfg.path(&["metadata", k]) {
+                        m.insert(k.to_string(), v.clone());
+                    }
+                }
+            }
+            let secret = cfg.str_at(&["kind"]) == Some("SecretGenerator");
+            let mut diags = Vec::new();
+            let generated = {
+                let mut read = |p: &str, loc: &Location| {
+                    self.read_file(dir, p, loc, "generator file")
+                        .map(|(_, t)| t)
+                };
+                generate::generate(&entry, secret, &global, &mut read, &mut diags)
+            };
+            self.diags.extend(diags);
+            if let Some(g) = generated {
+                let loaded = vec![g.resource];
+                self.add_resources(acc, loaded);
+            }
+        }
+    }
+
+    fn run_plugin_transformers(&mut self, dir: &Path, kust: &Node, acc: &mut [Resource]) {
+        for cfg in self.plugin_configs(dir, kust, "transformers", &["ImageTagTransformer"]) {
+            if let Some(i) = cfg.get("imageTag")
+                && let Some(name) = i.str_at(&["name"])
+            {
+                let rule = transform::ImageRule {
+                    name: name.to_string(),
+                    new_name: i.get("newName").cloned(),
+                    new_tag: i.get("newTag").cloned(),
+                    digest: i.get("digest").cloned(),
+                    loc: i.loc.clone(),
+                };
+                transform::images(acc, &[rule]);
+            }
+        }
+    }
+
     fn run_transformers(&mut self, dir: &Path, kust: &Node, acc: &mut Vec<Resource>) {
         patches::legacy_strategic_merge(self, dir, kust, acc);
         patches::patches(self, dir, kust, acc);
@@ -452,15 +555,14 @@ impl<'a> Builder<'a> {
         let suffix = kust.get("nameSuffix");
         let loc = prefix
             .or(suffix)
-            .map(|n| n.loc.clone())
-            .unwrap_or_else(|| kust.loc.clone());
+            .map_or_else(|| kust.loc.clone(), |n| n.loc.clone());
         transform::prefix_suffix(
             acc,
             prefix.and_then(Node::as_str).unwrap_or(""),
             suffix.and_then(Node::as_str).unwrap_or(""),
             &loc,
         );
-        self.labels(kust, acc);
+        Self::labels(kust, acc);
         if let Some(ann) = kust.get("commonAnnotations") {
             let entries = generate::string_entries(Some(ann));
             transform::set_map_entries(acc, &entries, &transform::annotation_specs(), &ann.loc);
@@ -485,9 +587,10 @@ impl<'a> Builder<'a> {
             })
             .collect();
         transform::images(acc, &rules);
+        self.run_plugin_transformers(dir, kust, acc);
     }
 
-    fn labels(&mut self, kust: &Node, acc: &mut [Resource]) {
+    fn labels(kust: &Node, acc: &mut [Resource]) {
         if let Some(cl) = kust.get("commonLabels") {
             let entries = generate::string_entries(Some(cl));
             transform::set_map_entries(acc, &entries, &transform::common_label_specs(), &cl.loc);
@@ -515,7 +618,7 @@ impl<'a> Builder<'a> {
     }
 
     /// The last steps, done once for the whole build: hash suffixes, name references, order.
-    pub fn finish(&mut self, kust: &Node, mut resources: Vec<Resource>) -> Vec<Node> {
+    pub fn finish(kust: &Node, mut resources: Vec<Resource>) -> Vec<Node> {
         for r in &mut resources {
             if r.needs_hash {
                 let hash = generate::content_hash(&r.node);
@@ -558,10 +661,10 @@ fn stringify_metadata_maps(doc: &mut Node) {
     for key in ["labels", "annotations"] {
         if let Some(m) = meta.get_mut(key).and_then(Node::as_map_mut) {
             for v in m.values_mut() {
-                if !matches!(v.value, Value::String(_) | Value::Map(_) | Value::Seq(_)) {
-                    if let Some(t) = v.scalar_text() {
-                        v.value = Value::String(t);
-                    }
+                if !matches!(v.value, Value::String(_) | Value::Map(_) | Value::Seq(_))
+                    && let Some(t) = v.scalar_text()
+                {
+                    v.value = Value::String(t);
                 }
             }
         }
@@ -584,6 +687,12 @@ pub fn is_remote(target: &str) -> bool {
         || target.contains(".git//")
 }
 
+fn has_extension(name: &str, ext: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+}
+
 /// A path whose first segment looks like a host name (`example.com/repo`): kustomize would
 /// try it as a remote when no such local file exists.
 fn looks_like_host(target: &str) -> bool {
@@ -592,8 +701,8 @@ fn looks_like_host(target: &str) -> bool {
         && first.contains('.')
         && first != "."
         && first != ".."
-        && !first.ends_with(".yaml")
-        && !first.ends_with(".yml")
+        && !has_extension(first, "yaml")
+        && !has_extension(first, "yml")
 }
 
 #[cfg(test)]

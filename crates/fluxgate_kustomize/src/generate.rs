@@ -324,23 +324,19 @@ pub fn merge_into(existing: &mut Resource, new: Resource, behavior: Behavior) {
 pub fn content_hash(node: &Node) -> String {
     let kind = node.str_at(&["kind"]).unwrap_or("");
     let mut json = String::from("{");
-    if kind == "ConfigMap" {
-        if let Some(bd) = node
+    if kind == "ConfigMap"
+        && let Some(bd) = node
             .get("binaryData")
             .and_then(Node::as_map)
             .filter(|m| !m.is_empty())
-        {
-            json.push_str("\"binaryData\":");
-            json.push_str(&json_string_map(bd));
-            json.push(',');
-        }
+    {
+        json.push_str("\"binaryData\":");
+        json.push_str(&json_string_map(bd));
+        json.push(',');
     }
     json.push_str("\"data\":");
-    match node
-        .get("data")
-        .and_then(Node::as_map)
-        .filter(|m| !m.is_empty())
-    {
+    // An absent `data` encodes as "", a present one (even empty, as a Secret's) as a map.
+    match node.get("data").and_then(Node::as_map) {
         Some(d) => json.push_str(&json_string_map(d)),
         None => json.push_str("\"\""),
     }
@@ -353,7 +349,11 @@ pub fn content_hash(node: &Node) -> String {
     }
     json.push('}');
     let digest = Sha256::digest(json.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = digest.iter().fold(String::new(), |mut acc, b| {
+        use std::fmt::Write as _;
+        let _ = write!(acc, "{b:02x}");
+        acc
+    });
     hex[..10]
         .chars()
         .map(|c| match c {

@@ -87,7 +87,7 @@ pub fn build_with(fs: &dyn Fs, root: &Path, dir: &Path, kustomization: &Node) ->
 
 fn run(mut b: build::Builder<'_>, dir: &Path, kust: &Node) -> Build {
     let resources = b.build_dir(dir, kust, Vec::new());
-    let objects = b.finish(kust, resources);
+    let objects = build::Builder::finish(kust, resources);
     let mut diagnostics = b.diags;
     fluxgate_diagnostics::sort_and_dedup(&mut diagnostics);
     Build {

@@ -226,7 +226,7 @@ pub fn fix_references(resources: &mut [Resource]) {
     let rules = rules();
     // Candidates are read from a snapshot: kustomize resolves against the names as they are
     // after all renames, not as it rewrites.
-    let snapshot: Vec<(ResId, Vec<ResId>, Vec<String>, Vec<String>)> = resources
+    let snapshot: Vec<Entry> = resources
         .iter()
         .map(|r| {
             (
@@ -295,17 +295,16 @@ pub fn fix_references(resources: &mut [Resource]) {
     }
 }
 
-/// kustomize's previous ids of a resource: those it recorded, or its current id when it was
-/// never renamed.
-fn earlier_names_match(cur: &ResId, prev: &[ResId], old: &str) -> bool {
-    if prev.is_empty() {
-        cur.name == old
-    } else {
-        prev.iter().any(|p| p.name == old)
-    }
+/// kustomize's previous ids of a resource: only those recorded. A resource no transformer
+/// touched is never a candidate (its references are already right). Note that the namespace
+/// transformer records an id for every resource, cluster-scoped ones included.
+fn earlier_names_match(_cur: &ResId, prev: &[ResId], old: &str) -> bool {
+    prev.iter().any(|p| p.name == old)
 }
 
-type Snapshot = [(ResId, Vec<ResId>, Vec<String>, Vec<String>)];
+/// A resource as name references see it: current id, previous ids, prefixes, suffixes.
+type Entry = (ResId, Vec<ResId>, Vec<String>, Vec<String>);
+type Snapshot = [Entry];
 
 fn select(
     snapshot: &Snapshot,
@@ -315,7 +314,7 @@ fn select(
     ref_prefixes: &[String],
     ref_suffixes: &[String],
 ) -> Option<String> {
-    let mut cands: Vec<&(ResId, Vec<ResId>, Vec<String>, Vec<String>)> = snapshot
+    let mut cands: Vec<&Entry> = snapshot
         .iter()
         .filter(|(cur, prev, _, _)| cur.kind == target_kind && earlier_names_match(cur, prev, old))
         .filter(|(cur, _, _, _)| {
@@ -396,14 +395,10 @@ fn fix_service_ref(
         return;
     };
     let ns = svc.str_at(&["namespace"]).unwrap_or("").to_string();
-    let filtered: Vec<(ResId, Vec<ResId>, Vec<String>, Vec<String>)> = snapshot
+    let filtered: Vec<Entry> = snapshot
         .iter()
         .filter(|(cur, prev, _, _)| {
-            let ids = if prev.is_empty() {
-                std::slice::from_ref(cur)
-            } else {
-                prev.as_slice()
-            };
+            let ids = prev.as_slice();
             cur.kind == "Service"
                 && ids
                     .iter()
@@ -460,17 +455,11 @@ fn fix_subjects(
             continue;
         };
         let ns = s.str_at(&["namespace"]).map(str::to_string);
-        let filtered: Vec<(ResId, Vec<ResId>, Vec<String>, Vec<String>)> = snapshot
+        let filtered: Vec<Entry> = snapshot
             .iter()
             .filter(|(cur, prev, _, _)| {
                 cur.kind == "ServiceAccount"
-                    && (if prev.is_empty() {
-                        std::slice::from_ref(cur)
-                    } else {
-                        prev.as_slice()
-                    })
-                    .iter()
-                    .any(|p| {
+                    && prev.iter().any(|p| {
                         p.name == name
                             && ns.as_deref().is_none_or(|n| {
                                 ResId {

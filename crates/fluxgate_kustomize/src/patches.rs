@@ -158,7 +158,7 @@ pub fn legacy_strategic_merge(
 }
 
 /// `patchesJson6902:`.
-pub fn legacy_json6902(b: &mut Builder<'_>, dir: &Path, kust: &Node, acc: &mut Vec<Resource>) {
+pub fn legacy_json6902(b: &mut Builder<'_>, dir: &Path, kust: &Node, acc: &mut [Resource]) {
     for entry in seq(kust.get("patchesJson6902")).to_vec() {
         let Some(loaded) = load(b, dir, &entry, entry.get("patch"), entry.get("path")) else {
             continue;

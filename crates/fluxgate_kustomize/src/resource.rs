@@ -206,6 +206,7 @@ pub fn set_meta(node: &mut Node, key: &str, value: &str, loc: &Location) {
 /// kustomize's legacy output order: kinds listed first, other kinds by group/version/kind,
 /// webhook configurations last; ties by namespace and name.
 pub fn legacy_sort(resources: &mut [Resource], first: &[String], last: &[String]) {
+    #[allow(clippy::cast_possible_wrap)] // kind lists are a few dozen entries long
     let rank = |kind: &str| -> i64 {
         if let Some(i) = first.iter().position(|k| k == kind) {
             return i as i64 - first.len() as i64;

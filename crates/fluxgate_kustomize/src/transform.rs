@@ -14,20 +14,19 @@ use crate::resource::{ResId, Resource};
 pub fn namespace(resources: &mut [Resource], ns: &str, loc: &Location) {
     for r in resources.iter_mut() {
         let id = r.id();
+        // kustomize records the id of every resource here, cluster-scoped ones included:
+        // that makes them all candidates for name references afterwards.
+        r.remember_id();
         if id.kind == "Namespace" && id.group.is_empty() {
             // kustomize renames Namespace objects to the namespace being set.
-            if id.name != ns {
-                r.remember_id();
-                r.set_meta("name", ns, loc);
-            }
+            r.set_meta("name", ns, loc);
         } else if !id.is_cluster_scoped() {
-            if id.namespace != ns {
-                r.remember_id();
-            }
             r.set_meta("namespace", ns, loc);
         }
-        if matches!(id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding") {
-            if let Some(subjects) = r.node.get_mut("subjects").and_then(Node::as_seq_mut) {
+        if matches!(id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding")
+            && let Some(subjects) = r.node.get_mut("subjects").and_then(Node::as_seq_mut)
+        {
+            {
                 for s in subjects {
                     if s.str_at(&["kind"]) == Some("ServiceAccount")
                         && s.str_at(&["name"]) == Some("default")

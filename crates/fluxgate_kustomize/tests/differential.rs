@@ -13,8 +13,8 @@ use fluxgate_kustomize::{KUSTOMIZATION_FILES, RealFs, build};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
 /// Lowest accepted agreement, per corpus: raise these as mismatches are fixed.
-const RATCHET_GITOPS: f64 = 0.0;
-const RATCHET_CASES: f64 = 0.0;
+const RATCHET_GITOPS: f64 = 0.99;
+const RATCHET_CASES: f64 = 0.96;
 
 struct Case {
     dir: PathBuf,

@@ -1,0 +1,96 @@
+//! Bad input: each fixture under `fixtures/bad-input/<case>/` is a small repository (`repo/`,
+//! built at `repo/app`) with one defect. The defect is a finding at its file and line, nothing
+//! outside `repo/` is read, and the rest renders as `expected.yaml` says (produced by
+//! `kubectl kustomize` on the same kustomization without the bad entry).
+
+use std::path::{Path, PathBuf};
+
+use fluxgate_diagnostics::Severity;
+use fluxgate_kustomize::{RealFs, build};
+use fluxgate_yaml::{Node, Schema, parse_stream};
+
+fn fixture(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/bad-input")
+        .join(case)
+}
+
+/// Builds the case and checks the objects and one expected error finding.
+fn check(case: &str, file: &str, line: u32, needle: &str) {
+    let dir = fixture(case);
+    let root = dir.join("repo");
+    let fs = RealFs::new(&root);
+    let out = build(&fs, &root, &root.join("app"));
+    let text =
+        std::fs::read_to_string(dir.join("expected.yaml")).expect("fixture has expected.yaml");
+    let expected: Vec<Node> = parse_stream("expected.yaml", &text, Schema::Kube).docs;
+    assert_eq!(out.objects, expected, "{case}: rendered objects");
+    let found = out.diagnostics.iter().any(|d| {
+        d.severity == Severity::Error
+            && d.location
+                .as_ref()
+                .is_some_and(|l| l.file.as_ref() == file && l.line == line)
+            && d.message.contains(needle)
+    });
+    assert!(
+        found,
+        "{case}: no error at {file}:{line} containing {needle:?}; got {:#?}",
+        out.diagnostics
+    );
+    let printed = format!("{:?}", out.objects);
+    assert!(
+        !printed.contains("must-never-be-read"),
+        "{case}: read outside the root"
+    );
+}
+
+#[test]
+fn resource_outside_the_root_is_a_finding() {
+    check(
+        "outside-root",
+        "app/kustomization.yaml",
+        3,
+        "outside the repository root",
+    );
+}
+
+#[test]
+fn remote_resources_are_never_fetched() {
+    check("remote", "app/kustomization.yaml", 3, "not fetched");
+    check("remote", "app/kustomization.yaml", 4, "not fetched");
+}
+
+#[test]
+fn helm_charts_are_a_finding() {
+    check(
+        "helm-charts",
+        "app/kustomization.yaml",
+        4,
+        "Helm charts are not inflated",
+    );
+}
+
+#[test]
+fn a_cycle_ends_with_a_finding() {
+    check("cycle", "app/kustomization.yaml", 1, "cyclic kustomization");
+}
+
+#[test]
+fn broken_yaml_is_a_finding_and_the_rest_renders() {
+    check("broken-yaml", "app/broken.yaml", 6, "invalid YAML");
+}
+
+#[test]
+fn a_symlink_leaving_the_root_is_not_followed() {
+    check(
+        "symlink",
+        "app/kustomization.yaml",
+        3,
+        "outside the repository root",
+    );
+}
+
+#[test]
+fn exec_plugins_are_not_run() {
+    check("exec-plugin", "app/kustomization.yaml", 4, "is not run");
+}
