@@ -136,3 +136,8 @@ fn check_mode_probe() {
 fn tls_san() {
     check_rule("tls-san");
 }
+
+#[test]
+fn bootstrap_order() {
+    check_rule("bootstrap-order");
+}

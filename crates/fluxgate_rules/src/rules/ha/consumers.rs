@@ -10,8 +10,8 @@ use fluxgate_yaml::Node;
 use regex::Regex;
 
 use super::endpoints::{
-    Render, Topology, ansible_origin, containers, env_value, helmchart_values, is_cni_name,
-    is_cni_workload, jinja_var, line_text, normalize_host,
+    Render, Topology, ansible_origin, containers, env_value, helmchart_values, is_cni_workload,
+    jinja_var, line_text, normalize_host,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,9 +356,4 @@ fn node_text(node: &Node, out: &mut String) {
             out.push(' ');
         }
     }
-}
-
-/// Whether any name in `s` marks a CNI (re-exported for the bootstrap rules).
-pub(crate) fn mentions_cni(s: &str) -> bool {
-    is_cni_name(s)
 }

@@ -307,7 +307,6 @@ pub(crate) struct Render {
     pub docs: Vec<Node>,
     /// The template's source text, to locate a value at the line that writes it.
     pub source: String,
-    pub dest: Option<String>,
 }
 
 impl Render {
@@ -403,7 +402,6 @@ fn render(
         rendered,
         docs,
         source,
-        dest: task.template.as_ref().and_then(|t| t.dest.clone()),
     })
 }
 
