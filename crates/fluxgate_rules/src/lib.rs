@@ -13,6 +13,7 @@
 //! assert!(render.doc().contains("## What it checks"));
 //! ```
 
+pub mod contracts;
 pub mod registry;
 pub mod rules;
 mod support;
@@ -103,6 +104,7 @@ pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic
         }
         out.append(&mut found);
     }
+    out.extend(contracts::check(config, envs));
     fluxgate_diagnostics::sort_and_dedup(&mut out);
     out
 }

@@ -141,3 +141,8 @@ fn tls_san() {
 fn bootstrap_order() {
     check_rule("bootstrap-order");
 }
+
+#[test]
+fn contracts() {
+    check_rule("contract");
+}
