@@ -33,6 +33,10 @@ pub struct TreeOptions {
     pub sources: BTreeMap<String, String>,
     /// Substitution options (strict by default).
     pub substitution: Options,
+    /// Keep each Kustomization's objects as kustomize built them, before post-build
+    /// substitution and `commonMetadata` ([`FluxKustomization::built`]): for differential
+    /// tests against `kubectl kustomize`.
+    pub keep_built: bool,
 }
 
 /// One rendered Flux Kustomization.
@@ -46,6 +50,9 @@ pub struct FluxKustomization {
     pub path: String,
     /// Its rendered (and substituted) objects.
     pub objects: Vec<Node>,
+    /// Its objects as kustomize built them (before substitution and `commonMetadata`), when
+    /// [`TreeOptions::keep_built`] is set; empty otherwise.
+    pub built: Vec<Node>,
     /// Values that came from post-build variables.
     pub substituted: Vec<Substituted>,
 }
@@ -425,11 +432,11 @@ impl Renderer<'_> {
         let mut kust = self.kustomization_for(dir, &at)?;
         apply_flux_spec(&mut kust, ks);
         let mut objects = self.build(dir, &kust);
-        if let Some(meta) = ks.path(&["spec", "commonMetadata"]) {
-            for o in &mut objects {
-                apply_common_metadata(o, meta);
-            }
-        }
+        let built = if self.opts.keep_built {
+            objects.clone()
+        } else {
+            Vec::new()
+        };
         let mut substituted = Vec::new();
         let post = ks.path(&["spec", "postBuild"]);
         let always = post.and_then(|p| p.str_at(&["substituteStrategy"])) == Some("Always");
@@ -445,6 +452,12 @@ impl Renderer<'_> {
                 *o = out.resource;
             }
         }
+        // kustomize-controller sets the common metadata when it applies, after substitution.
+        if let Some(meta) = ks.path(&["spec", "commonMetadata"]) {
+            for o in &mut objects {
+                apply_common_metadata(o, meta);
+            }
+        }
         Some(FluxKustomization {
             namespace: ns_of(ks),
             name: ks
@@ -454,6 +467,7 @@ impl Renderer<'_> {
             object: ks.clone(),
             path: rel(&self.root, dir),
             objects,
+            built,
             substituted,
         })
     }
