@@ -6,8 +6,9 @@
 //! `--kustomization DIR` prints what `kubectl kustomize DIR` prints (YAML, keys sorted,
 //! documents separated by `---`), and the findings on stderr as `file:line: severity:
 //! message`. The load restrictor's root is the git repository that contains DIR (the nearest
-//! folder above it holding `.git`); outside any repository it is DIR itself, so nothing
-//! outside DIR is read. Exit code 1 when a finding is an error: the objects that could be
+//! folder above it holding `.git`); outside any repository it is the current directory
+//! when DIR is below it (`cd repo && fluxgate render --kustomization overlays/prod`), else
+//! DIR itself, so nothing outside DIR is read. Exit code 1 when a finding is an error: the objects that could be
 //! rendered are printed all the same.
 
 use std::path::{Path, PathBuf};
@@ -152,12 +153,16 @@ fn run_kustomization(dir: &Path) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The nearest folder at or above `dir` that holds `.git`, else `dir`.
+/// The nearest folder at or above `dir` that holds `.git`; outside any repository, the
+/// current directory when `dir` is below it, else `dir` itself.
 fn repository_root(dir: &Path) -> PathBuf {
-    dir.ancestors()
-        .find(|a| a.join(".git").exists())
-        .unwrap_or(dir)
-        .to_path_buf()
+    if let Some(git) = dir.ancestors().find(|a| a.join(".git").exists()) {
+        return git.to_path_buf();
+    }
+    match std::env::current_dir().and_then(std::fs::canonicalize) {
+        Ok(cwd) if dir.starts_with(&cwd) => cwd,
+        _ => dir.to_path_buf(),
+    }
 }
 
 /// `file:line: severity: message`.
