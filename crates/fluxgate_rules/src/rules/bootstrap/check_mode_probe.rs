@@ -125,10 +125,15 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let var = probe.register.as_deref().unwrap_or_default();
-        let reader = tasks[i + 1..].iter().find(|t| {
-            let text = task_text(t);
-            mentions(&text, var) && !when_text(t).contains("not ansible_check_mode")
-        });
+        // Up to the next task that registers the same name: from there on the variable
+        // holds that task's result (and a task reading its own result, in `until:`, reads
+        // nothing of the probe's).
+        let reader = tasks[i + 1..]
+            .iter()
+            .take_while(|t| t.register.as_deref() != Some(var))
+            .find(|t| {
+                mentions(&task_text(t), var) && !when_text(t).contains("not ansible_check_mode")
+            });
         let Some(reader) = reader else {
             continue;
         };
