@@ -158,7 +158,8 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
     let mut scalar_defs: BTreeMap<Vec<Step>, Location> = BTreeMap::new();
     for r in &expansion.refs {
         let (consumer, path) = locator.locate(r.start);
-        if r.is_strict_error() {
+        // A source whose keys are unknown offline may define it: not reported.
+        if r.is_strict_error() && !vars.has_unknown_keys() {
             out.diagnostics
                 .push(undefined_diagnostic(r, &text, &consumer, opts));
             out.undefined.push(Undefined {

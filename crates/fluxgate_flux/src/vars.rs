@@ -43,6 +43,9 @@ pub struct VarDef {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Vars {
     map: BTreeMap<String, VarDef>,
+    /// Sources that exist only once the cluster runs (a Secret an ExternalSecret creates):
+    /// their keys are unknown offline.
+    unknown: Vec<String>,
 }
 
 impl Vars {
@@ -53,7 +56,14 @@ impl Vars {
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.is_empty() && self.unknown.is_empty()
+    }
+
+    /// Whether some variables come from a source whose keys are unknown offline: a variable
+    /// not found here may still be defined in the cluster.
+    #[must_use]
+    pub fn has_unknown_keys(&self) -> bool {
+        !self.unknown.is_empty()
     }
 
     #[must_use]
@@ -101,6 +111,10 @@ impl Vars {
             match find_object(objects, kind, ns, name) {
                 Some(obj) => vars.add_object(obj, kind, ns, name, &mut diags),
                 None if optional => {}
+                None if let Some(creator) = created_at_runtime(objects, kind, ns, name) => {
+                    vars.unknown.push(format!("{kind}/{ns}/{name}"));
+                    diags.push(runtime_note("substituteFrom", kind, name, creator, entry));
+                }
                 None => diags.push(
                     Diagnostic::render_error(
                         format!(
@@ -235,6 +249,55 @@ pub(crate) fn find_object<'a>(
         })
 }
 
+/// The object that creates Secret `ns/name` once the cluster runs: an `ExternalSecret` whose
+/// target is that Secret, or a `SealedSecret` of that name.
+#[must_use]
+pub fn created_at_runtime<'a>(
+    objects: &'a [Node],
+    kind: &str,
+    ns: &str,
+    name: &str,
+) -> Option<&'a Node> {
+    if kind != "Secret" {
+        return None;
+    }
+    objects.iter().find(|o| {
+        let api = o.str_at(&["apiVersion"]).unwrap_or_default();
+        let in_ns = o.str_at(&["metadata", "namespace"]).is_none_or(|n| n == ns);
+        let own = o.str_at(&["metadata", "name"]);
+        let creates = match o.str_at(&["kind"]) {
+            Some("ExternalSecret") if api.starts_with("external-secrets.io/") => {
+                o.str_at(&["spec", "target", "name"]).or(own) == Some(name)
+            }
+            Some("SealedSecret") if api.starts_with("bitnami.com/") => own == Some(name),
+            _ => false,
+        };
+        in_ns && creates
+    })
+}
+
+/// The note for a reference to a Secret that only the running cluster creates.
+pub(crate) fn runtime_note(
+    field: &str,
+    kind: &str,
+    name: &str,
+    creator: &Node,
+    entry: &Node,
+) -> Diagnostic {
+    Diagnostic::new(
+        "render",
+        fluxgate_diagnostics::Severity::Note,
+        format!(
+            "{field} {kind}/{name} is created in the cluster by {} {}: its keys are unknown \
+             offline, so what it defines is not checked",
+            creator.str_at(&["kind"]).unwrap_or_default(),
+            creator.str_at(&["metadata", "name"]).unwrap_or_default(),
+        ),
+    )
+    .at(entry.loc.clone())
+    .related(creator.loc.clone(), "created by this object")
+}
+
 /// A SOPS-encrypted manifest: a top-level `sops:` mapping, or `ENC[...]` values.
 #[must_use]
 pub fn is_sops_encrypted(obj: &Node) -> bool {
@@ -344,5 +407,24 @@ spec:
         assert!(diags[1].message.contains("'bad-name' var name is invalid"));
         assert!(vars.get("bad-name").is_none());
         assert_eq!(vars.len(), 1);
+    }
+
+    #[test]
+    fn secret_created_by_an_external_secret_has_unknown_keys() {
+        let objects = docs(
+            "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: tunnel, namespace: network}\nspec:\n  target: {name: tunnel-id}\n",
+        );
+        let ks = docs(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: network}\nspec:\n  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: tunnel-id}\n      - {kind: Secret, name: tunnel}\n",
+        );
+        let (vars, diags) = Vars::for_kustomization(&ks[0], &objects);
+        assert!(vars.has_unknown_keys());
+        assert!(!vars.is_empty());
+        // The target is created at runtime (a note); the ExternalSecret's own name is not a
+        // Secret when a target name is set (an error).
+        assert_eq!(diags.len(), 2, "{diags:?}");
+        assert_eq!(diags[0].severity, fluxgate_diagnostics::Severity::Note);
+        assert!(diags[0].message.contains("ExternalSecret tunnel"));
+        assert!(diags[1].message.contains("Secret/tunnel does not exist"));
     }
 }

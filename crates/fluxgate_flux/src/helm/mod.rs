@@ -27,7 +27,7 @@ use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
 use crate::substitute::Substituted;
-use crate::vars::{OPAQUE_VALUE, find_object, is_sops_encrypted};
+use crate::vars::{OPAQUE_VALUE, created_at_runtime, find_object, is_sops_encrypted, runtime_note};
 
 /// The chart a release installs, as far as it can be known offline.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -278,6 +278,10 @@ fn values_from(
         return;
     }
     let Some(obj) = find_object(objects, kind, ns, name) else {
+        if let Some(creator) = created_at_runtime(objects, kind, ns, name) {
+            diagnostics.push(runtime_note("valuesFrom", kind, name, creator, entry));
+            return;
+        }
         missing(
             format!("valuesFrom {kind}/{name} does not exist in namespace {ns}"),
             diagnostics,
