@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 /// 1469 of 1473. The four left are kustomize-engine differences, not the Flux layer: a
 /// strategic-merge patch clears the target's `null` fields in kustomize (billimek, two
 /// HelmReleases), and kustomize v5.5.0 does not know `MutatingAdmissionPolicy[Binding]` as
-/// cluster-scoped, so it gives them the namespace (bjw-s, two objects).
+/// cluster-scoped, so it gives them the namespace (onedr0p, two objects).
 const EQUAL_AT_LEAST: f64 = 0.997;
 
 /// (repository, entry). The cluster template renders no Kustomization (its Flux files are

@@ -1,5 +1,9 @@
-//! Fixture tests: substitution with real-shaped Kustomizations and objects, and HelmRelease
-//! effective values over a chart cache (`tests/fixtures/`).
+//! Fixture tests (`tests/fixtures/`): substitution with real-shaped Kustomizations and objects
+//! (substituteFrom with optional and missing references, inline overriding substituteFrom,
+//! `substitute: disabled`), HelmRelease effective values over a chart cache (valuesFrom with
+//! targetPath, a chart default shining through), and a Flux tree repository (`tree/`: three
+//! nested levels, a dependsOn cycle, a path escaping the repository, a broken Kustomization
+//! that hides none of the others, a `.sourceignore`).
 
 use std::path::{Path, PathBuf};
 
@@ -284,4 +288,105 @@ fn chart_not_in_cache_is_a_note() {
     assert!(v.diagnostics[0].message.contains("not-cached 1.0.0"));
     assert_eq!(v.tree.get("a").and_then(Node::as_i64), Some(1));
     assert!(v.chart.as_ref().is_some_and(|c| c.found.is_none()));
+}
+
+/// The Flux tree of `tests/fixtures/tree` (entry `clusters/prod`).
+fn tree() -> fluxgate_flux::tree::Tree {
+    let root = fixtures().join("tree");
+    let fs = fluxgate_kustomize::RealFs::new(&root);
+    fluxgate_flux::tree::render_tree(
+        &fs,
+        &root,
+        "clusters/prod",
+        &fluxgate_flux::tree::TreeOptions::default(),
+    )
+}
+
+fn messages(tree: &fluxgate_flux::tree::Tree) -> Vec<String> {
+    tree.diagnostics
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}: {}",
+                d.location
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+                d.severity,
+                d.message
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn tree_nested_three_levels_with_substitution_at_each() {
+    let t = tree();
+    let ids: Vec<String> = t
+        .kustomizations
+        .iter()
+        .map(fluxgate_flux::tree::FluxKustomization::id)
+        .collect();
+    // The root renders the entry once; infra (level 1) renders apps (level 2), whose path
+    // comes from infra's substitution; apps renders web (level 3).
+    for id in ["flux-system/infra", "flux-system/apps", "flux-system/web"] {
+        assert!(ids.contains(&id.to_string()), "{id} in {ids:?}");
+    }
+    assert_eq!(ids[0], "flux-system/flux-system");
+    let apps = t
+        .kustomizations
+        .iter()
+        .find(|k| k.name == "apps")
+        .expect("apps");
+    assert_eq!(apps.path, "apps");
+    let web = t
+        .kustomizations
+        .iter()
+        .find(|k| k.name == "web")
+        .expect("web");
+    let cm = &web.objects[0];
+    assert_eq!(cm.str_at(&["metadata", "namespace"]), Some("apps"));
+    let cluster = cm.path(&["data", "cluster"]).expect("substituted");
+    assert_eq!(cluster.as_str(), Some("prod"));
+    assert_eq!(cluster.loc.file.as_ref(), "clusters/prod/vars.yaml");
+    // Every object once: the entry's objects are the root's.
+    let names: Vec<String> = t
+        .objects()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o.str_at(&["kind"]).unwrap_or_default(),
+                o.str_at(&["metadata", "name"]).unwrap_or_default()
+            )
+        })
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+}
+
+#[test]
+fn tree_cycle_escape_and_broken_are_findings_and_the_rest_renders() {
+    let t = tree();
+    let msgs = messages(&t);
+    let has = |s: &str| msgs.iter().any(|m| m.contains(s));
+    assert!(
+        has("dependsOn cycle: flux-system/cycle-a -> flux-system/cycle-b -> flux-system/cycle-a"),
+        "{msgs:#?}"
+    );
+    assert!(
+        has("clusters/prod/broken.yaml:19:9 error: spec.path `./clusters/../../outside` leaves"),
+        "{msgs:#?}"
+    );
+    assert!(has("broken/kustomization.yaml:2:5 error:"), "{msgs:#?}");
+    assert!(has("missing.yaml"), "{msgs:#?}");
+    // The ignored draft is not read at all (it would be a YAML error).
+    assert!(!msgs.iter().any(|m| m.contains("drafts")), "{msgs:#?}");
+    assert_eq!(msgs.len(), 3, "{msgs:#?}");
+    // The broken Kustomization hides nothing: the cycle's members and web still render.
+    for name in ["cycle-a", "cycle-b", "web"] {
+        assert!(
+            t.kustomizations.iter().any(|k| k.name == name),
+            "{name} rendered"
+        );
+    }
 }
