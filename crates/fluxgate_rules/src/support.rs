@@ -34,3 +34,23 @@ pub(crate) fn node_count(env: &fluxgate_model::Environment) -> Option<(usize, St
         .nodes
         .map(|n| (n as usize, "`nodes:` in fluxgate.yaml".to_string()))
 }
+
+/// The repository file (relative path) that defines a Secret called `name`, if any. Read
+/// lazily: only render findings about a missing Secret ask.
+pub(crate) fn repository_secret(root: &Path, name: &str) -> Option<String> {
+    fluxgate_model::yaml_files(root).into_iter().find_map(|p| {
+        let text = std::fs::read_to_string(&p).ok()?;
+        if !text.contains(name) || !text.contains("Secret") {
+            return None;
+        }
+        let file = rel_path(root, &p);
+        fluxgate_yaml::parse_stream(&file, &text, fluxgate_yaml::Schema::Kube)
+            .docs
+            .iter()
+            .any(|d| {
+                d.str_at(&["kind"]) == Some("Secret")
+                    && d.str_at(&["metadata", "name"]) == Some(name)
+            })
+            .then_some(file)
+    })
+}

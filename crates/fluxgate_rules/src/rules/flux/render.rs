@@ -15,6 +15,13 @@ crate::declare_rule! {
     /// `valuesFrom` that does not exist. Notes (a chart not in the chart cache, a source
     /// that is not this repository) are shown too; they never fail the gate.
     ///
+    ///
+    /// A `valuesFrom` or `substituteFrom` Secret that no rendered object defines is not an
+    /// error when something else makes it: an `ExternalSecret` (its `spec.target.name`) or a
+    /// `SealedSecret` rendered in the environment creates it at run time (no finding), and a
+    /// Secret written in a repository file that Flux does not apply (a bootstrap folder) is
+    /// created outside Flux (a note).
+    ///
     /// ## Why it matters
     /// What fluxgate cannot render it cannot check: every other rule is blind where rendering
     /// stopped, and the real controllers will fail on the same input (kustomize-controller
@@ -51,10 +58,48 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let mut d = d.clone();
+        if let Some(name) = missing_secret(&d)
+            && let Some(why) = made_elsewhere(ctx, &name)
+        {
+            if why.is_empty() {
+                continue;
+            }
+            d.severity = fluxgate_diagnostics::Severity::Note;
+            d.message = format!("{} ({why})", d.message);
+        }
         d.rule = RENDER.name.to_string();
         if d.environment.is_none() {
             d.environment = Some(ctx.env.name().to_string());
         }
         out.push(d);
     }
+}
+
+/// The Secret a "does not exist" render finding names.
+fn missing_secret(d: &Diagnostic) -> Option<String> {
+    let rest = d.message.split("Secret/").nth(1)?;
+    let (name, tail) = rest.split_once(' ')?;
+    tail.starts_with("does not exist").then(|| name.to_string())
+}
+
+/// Why a Secret no rendered object defines exists anyway: `Some("")` when an operator of the
+/// environment creates it, `Some(reason)` when the repository defines it outside the Flux
+/// tree, `None` when nothing does.
+fn made_elsewhere(ctx: &RuleContext<'_>, name: &str) -> Option<String> {
+    let operator_made = ctx.env.objects().any(|o| {
+        let kind = o.str_at(&["kind"]);
+        let target = o
+            .str_at(&["spec", "target", "name"])
+            .or_else(|| o.str_at(&["metadata", "name"]));
+        matches!(
+            kind,
+            Some("ExternalSecret" | "SealedSecret" | "OnePasswordItem")
+        ) && target == Some(name)
+    });
+    if operator_made {
+        return Some(String::new());
+    }
+    crate::support::repository_secret(ctx.root, name).map(|file| {
+        format!("it is defined in {file}, which Flux does not apply: created outside Flux, such as by the bootstrap")
+    })
 }

@@ -1,6 +1,6 @@
 //! `parity`: configured groups of sources must agree per environment (SPEC §5.5).
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_flux::helm::ChartCache;
@@ -96,7 +96,7 @@ fn check_group(ctx: &RuleContext<'_>, group: &ParityGroup, out: &mut Vec<Diagnos
             .map(|p| p.split('.').map(str::to_string).collect())
             .collect(),
     };
-    let mut keys = BTreeMap::new();
+    let mut keys = BTreeSet::new();
     for p in &prefixes {
         for l in &loaded {
             leaves(&l.tree, p, &mut keys);
@@ -106,7 +106,7 @@ fn check_group(ctx: &RuleContext<'_>, group: &ParityGroup, out: &mut Vec<Diagnos
         }
     }
 
-    for key in keys.keys() {
+    for key in &keys {
         let held: Vec<Held<'_>> = loaded
             .iter()
             .filter(|l| !l.opaque)

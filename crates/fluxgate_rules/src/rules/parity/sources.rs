@@ -1,7 +1,7 @@
 //! The sources of a parity group, loaded for one environment: each a values tree, the keys
 //! tagged `# [parity]` in it, and for every value the place that set it.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
@@ -106,6 +106,8 @@ impl Loaded {
 
 /// Loads one source for `env`. `Ok(None)`: the source does not exist in this environment
 /// (no such release, no bootstrap); `Err`: it could not be rendered.
+// A Diagnostic is the error currency of rules (as in fluxgate_ansible); boxing it adds noise.
+#[allow(clippy::result_large_err)]
 pub(crate) fn load(
     env: &Environment,
     root: &Path,
@@ -355,7 +357,7 @@ pub(crate) fn at_path<'n>(root: &'n Node, path: &KeyPath) -> Option<&'n Node> {
 
 /// The leaf paths at or below `path` in `root` (maps descend; lists, scalars and empty maps
 /// are leaves), into `out`.
-pub(crate) fn leaves(root: &Node, path: &KeyPath, out: &mut BTreeMap<KeyPath, ()>) {
+pub(crate) fn leaves(root: &Node, path: &KeyPath, out: &mut BTreeSet<KeyPath>) {
     let Some(node) = at_path(root, path) else {
         return;
     };
@@ -368,7 +370,7 @@ pub(crate) fn leaves(root: &Node, path: &KeyPath, out: &mut BTreeMap<KeyPath, ()
             }
         }
         _ => {
-            out.insert(path.clone(), ());
+            out.insert(path.clone());
         }
     }
 }

@@ -16,8 +16,10 @@ crate::declare_rule! {
     /// read, not only what an environment renders: a secret committed in clear is leaked
     /// whether or not anything applies it. Secrets that a `secretGenerator` makes from
     /// literals are caught in the rendered environments. Values that are references
-    /// (`${VAR}` filled by post-build substitution, `{{ ... }}` templates, SOPS `ENC[...]`)
-    /// are not clear text. The chart cache and Helm chart folders are skipped, and so are the
+    /// (`${VAR}` filled by post-build substitution, `{{ ... }}` templates, SOPS `ENC[...]`,
+    /// 1Password `op://`, vals `ref+`, argocd-vault-plugin `<path:`) are not clear text, and
+    /// a Secret that mixes such references with clear values in a file no environment
+    /// applies is a template that a generator fills and encrypts, not a committed secret. The chart cache and Helm chart folders are skipped, and so are the
     /// paths (prefixes) listed in `rules.plaintext-secret.settings.ignore`. Values are never
     /// printed.
     ///
@@ -52,6 +54,11 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
     if let Some(charts) = &ctx.config.charts {
         skip.push(charts.trim_end_matches('/').to_string());
     }
+    let rendered: BTreeSet<&str> = ctx
+        .envs
+        .iter()
+        .flat_map(|e| e.objects().map(|o| o.loc.file.as_ref()))
+        .collect();
     let mut scanned: BTreeSet<String> = BTreeSet::new();
     for path in fluxgate_model::yaml_files(ctx.root) {
         let file = rel_path(ctx.root, &path);
@@ -70,6 +77,12 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         scanned.insert(file.clone());
         for doc in parse_stream(&file, &text, Schema::Kube).docs {
+            // A Secret with references beside its clear values, in a file no environment
+            // applies, is a template a generator fills and encrypts (cluster-template's
+            // `tmpl/`), not a committed secret.
+            if !rendered.contains(file.as_str()) && has_reference(&doc) {
+                continue;
+            }
             if let Some(d) = finding(ctx, &doc) {
                 out.push(d);
             }
@@ -133,6 +146,15 @@ fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
     )
 }
 
+/// Whether any `data`/`stringData` value of the Secret is a reference.
+fn has_reference(doc: &Node) -> bool {
+    ["data", "stringData"].iter().any(|f| {
+        doc.get(f)
+            .and_then(Node::as_map)
+            .is_some_and(|m| m.values().any(|v| v.as_str().is_some_and(is_reference)))
+    })
+}
+
 /// A value that is a secret in clear: not empty, not a reference filled in elsewhere.
 fn is_clear_text(v: &Node) -> bool {
     let text = match &v.value {
@@ -141,7 +163,19 @@ fn is_clear_text(v: &Node) -> bool {
         Value::Bool(_) | Value::Int(_) | Value::Float(_) => return true,
     };
     let t = text.trim();
-    !(t.is_empty() || t.contains("${") || t.contains("{{") || t.starts_with("ENC["))
+    !(t.is_empty() || is_reference(t))
+}
+
+/// A value that names where the secret lives instead of holding it: post-build variables,
+/// templates, SOPS ciphertext, 1Password (`op://`), vals (`ref+...://`), argocd-vault-plugin
+/// (`<path:...>`).
+fn is_reference(t: &str) -> bool {
+    t.contains("${")
+        || t.contains("{{")
+        || t.starts_with("ENC[")
+        || t.starts_with("op://")
+        || t.starts_with("ref+")
+        || t.starts_with("<path:")
 }
 
 /// Whether `path` is inside a Helm chart (a folder with `Chart.yaml` at or above it, below
@@ -180,6 +214,10 @@ mod tests {
         )));
         assert!(!is_clear_text(&Node::string(
             "ENC[AES256_GCM,data:x]",
+            l.clone()
+        )));
+        assert!(!is_clear_text(&Node::string(
+            "op://vault/item/field",
             l.clone()
         )));
         assert!(!is_clear_text(&Node::string("", l)));
