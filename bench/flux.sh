@@ -8,7 +8,8 @@
 set -euo pipefail
 corpus=${FLUXGATE_CORPUS:?set FLUXGATE_CORPUS to the corpus folder}
 cd "$(dirname "$0")/.."
-cargo build --release --quiet -p fluxgate -p fluxgate_flux --example render_envs
+cargo build --release --quiet -p fluxgate --bin fluxgate
+cargo build --release --quiet -p fluxgate_flux --example render_envs
 fluxgate=target/release/fluxgate
 bin=target/release/examples/render_envs
 
@@ -21,6 +22,7 @@ for repo in "$corpus"/gitops/*/; do
     'import json,sys; [print(e["flux"]) for e in json.load(sys.stdin)]')
 done
 echo "environments: ${#envs[@]}"
+if [ "${#envs[@]}" -eq 0 ]; then echo "no environment found" >&2; exit 1; fi
 
 paths=$(mktemp)
 start=$(date +%s.%N)
