@@ -140,15 +140,37 @@ impl<'a> Builder<'a> {
         match self.fs.read(&path) {
             Ok(text) => Some((self.rel(&path), text)),
             Err(e) => {
-                let msg = if e.kind() == std::io::ErrorKind::NotFound {
-                    format!("{what} {target:?} not found")
-                } else {
-                    format!("{what} {target:?} cannot be read: {e}")
-                };
-                self.error(msg, Some(loc.clone()));
+                self.read_error(&e, target, loc, what);
                 None
             }
         }
+    }
+
+    /// Reads a generator file, which need not be text.
+    pub fn read_file_bytes(
+        &mut self,
+        dir: &Path,
+        target: &str,
+        loc: &Location,
+        what: &str,
+    ) -> Option<Vec<u8>> {
+        let path = self.resolve(dir, target, loc, what)?;
+        match self.fs.read_bytes(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                self.read_error(&e, target, loc, what);
+                None
+            }
+        }
+    }
+
+    fn read_error(&mut self, e: &std::io::Error, target: &str, loc: &Location, what: &str) {
+        let msg = if e.kind() == std::io::ErrorKind::NotFound {
+            format!("{what} {target:?} not found")
+        } else {
+            format!("{what} {target:?} cannot be read: {e}")
+        };
+        self.error(msg, Some(loc.clone()));
     }
 
     /// The kustomization file of `dir`, if there is exactly one.
@@ -415,8 +437,7 @@ impl<'a> Builder<'a> {
                 let mut diags = Vec::new();
                 let generated = {
                     let mut read = |p: &str, loc: &Location| {
-                        self.read_file(dir, p, loc, "generator file")
-                            .map(|(_, t)| t)
+                        self.read_file_bytes(dir, p, loc, "generator file")
                     };
                     generate::generate(&entry, secret, &global, &mut read, &mut diags)
                 };
@@ -511,10 +532,8 @@ impl<'a> Builder<'a> {
             let secret = cfg.str_at(&["kind"]) == Some("SecretGenerator");
             let mut diags = Vec::new();
             let generated = {
-                let mut read = |p: &str, loc: &Location| {
-                    self.read_file(dir, p, loc, "generator file")
-                        .map(|(_, t)| t)
-                };
+                let mut read =
+                    |p: &str, loc: &Location| self.read_file_bytes(dir, p, loc, "generator file");
                 generate::generate(&entry, secret, &global, &mut read, &mut diags)
             };
             self.diags.extend(diags);

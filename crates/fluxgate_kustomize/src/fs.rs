@@ -8,6 +8,11 @@ use std::path::{Component, Path, PathBuf};
 /// What the engine needs from a file system.
 pub trait Fs: Send + Sync {
     fn read(&self, path: &Path) -> io::Result<String>;
+    /// The file's bytes, for generator files that may be binary. The default reads text, so
+    /// a file system that only serves text still works (a binary file is then an error).
+    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.read(path).map(String::into_bytes)
+    }
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
@@ -63,6 +68,11 @@ impl Fs for RealFs {
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file is not UTF-8 text"))
     }
 
+    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.check(path)?;
+        std::fs::read(path)
+    }
+
     fn is_dir(&self, path: &Path) -> bool {
         self.check(path).is_ok() && path.is_dir()
     }
@@ -86,7 +96,7 @@ impl Fs for RealFs {
 /// testing. Directories exist implicitly above every file.
 #[derive(Clone, Debug, Default)]
 pub struct MemFs {
-    files: BTreeMap<PathBuf, String>,
+    files: BTreeMap<PathBuf, Vec<u8>>,
 }
 
 impl MemFs {
@@ -96,12 +106,23 @@ impl MemFs {
     }
 
     pub fn insert(&mut self, path: impl AsRef<Path>, text: impl Into<String>) {
-        self.files.insert(normalize(path.as_ref()), text.into());
+        self.files
+            .insert(normalize(path.as_ref()), text.into().into_bytes());
+    }
+
+    /// Adds a file that need not be text.
+    pub fn insert_bytes(&mut self, path: impl AsRef<Path>, bytes: impl Into<Vec<u8>>) {
+        self.files.insert(normalize(path.as_ref()), bytes.into());
     }
 }
 
 impl Fs for MemFs {
     fn read(&self, path: &Path) -> io::Result<String> {
+        String::from_utf8(self.read_bytes(path)?)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file is not UTF-8 text"))
+    }
+
+    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.files
             .get(&normalize(path))
             .cloned()
@@ -169,6 +190,14 @@ mod tests {
                 PathBuf::from("/r/a/kustomization.yaml")
             ]
         );
+    }
+
+    #[test]
+    fn memfs_serves_bytes_and_refuses_them_as_text() {
+        let mut fs = MemFs::new();
+        fs.insert_bytes("/r/x.bin", vec![0xff, 0x00]);
+        assert_eq!(fs.read_bytes(Path::new("/r/x.bin")).unwrap(), [0xff, 0x00]);
+        assert!(fs.read(Path::new("/r/x.bin")).is_err());
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub struct Generated {
 }
 
 /// Reads a file named by a generator, relative to the kustomization directory.
-pub type ReadFile<'a> = dyn FnMut(&str, &Location) -> Option<String> + 'a;
+pub type ReadFile<'a> = dyn FnMut(&str, &Location) -> Option<Vec<u8>> + 'a;
 
 /// Builds one ConfigMap (`secret == false`) or Secret from a generator entry.
 pub fn generate(
@@ -114,15 +114,17 @@ pub fn generate(
             return None;
         }
     };
-    let mut data: Vec<(String, Node)> = Vec::new();
-    let mut put = |k: String, v: Node, diags: &mut Vec<Diagnostic>| {
-        if data.iter().any(|(x, _)| *x == k) {
+    // Each value with whether it is already base64 (a file that is not UTF-8 text: kustomize
+    // puts it in a ConfigMap's `binaryData`, and a Secret's bytes are encoded as they are).
+    let mut data: Vec<(String, Node, bool)> = Vec::new();
+    let mut put = |k: String, v: Node, binary: bool, diags: &mut Vec<Diagnostic>| {
+        if data.iter().any(|(x, _, _)| *x == k) {
             diags.push(Diagnostic::render_error(
                 format!("generator {name:?}: key {k:?} is defined twice"),
                 Some(v.loc.clone()),
             ));
         } else {
-            data.push((k, v));
+            data.push((k, v, binary));
         }
     };
     for lit in seq(entry.get("literals")) {
@@ -133,6 +135,7 @@ pub fn generate(
             Some((k, v)) => put(
                 k.to_string(),
                 Node::string(remove_quotes(v), lit.loc.clone()),
+                false,
                 diags,
             ),
             None => diags.push(Diagnostic::render_error(
@@ -152,8 +155,19 @@ pub fn generate(
                 spec.clone(),
             ),
         };
-        if let Some(content) = read(&path, &f.loc) {
-            put(key, Node::string(content, f.loc.clone()), diags);
+        if let Some(bytes) = read(&path, &f.loc) {
+            match String::from_utf8(bytes) {
+                Ok(text) => put(key, Node::string(text, f.loc.clone()), false, diags),
+                Err(e) => {
+                    let encoded = base64::engine::general_purpose::STANDARD.encode(e.as_bytes());
+                    put(
+                        key,
+                        Node::string(wrap_base64(&encoded), f.loc.clone()),
+                        true,
+                        diags,
+                    );
+                }
+            }
         }
     }
     let mut envs: Vec<&Node> = seq(entry.get("envs")).iter().collect();
@@ -164,9 +178,9 @@ pub fn generate(
         let Some(path) = e.scalar_text() else {
             continue;
         };
-        if let Some(content) = read(&path, &e.loc) {
-            for (k, v) in parse_env(&content) {
-                put(k, Node::string(v, e.loc.clone()), diags);
+        if let Some(bytes) = read(&path, &e.loc) {
+            for (k, v) in parse_env(&String::from_utf8_lossy(&bytes)) {
+                put(k, Node::string(v, e.loc.clone()), false, diags);
             }
         }
     }
@@ -187,11 +201,14 @@ pub fn generate(
         meta.insert("annotations".into(), to_map(&opts.annotations, &loc));
     }
     obj.insert("metadata".into(), Node::new(Value::Map(meta), loc.clone()));
+    let mut binary_data = Vec::new();
     if secret {
         let engine = base64::engine::general_purpose::STANDARD;
-        for (_, v) in &mut data {
-            let encoded = engine.encode(v.as_str().unwrap_or_default());
-            v.value = Value::String(wrap_base64(&encoded));
+        for (_, v, binary) in &mut data {
+            if !*binary {
+                let encoded = engine.encode(v.as_str().unwrap_or_default());
+                v.value = Value::String(wrap_base64(&encoded));
+            }
         }
         let ty = entry
             .get("type")
@@ -199,6 +216,15 @@ pub fn generate(
             .cloned()
             .unwrap_or_else(|| Node::string("Opaque", loc.clone()));
         obj.insert("type".into(), ty);
+    } else {
+        binary_data = data.iter().filter(|e| e.2).cloned().collect();
+        data.retain(|e| !e.2);
+    }
+    let data: Vec<(String, Node)> = data.into_iter().map(|(k, v, _)| (k, v)).collect();
+    let binary_data: Vec<(String, Node)> =
+        binary_data.into_iter().map(|(k, v, _)| (k, v)).collect();
+    if !binary_data.is_empty() {
+        obj.insert("binaryData".into(), to_map(&binary_data, &loc));
     }
     // A Secret always has `data`, a ConfigMap only when it holds something.
     if secret || !data.is_empty() {
