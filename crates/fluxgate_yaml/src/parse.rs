@@ -346,9 +346,38 @@ impl Builder<'_> {
         }
         match style {
             ScalarStyle::Plain => resolve_plain(text, self.schema),
+            ScalarStyle::Folded if self.schema == Schema::Kube => {
+                Value::String(go_yaml_folded(text))
+            }
             _ => Value::String(text.to_string()),
         }
     }
+}
+
+/// go-yaml v3 (which kustomize and Flux read with) departs from the YAML spec in one folding
+/// case: where a more-indented line (one starting with a space or tab) follows a line that is
+/// not more-indented, it keeps one line break more than the spec (`>-` over `a` / `  b` gives
+/// `"a\n\n  b"`, the spec `"a\n  b"`). The parser folds as the spec says; this adds the break.
+fn go_yaml_folded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    // Whether the last non-empty line started with a blank; None before the first.
+    let mut last_blank_led: Option<bool> = None;
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let blank_led = line.starts_with([' ', '\t']);
+        if blank_led && last_blank_led == Some(false) {
+            // Before the empty lines already written: the count is all that matters.
+            out.push('\n');
+        }
+        last_blank_led = Some(blank_led);
+        out.push_str(line);
+    }
+    out
 }
 
 /// Events without borrowed data, so that the builder can hold them across `next()` calls.
@@ -390,6 +419,29 @@ mod tests {
         let s = parse_stream("t.yaml", text, Schema::Kube);
         assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
         s.docs.into_iter().next().expect("a document")
+    }
+
+    #[test]
+    fn folded_scalars_keep_go_yaml_breaks_before_more_indented_lines() {
+        // Values as `kubectl kustomize` (go-yaml v3) read them.
+        let n = one(concat!(
+            "a: >-\n  one\n    two\n  three\n",
+            "b: >-\n  one\n\n    two\n  three\n",
+            "c: >\n  one\n  two\n\n  three\n    four\n\n    five\n  six\n",
+            "d: >2-\n    first\n  second\n  third\n",
+            "e: >-\n  one\n  \ttab\n  three\n",
+            "f: |-\n  one\n    two\n",
+        ));
+        let got = |k: &str| n.str_at(&[k]).expect("a string").to_string();
+        assert_eq!(got("a"), "one\n\n  two\nthree");
+        assert_eq!(got("b"), "one\n\n\n  two\nthree");
+        assert_eq!(got("c"), "one two\nthree\n\n  four\n\n  five\nsix\n");
+        assert_eq!(got("d"), "  first\nsecond third");
+        assert_eq!(got("e"), "one\n\n\ttab\nthree");
+        assert_eq!(got("f"), "one\n  two");
+        // Ansible reads with PyYAML, which folds as the spec says.
+        let s = parse_stream("t.yaml", "a: >-\n  one\n    two\n", Schema::Yaml11);
+        assert_eq!(s.docs[0].str_at(&["a"]), Some("one\n  two"));
     }
 
     #[test]
