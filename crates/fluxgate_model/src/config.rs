@@ -24,8 +24,10 @@ pub struct Config {
 #[derive(Clone, Debug)]
 pub struct EnvConfig {
     pub name: String,
-    /// The directory Flux reconciles first, relative to the repository root.
-    pub flux: String,
+    /// The directory Flux reconciles first, relative to the repository root (`""` is the
+    /// root itself). `None` only for a discovered bootstrap-only environment: a repository
+    /// with an Ansible inventory and no Flux root.
+    pub flux: Option<String>,
     pub vip: Option<String>,
     pub nodes: Option<u32>,
     pub ansible: Option<AnsibleConfig>,
@@ -230,7 +232,7 @@ impl Reader {
     fn environment(&mut self, name: &str, node: &Node) -> Option<EnvConfig> {
         let mut env = EnvConfig {
             name: name.to_string(),
-            flux: String::new(),
+            flux: None,
             vip: None,
             nodes: None,
             ansible: None,
@@ -244,11 +246,12 @@ impl Reader {
         ) {
             match k {
                 "flux" => {
-                    env.flux = self
-                        .string(v, "flux")?
-                        .trim_start_matches("./")
-                        .trim_end_matches('/')
-                        .to_string();
+                    env.flux = Some(
+                        self.string(v, "flux")?
+                            .trim_start_matches("./")
+                            .trim_end_matches('/')
+                            .to_string(),
+                    );
                 }
                 "vip" => env.vip = self.string(v, "vip"),
                 "nodes" => match v.as_i64().and_then(|n| u32::try_from(n).ok()) {
@@ -285,7 +288,7 @@ impl Reader {
                 _ => {}
             }
         }
-        if env.flux.is_empty() && node.get("flux").is_none() {
+        if env.flux.is_none() {
             self.error(
                 &node.loc,
                 format!("environment `{name}` needs `flux`: the directory Flux reconciles first"),
@@ -492,7 +495,7 @@ policies: [policies/]
         let (cfg, diags) = parse_config("fluxgate.yaml", FULL);
         assert!(diags.is_empty(), "{diags:?}");
         let prod = &cfg.environments[0];
-        assert_eq!(prod.flux, "clusters/prod");
+        assert_eq!(prod.flux.as_deref(), Some("clusters/prod"));
         assert_eq!(prod.nodes, Some(3));
         assert_eq!(
             prod.ansible.as_ref().and_then(|a| a.group.as_deref()),

@@ -1,7 +1,10 @@
 //! Environments without `fluxgate.yaml` (SPEC §2): every self-reconciling root is one
 //! environment. A root is a Flux `Kustomization` whose `spec.path` contains the file that
 //! declares it (what `flux bootstrap` writes), a `FluxInstance`'s `spec.sync.path`, or the
-//! `instance.sync.path` of a flux-instance HelmRelease. Ansible is found through `ansible.cfg`.
+//! `instance.sync.path` of a flux-instance HelmRelease. Ansible is found through `ansible.cfg`
+//! (its `inventory`), else through a conventional inventory (`inventory/<name>/hosts.ini`,
+//! `inventory*.yml`, `hosts.yml`); a repository with an inventory and no Flux root is one
+//! bootstrap-only environment.
 
 use std::path::Path;
 
@@ -61,12 +64,26 @@ pub fn discover(root: &Path) -> Vec<EnvConfig> {
     roots.sort_by(|a, b| a.path.cmp(&b.path));
     let names = names_for(&roots.iter().map(|r| r.path.as_str()).collect::<Vec<_>>());
     let ansible = find_ansible(root);
+    if roots.is_empty() {
+        return ansible
+            .map(|a| EnvConfig {
+                name: "default".to_string(),
+                flux: None,
+                vip: None,
+                nodes: None,
+                loc: Location::file(a.inventory.clone()),
+                reason: format!("no Flux root; Ansible inventory {}", a.inventory),
+                ansible: Some(a),
+            })
+            .into_iter()
+            .collect();
+    }
     roots
         .into_iter()
         .zip(names)
         .map(|(r, name)| EnvConfig {
             name,
-            flux: r.path,
+            flux: Some(r.path),
             vip: None,
             nodes: None,
             ansible: ansible.clone(),
@@ -168,22 +185,26 @@ fn names_for(paths: &[&str]) -> Vec<String> {
 }
 
 fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
-    let mut cfgs: Vec<_> = walk_named(root, "ansible.cfg");
-    cfgs.sort();
-    let cfg = cfgs.first()?;
-    let text = std::fs::read_to_string(cfg).ok()?;
-    let dir = cfg.parent()?;
-    let inventory = text.lines().find_map(|l| {
-        let (k, v) = l.split_once('=')?;
-        (k.trim() == "inventory")
-            .then(|| v.trim().split(',').next().unwrap_or("").trim().to_string())
-    })?;
     let rel = |p: &Path| {
         p.strip_prefix(root)
             .ok()
             .map(|r| r.to_string_lossy().replace('\\', "/"))
     };
-    let inventory = rel(&dir.join(&inventory))?;
+    let mut cfgs: Vec<_> = walk_named(root, &["ansible.cfg"]);
+    cfgs.sort();
+    let cfg = cfgs.first();
+    let from_cfg = cfg.and_then(|cfg| {
+        let text = std::fs::read_to_string(cfg).ok()?;
+        let inventory = text.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "inventory")
+                .then(|| v.trim().split(',').next().unwrap_or("").trim().to_string())
+        })?;
+        let path = cfg.parent()?.join(inventory);
+        path.exists().then_some(path)
+    });
+    let inventory = from_cfg.or_else(|| conventional_inventory(root))?;
+    let base = cfg.and_then(|c| c.parent()).unwrap_or(root);
     let playbook = [
         "site.yml",
         "site.yaml",
@@ -192,18 +213,55 @@ fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
         "playbook/site.yml",
     ]
     .iter()
-    .map(|p| dir.join(p))
+    .flat_map(|p| [base.join(p), root.join(p)])
     .find(|p| p.is_file())
     .and_then(|p| rel(&p));
     Some(AnsibleConfig {
-        inventory,
+        inventory: rel(&inventory)?,
         group: None,
         playbook,
-        config: rel(cfg),
+        config: cfg.and_then(|c| rel(c)),
     })
 }
 
-fn walk_named(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
+/// The first inventory by convention: `inventory/<name>/hosts.{ini,yml,yaml}`, then
+/// `inventory*.yml`/`hosts.yml`/`hosts.ini` files, outside test and molecule folders.
+fn conventional_inventory(root: &Path) -> Option<std::path::PathBuf> {
+    let names = [
+        "hosts.ini",
+        "hosts.yml",
+        "hosts.yaml",
+        "hosts",
+        "inventory.yml",
+        "inventory.yaml",
+        "inventory-sample.yml",
+        "inventory.ini",
+    ];
+    let mut found: Vec<_> = walk_named(root, &names)
+        .into_iter()
+        .filter(|p| {
+            let r = p
+                .strip_prefix(root)
+                .unwrap_or(p)
+                .to_string_lossy()
+                .to_string();
+            ![
+                "molecule/",
+                "tests/",
+                "test/",
+                "example/",
+                "examples/",
+                "vagrant/",
+            ]
+            .iter()
+            .any(|d| r.starts_with(d) || r.contains(&format!("/{d}")))
+        })
+        .collect();
+    found.sort_by_key(|p| (p.components().count(), p.clone()));
+    found.into_iter().next()
+}
+
+fn walk_named(dir: &Path, names: &[&str]) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -215,7 +273,7 @@ fn walk_named(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
             let fname = e.file_name();
             if ft.is_dir() && !fname.to_string_lossy().starts_with('.') {
                 stack.push(e.path());
-            } else if ft.is_file() && fname == name {
+            } else if ft.is_file() && names.iter().any(|n| fname == *n) {
                 out.push(e.path());
             }
         }

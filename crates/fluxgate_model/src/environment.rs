@@ -73,7 +73,10 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
             .collect(),
         ..TreeOptions::default()
     };
-    let tree = render_tree(fs, root, &env.flux, &opts);
+    let tree = env
+        .flux
+        .as_deref()
+        .map_or_else(Tree::default, |entry| render_tree(fs, root, entry, &opts));
     let mut diagnostics = tree.diagnostics.clone();
 
     let charts = config

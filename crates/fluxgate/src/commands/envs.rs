@@ -46,7 +46,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     out,
                     "{}  flux: {}",
                     e.name,
-                    if e.flux.is_empty() { "." } else { &e.flux }
+                    match e.flux.as_deref() {
+                        None => "none (bootstrap only)",
+                        Some("") => ".",
+                        Some(f) => f,
+                    }
                 );
                 if let Some(a) = &e.ansible {
                     let _ = writeln!(
