@@ -95,6 +95,14 @@ pub fn is_flux_kustomization(obj: &Node) -> bool {
             .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
 }
 
+/// Objects that `substituteFrom` can read, or that create one at runtime.
+fn is_variable_source(obj: &Node) -> bool {
+    matches!(
+        obj.str_at(&["kind"]),
+        Some("ConfigMap" | "Secret" | "ExternalSecret" | "SealedSecret")
+    )
+}
+
 fn ns_of(obj: &Node) -> String {
     obj.str_at(&["metadata", "namespace"])
         .unwrap_or("flux-system")
@@ -168,6 +176,14 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
             .collect(),
     };
     let mut root_pending = root_ks.is_some();
+    // The objects variables can come from, gathered as Kustomizations render (cloning the
+    // whole environment for each Kustomization made the tree quadratic).
+    let mut sources: Vec<Node> = tree
+        .entry_objects
+        .iter()
+        .filter(|o| is_variable_source(o))
+        .cloned()
+        .collect();
     let mut deferred: Vec<Node> = Vec::new();
     loop {
         let Some((ks, retried)) = queue.pop_front() else {
@@ -198,12 +214,11 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
             continue;
         };
         // Until the root has rendered, the entry's own objects are what the cluster holds.
-        let known: Vec<Node> = if root_pending {
-            raw_entry.clone()
+        let (vars, var_diags) = if root_pending {
+            Vars::for_kustomization(&ks, &raw_entry)
         } else {
-            tree.objects().cloned().collect()
+            Vars::for_kustomization(&ks, &sources)
         };
-        let (vars, var_diags) = Vars::for_kustomization(&ks, &known);
         let missing_source = var_diags
             .iter()
             .any(|d| d.message.contains("does not exist"));
@@ -223,6 +238,7 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
             root_pending = false;
             if rendered.is_none() {
                 tree.entry_objects.clone_from(&raw_entry);
+                sources.extend(raw_entry.iter().filter(|o| is_variable_source(o)).cloned());
                 queue.extend(
                     raw_entry
                         .iter()
@@ -237,6 +253,13 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         for o in rendered.objects.iter().filter(|o| is_flux_kustomization(o)) {
             queue.push_back((o.clone(), false));
         }
+        sources.extend(
+            rendered
+                .objects
+                .iter()
+                .filter(|o| is_variable_source(o))
+                .cloned(),
+        );
         tree.kustomizations.push(rendered);
     }
     check_depends_on(&tree, &mut r.diagnostics);
