@@ -33,3 +33,13 @@ fn check(case: &str) {
 fn binary_generator_files_become_binary_data() {
     check("binary-generator-files");
 }
+
+#[test]
+fn long_strings_fold_at_eighty_columns_as_go_yaml_does() {
+    check("long-lines");
+}
+
+#[test]
+fn folded_block_scalars_read_as_go_yaml_reads_them() {
+    check("folded-scalars");
+}

@@ -101,8 +101,10 @@ fn write_seq(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
         match &item.value {
             Value::Map(m) if !m.is_empty() => write_map(out, item, indent + 2, opts),
             Value::Seq(s) if !s.is_empty() => write_seq(out, item, indent + 2, opts),
+            // A scalar item continues (folded lines, a literal's body) two columns past
+            // its dash, as a mapping value does past its key.
             _ => {
-                write_scalar(out, item, indent + 2, opts);
+                write_scalar(out, item, indent, opts);
                 out.push('\n');
             }
         }
@@ -140,7 +142,7 @@ fn write_plain_scalar(out: &mut String, node: &Node, indent: usize) {
         Value::Int(i) => out.push_str(&i.to_string()),
         Value::Float(f) => out.push_str(&format_float(*f)),
         Value::String(s) if s.contains('\n') && literal_allowed(s) => write_literal(out, s, indent),
-        Value::String(s) => out.push_str(&quote_string(s)),
+        Value::String(s) => write_folded(out, s, scalar_style(s), indent + 2),
         Value::Map(_) => out.push_str("{}"),
         Value::Seq(_) => out.push_str("[]"),
     }
@@ -239,30 +241,115 @@ fn is_base60_float(s: &str) -> bool {
     true
 }
 
+/// How go-yaml v3 writes a string on one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Style {
+    Plain,
+    Single,
+    Double,
+}
+
 /// Quotes a string as go-yaml v3 would: plain when that reads back as the same string,
 /// single-quoted when plain syntax is not allowed, double-quoted when it would read back as
 /// another type or holds characters only double quotes can carry.
 #[must_use]
 pub fn quote_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_folded(&mut out, s, scalar_style(s), usize::MAX);
+    out
+}
+
+fn scalar_style(s: &str) -> Style {
     if s.is_empty() {
-        return "\"\"".to_string();
+        return Style::Double;
     }
     let reads_as_other = !matches!(
         crate::scalar::resolve_plain(s, crate::Schema::Kube),
         Value::String(_)
     );
     if reads_as_other || is_old_bool(s) || is_base60_float(s) {
-        return double_quoted(s);
+        return Style::Double;
     }
     if s.chars().any(|c| {
         c.is_control() || c == '\u{feff}' || c == '\u{85}' || c == '\u{2028}' || c == '\u{2029}'
     }) {
-        return double_quoted(s);
+        return Style::Double;
     }
     if plain_allowed(s) {
-        s.to_string()
+        Style::Plain
     } else {
-        format!("'{}'", s.replace('\'', "''"))
+        Style::Single
+    }
+}
+
+/// go-yaml's emitter breaks a long line (its best width is 80 columns).
+const BEST_WIDTH: usize = 80;
+
+/// Writes `s` in `style` as go-yaml's emitter does, folding at a space once the line is past
+/// 80 columns (columns counted in characters) and continuing at `indent`. `usize::MAX` as
+/// the indent never folds (keys are never folded).
+fn write_folded(out: &mut String, s: &str, style: Style, indent: usize) {
+    let allow_breaks = indent != usize::MAX;
+    let mut column = out
+        .rsplit_once('\n')
+        .map_or(out.as_str(), |(_, last)| last)
+        .chars()
+        .count();
+    match style {
+        Style::Single => out.push('\''),
+        Style::Double => out.push('"'),
+        Style::Plain => {}
+    }
+    if style != Style::Plain {
+        column += 1;
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut spaces = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next_is_space = chars.get(i + 1) == Some(&' ');
+        if c == ' ' {
+            let inner = i > 0 && i + 1 < chars.len();
+            let fold = allow_breaks
+                && !spaces
+                && column > BEST_WIDTH
+                && match style {
+                    Style::Plain => !next_is_space,
+                    Style::Single => inner && !next_is_space,
+                    Style::Double => inner,
+                };
+            if fold {
+                out.push('\n');
+                pad(out, indent);
+                column = indent;
+                if style == Style::Double && next_is_space {
+                    // An escaped break keeps the spaces that follow it.
+                    out.push('\\');
+                    column += 1;
+                }
+            } else {
+                out.push(' ');
+                column += 1;
+            }
+            spaces = true;
+            i += 1;
+            continue;
+        }
+        let before = out.len();
+        match style {
+            Style::Double => push_double_escaped(out, c),
+            Style::Single if c == '\'' => out.push_str("''"),
+            _ => out.push(c),
+        }
+        column += out[before..].chars().count();
+        spaces = false;
+        i += 1;
+    }
+    match style {
+        Style::Single => out.push('\''),
+        Style::Double => out.push('"'),
+        Style::Plain => {}
     }
 }
 
@@ -292,39 +379,33 @@ fn plain_allowed(s: &str) -> bool {
     true
 }
 
-fn double_quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\0' => out.push_str("\\0"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{b}' => out.push_str("\\v"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{1b}' => out.push_str("\\e"),
-            '\u{85}' => out.push_str("\\N"),
-            '\u{a0}' => out.push_str("\\_"),
-            '\u{2028}' => out.push_str("\\L"),
-            '\u{2029}' => out.push_str("\\P"),
-            c if c.is_control() || c == '\u{feff}' => {
-                let n = c as u32;
-                if n <= 0xff {
-                    let _ = write!(out, "\\x{n:02X}");
-                } else {
-                    let _ = write!(out, "\\u{n:04X}");
-                }
+fn push_double_escaped(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        '\0' => out.push_str("\\0"),
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{b}' => out.push_str("\\v"),
+        '\u{c}' => out.push_str("\\f"),
+        '\u{1b}' => out.push_str("\\e"),
+        '\u{85}' => out.push_str("\\N"),
+        '\u{a0}' => out.push_str("\\_"),
+        '\u{2028}' => out.push_str("\\L"),
+        '\u{2029}' => out.push_str("\\P"),
+        c if c.is_control() || c == '\u{feff}' => {
+            let n = c as u32;
+            if n <= 0xff {
+                let _ = write!(out, "\\x{n:02X}");
+            } else {
+                let _ = write!(out, "\\u{n:04X}");
             }
-            c => out.push(c),
         }
+        c => out.push(c),
     }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
@@ -365,6 +446,42 @@ mod tests {
             out,
             "a: |\n  l1\n  l2\nb:\n  x: {}\n  \"y\":\n  - 1\n  - a: b\n    k: v\nc: []\n"
         );
+    }
+
+    #[test]
+    fn long_strings_fold_like_go_yaml() {
+        // Expected text as `kubectl kustomize` (go-yaml v3, best width 80) printed it.
+        let words = "word ".repeat(25) + "end";
+        let doc = format!(
+            "p: {words}\nq: '# {words}'\nd: \"a\\t{words}\"\ns:\n- {words}\nu: {}\nk: {}\n",
+            "\u{e9}".repeat(80) + " after",
+            "x".repeat(60) + " yyyyy zzzz"
+        );
+        let out = roundtrip(&doc);
+        // Sixteen words take a line past column 80; the fold is at the next space.
+        let w16 = "word ".repeat(15) + "word";
+        let rest = "word ".repeat(9) + "end";
+        // `d: "a\t` is seven columns: fifteen words already end past 80.
+        let (d15, d_rest) = ("word ".repeat(14) + "word", "word ".repeat(10) + "end");
+        assert_eq!(
+            out,
+            format!(
+                "d: \"a\\t{d15}\n  {d_rest}\"\nk: {}\np: {w16}\n  {rest}\nq: '# {w16}\n  {rest}'\ns:\n- {w16}\n  {rest}\nu: {}\n  after\n",
+                "x".repeat(60) + " yyyyy zzzz",
+                "\u{e9}".repeat(80)
+            )
+        );
+        // A break before more spaces is escaped so that they survive (as kubectl prints).
+        let mut o = String::from("k: ");
+        write_folded(&mut o, &("a".repeat(80) + "  b"), Style::Double, 2);
+        assert_eq!(o, format!("k: \"{}\n  \\ b\"", "a".repeat(80)));
+        // Keys never fold.
+        assert_eq!(quote_string(&words), words);
+    }
+
+    #[test]
+    fn literal_in_a_list_is_indented_past_the_dash() {
+        assert_eq!(roundtrip("a:\n- |\n    x\n    y\n"), "a:\n- |\n  x\n  y\n");
     }
 
     #[test]
