@@ -33,6 +33,7 @@ pub mod playbook;
 mod project;
 mod resolve;
 mod values;
+mod varfiles;
 
 use std::sync::Arc;
 
@@ -84,6 +85,8 @@ pub struct PlayOrder<'a> {
 #[derive(Clone, Debug)]
 pub struct Project {
     data: Arc<project::Data>,
+    /// Load problems, then those only the hosts reveal (templated `vars_files`).
+    diagnostics: Arc<Vec<Diagnostic>>,
 }
 
 impl Project {
@@ -91,15 +94,19 @@ impl Project {
     /// are in [`Project::diagnostics`]; loading itself never fails.
     #[must_use]
     pub fn load(opts: &Options) -> Project {
+        let data = Arc::new(project::load(opts));
+        let mut diagnostics = data.diagnostics.clone();
+        diagnostics.extend(project::late_diagnostics(&data));
         Project {
-            data: Arc::new(project::load(opts)),
+            data,
+            diagnostics: Arc::new(diagnostics),
         }
     }
 
     /// Problems found while loading (unreadable files, YAML errors, missing roles...).
     #[must_use]
     pub fn diagnostics(&self) -> &[Diagnostic] {
-        &self.data.diagnostics
+        &self.diagnostics
     }
 
     #[must_use]
@@ -192,6 +199,21 @@ impl Project {
                 play,
                 hosts: self.data.play_hosts.get(index).map_or(&[], Vec::as_slice),
             })
+            .collect()
+    }
+
+    /// The `include_vars` tasks of a play that were applied statically (in task order): the
+    /// task's location and the file or folder it loaded, relative to the root. Their
+    /// variables rank above role and play vars for the play's hosts, in this play and the
+    /// later ones.
+    #[must_use]
+    pub fn included_vars(&self, play: usize) -> Vec<(Location, String)> {
+        self.data
+            .play_include_vars
+            .get(play)
+            .into_iter()
+            .flatten()
+            .map(|i| (i.task.clone(), i.vars.file.clone()))
             .collect()
     }
 

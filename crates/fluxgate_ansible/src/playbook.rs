@@ -69,6 +69,159 @@ const TASK_KEYWORDS: &[&str] = &[
     "vars_files",
 ];
 
+/// Keywords a block (or a static import, or a role reference) passes down to its tasks when
+/// the task does not set them itself. `when`, `tags` and `vars` are combined instead.
+const INHERITED_KEYWORDS: &[&str] = &[
+    "check_mode",
+    "become",
+    "become_user",
+    "become_method",
+    "become_flags",
+    "become_exe",
+    "connection",
+    "port",
+    "remote_user",
+    "module_defaults",
+    "environment",
+    "no_log",
+    "run_once",
+    "ignore_errors",
+    "ignore_unreachable",
+    "diff",
+    "any_errors_fatal",
+    "throttle",
+    "timeout",
+    "debugger",
+    "collections",
+    "delegate_to",
+    "delegate_facts",
+    "notify",
+];
+
+/// What an enclosing block, task import or role reference gives the tasks it holds, as
+/// Ansible does: conditions are ANDed (outermost first), tags are added, the enclosing vars
+/// come before the task's own, other keywords apply when the task leaves them unset.
+#[derive(Clone, Debug, Default)]
+struct Inherit {
+    when: Vec<Node>,
+    tags: Vec<Node>,
+    vars: VarMap,
+    /// Where the enclosing `vars:` was written.
+    vars_loc: Option<Location>,
+    keywords: VarMap,
+}
+
+/// The items of a keyword that may be one value or a list of them.
+fn items(n: &Node) -> Vec<Node> {
+    match &n.value {
+        Value::Seq(s) => s.clone(),
+        Value::Null => Vec::new(),
+        _ => vec![n.clone()],
+    }
+}
+
+impl Inherit {
+    /// Everything a block or a static import (`import_tasks`, `import_role`, a play's
+    /// `roles:` entry) passes down.
+    fn all(keywords: &VarMap) -> Inherit {
+        let mut out = Inherit {
+            when: keywords.get("when").map(items).unwrap_or_default(),
+            tags: keywords.get("tags").map(items).unwrap_or_default(),
+            vars: keywords
+                .get("vars")
+                .and_then(Node::as_map)
+                .cloned()
+                .unwrap_or_default(),
+            vars_loc: keywords.get("vars").map(|v| v.loc.clone()),
+            keywords: VarMap::new(),
+        };
+        for k in INHERITED_KEYWORDS {
+            if let Some(v) = keywords.get(*k) {
+                out.keywords.insert((*k).to_string(), v.clone());
+            }
+        }
+        out
+    }
+
+    /// What a dynamic `include_tasks`/`include_role` passes down: its condition (the
+    /// included tasks run only when it holds), its vars, and the keywords of `apply:`.
+    fn dynamic(keywords: &VarMap, args: &Node) -> Inherit {
+        let mut out = args
+            .get("apply")
+            .and_then(Node::as_map)
+            .map(Inherit::all)
+            .unwrap_or_default();
+        let mut when = keywords.get("when").map(items).unwrap_or_default();
+        when.append(&mut out.when);
+        out.when = when;
+        if let Some(vm) = keywords.get("vars").and_then(Node::as_map) {
+            let mut vars = vm.clone();
+            for (k, v) in std::mem::take(&mut out.vars) {
+                vars.insert(k, v);
+            }
+            out.vars = vars;
+            out.vars_loc = keywords.get("vars").map(|v| v.loc.clone());
+        }
+        out
+    }
+
+    fn is_empty(&self) -> bool {
+        self.when.is_empty()
+            && self.tags.is_empty()
+            && self.vars.is_empty()
+            && self.keywords.is_empty()
+    }
+
+    fn apply_all(&self, tasks: &mut [Task]) {
+        if self.is_empty() {
+            return;
+        }
+        for t in tasks {
+            self.apply(t);
+        }
+    }
+
+    fn apply(&self, task: &mut Task) {
+        if let Some(first) = self.when.first() {
+            let own = task.when.take();
+            let loc = own
+                .as_ref()
+                .map_or_else(|| first.loc.clone(), |w| w.loc.clone());
+            let mut conds = self.when.clone();
+            conds.extend(own.as_ref().map(items).unwrap_or_default());
+            let node = Node::new(Value::Seq(conds), loc);
+            task.keywords.insert("when".into(), node.clone());
+            task.when = Some(node);
+        }
+        if let Some(first) = self.tags.first() {
+            let own = task.keywords.get("tags");
+            let loc = own.map_or_else(|| first.loc.clone(), |t| t.loc.clone());
+            let mut tags = self.tags.clone();
+            tags.extend(own.map(items).unwrap_or_default());
+            task.keywords
+                .insert("tags".into(), Node::new(Value::Seq(tags), loc));
+        }
+        if let Some(vars_loc) = self.vars_loc.as_ref().filter(|_| !self.vars.is_empty()) {
+            let own = task.keywords.get("vars");
+            let loc = own.map_or_else(|| vars_loc.clone(), |v| v.loc.clone());
+            let mut vars = self.vars.clone();
+            for (k, v) in own.and_then(Node::as_map).into_iter().flatten() {
+                vars.insert(k.clone(), v.clone());
+            }
+            task.keywords
+                .insert("vars".into(), Node::new(Value::Map(vars), loc));
+        }
+        for (k, v) in &self.keywords {
+            if !task.keywords.contains_key(k) {
+                task.keywords.insert(k.clone(), v.clone());
+                if k == "check_mode" {
+                    task.check_mode = Some(v.clone());
+                }
+            }
+        }
+    }
+}
+
 /// A statically known `template` task: what it renders and where to.
 #[derive(Clone, Debug)]
 pub struct TemplateUse {
@@ -113,6 +266,9 @@ pub struct RoleRef {
     pub loc: Location,
     /// Role parameters (keys of the reference other than `role`, `name`, `when`, `tags`...).
     pub params: VarMap,
+    /// The keywords of the reference (`when`, `tags`, `become`...), which the role's tasks
+    /// inherit.
+    pub keywords: VarMap,
 }
 
 /// A loaded role.
@@ -285,7 +441,8 @@ impl Loader<'_> {
         let mut tasks = Vec::new();
         self.task_list(item.get("pre_tasks"), dir, None, &mut tasks, &mut roles, 0);
         for rr in &role_refs {
-            self.use_role(&rr.name, &rr.loc, dir, &mut roles, &mut tasks, 0);
+            let inherit = Inherit::all(&rr.keywords);
+            self.use_role(&rr.name, &rr.loc, &inherit, dir, &mut roles, &mut tasks, 0);
         }
         self.task_list(item.get("tasks"), dir, None, &mut tasks, &mut roles, 0);
         self.task_list(item.get("post_tasks"), dir, None, &mut tasks, &mut roles, 0);
@@ -310,6 +467,7 @@ impl Loader<'_> {
                 name: s.clone(),
                 loc: r.loc.clone(),
                 params: VarMap::new(),
+                keywords: VarMap::new(),
             }),
             Value::Map(m) => {
                 let name = m
@@ -318,20 +476,14 @@ impl Loader<'_> {
                     .and_then(Node::as_str)?
                     .to_string();
                 let mut params = VarMap::new();
+                let mut keywords = VarMap::new();
                 for (k, v) in m {
-                    if !matches!(
-                        k.as_str(),
-                        "role"
-                            | "name"
-                            | "when"
-                            | "tags"
-                            | "become"
-                            | "become_user"
-                            | "vars"
-                            | "delegate_to"
-                            | "environment"
-                            | "ignore_errors"
-                    ) {
+                    if matches!(k.as_str(), "role" | "name" | "vars") {
+                        continue;
+                    }
+                    if k == "when" || k == "tags" || INHERITED_KEYWORDS.contains(&k.as_str()) {
+                        keywords.insert(k.clone(), v.clone());
+                    } else {
                         params.insert(k.clone(), v.clone());
                     }
                 }
@@ -344,6 +496,7 @@ impl Loader<'_> {
                     name,
                     loc: r.loc.clone(),
                     params,
+                    keywords,
                 })
             }
             _ => {
@@ -377,11 +530,15 @@ impl Loader<'_> {
             .find(|c| self.root.is_dir(c) && !name.contains(".."))
     }
 
-    /// Loads a role once and adds it (dependencies first) to `roles`, its tasks to `tasks`.
+    /// Loads a role once and adds it (dependencies first) to `roles`, its tasks (with what
+    /// the reference passes down) to `tasks`.
+    // One argument per piece of the walk's state; bundling them would only move the noise.
+    #[allow(clippy::too_many_arguments)]
     fn use_role(
         &mut self,
         name: &str,
         at: &Location,
+        inherit: &Inherit,
         dir: &Path,
         roles: &mut Vec<String>,
         tasks: &mut Vec<Task>,
@@ -408,13 +565,25 @@ impl Loader<'_> {
         let Some(role) = self.book.roles.get(name).cloned() else {
             return;
         };
+        let mut inner = Vec::new();
         for dep in &role.dependencies {
-            self.use_role(&dep.name, &dep.loc, dir, roles, tasks, depth + 1);
+            let dep_inherit = Inherit::all(&dep.keywords);
+            self.use_role(
+                &dep.name,
+                &dep.loc,
+                &dep_inherit,
+                dir,
+                roles,
+                &mut inner,
+                depth + 1,
+            );
         }
         if !roles.iter().any(|r| r == name) {
             roles.push(name.to_string());
         }
-        tasks.extend(role.tasks.iter().cloned());
+        inner.extend(role.tasks.iter().cloned());
+        inherit.apply_all(&mut inner);
+        tasks.extend(inner);
     }
 
     fn load_role(&mut self, name: &str, path: &Path) -> Role {
@@ -501,9 +670,12 @@ impl Loader<'_> {
                 continue;
             };
             if map.contains_key("block") {
+                let mut inner = Vec::new();
                 for key in ["block", "rescue", "always"] {
-                    self.task_list(map.get(key), dir, role, tasks, roles, depth + 1);
+                    self.task_list(map.get(key), dir, role, &mut inner, roles, depth + 1);
                 }
+                Inherit::all(map).apply_all(&mut inner);
+                tasks.extend(inner);
                 continue;
             }
             let Some(task) = self.task(item, dir, role) else {
@@ -523,8 +695,16 @@ impl Loader<'_> {
                             target = dir.join(&f);
                         }
                         if self.root.is_file(&target) {
+                            let inherit = if task.short_module() == "import_tasks" {
+                                Inherit::all(&task.keywords)
+                            } else {
+                                Inherit::dynamic(&task.keywords, &task.args)
+                            };
                             tasks.push(task);
-                            self.task_file(&target, role, tasks, roles, depth + 1);
+                            let mut inner = Vec::new();
+                            self.task_file(&target, role, &mut inner, roles, depth + 1);
+                            inherit.apply_all(&mut inner);
+                            tasks.extend(inner);
                         } else {
                             self.diags.push(Diagnostic::render_error(
                                 format!("imported task file '{f}' not found"),
@@ -539,9 +719,14 @@ impl Loader<'_> {
                 "import_role" | "include_role" => {
                     let name = task.args.str_at(&["name"]).map(str::to_string);
                     let loc = task.loc.clone();
+                    let inherit = if task.short_module() == "import_role" {
+                        Inherit::all(&task.keywords)
+                    } else {
+                        Inherit::dynamic(&task.keywords, &task.args)
+                    };
                     tasks.push(task);
                     if let Some(n) = name.filter(|n| !n.contains("{{")) {
-                        self.use_role(&n, &loc, dir, roles, tasks, depth + 1);
+                        self.use_role(&n, &loc, &inherit, dir, roles, tasks, depth + 1);
                     }
                 }
                 _ => tasks.push(task),

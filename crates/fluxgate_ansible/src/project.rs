@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_yaml::{Node, Value as Y};
 use minijinja::{Environment, UndefinedBehavior, Value};
 
 use crate::VarMap;
@@ -18,10 +19,33 @@ use crate::values::py_str;
 /// A file of variables that forms part of one precedence layer.
 #[derive(Clone, Debug)]
 pub struct VarFile {
-    /// Path relative to the root (kept for diagnostics and future origin listings).
-    #[allow(dead_code)]
+    /// Path relative to the root.
     pub file: String,
     pub vars: VarMap,
+}
+
+/// One entry of a play's `vars_files`.
+#[derive(Clone, Debug)]
+pub enum VarsFileEntry {
+    /// Found and loaded once: no candidate is templated.
+    Loaded(VarFile),
+    /// Not found (reported at load).
+    Missing,
+    /// Candidates (first found wins) of which one at least is templated: ansible-core
+    /// templates them per host with the variables below the entry and the extra vars.
+    PerHost(Vec<Node>),
+}
+
+/// What a templated `vars_files` entry gives one host.
+#[derive(Clone, Debug)]
+pub enum PerHostVarsFile {
+    Loaded(VarFile),
+    /// A name could not be templated: ansible-core skips the entry with a warning.
+    Undefined(String),
+    /// No candidate exists (the names tried).
+    NotFound(Vec<String>),
+    /// Reading the file found problems.
+    Invalid(Vec<Diagnostic>),
 }
 
 /// Everything loaded, shared by the lazy template objects.
@@ -29,7 +53,6 @@ pub struct Data {
     pub root: Root,
     pub inventory: Inventory,
     pub inventory_files: Vec<String>,
-    pub inventory_dir: String,
     pub playbook_dir: Option<PathBuf>,
     pub book: Playbook,
     /// group name -> files from `group_vars/` beside the inventory, then beside the playbook.
@@ -37,8 +60,10 @@ pub struct Data {
     pub group_vars_play: indexmap::IndexMap<String, Vec<VarFile>>,
     pub host_vars_inv: indexmap::IndexMap<String, Vec<VarFile>>,
     pub host_vars_play: indexmap::IndexMap<String, Vec<VarFile>>,
-    /// Per play: its `vars_files` that could be loaded statically.
-    pub play_vars_files: Vec<Vec<VarFile>>,
+    /// Per play: its `vars_files` entries.
+    pub play_vars_files: Vec<Vec<VarsFileEntry>>,
+    /// Per play: the variables its static `include_vars` tasks load, in task order.
+    pub play_include_vars: Vec<Vec<crate::varfiles::Included>>,
     /// Per play: the hosts its pattern selects.
     pub play_hosts: Vec<Vec<String>>,
     pub extra_vars: VarMap,
@@ -255,51 +280,25 @@ pub fn load(opts: &Options) -> Data {
             })
             .collect::<Vec<_>>(),
     );
-    let play_vars_files: Vec<Vec<VarFile>> = book
+    let play_vars_files: Vec<Vec<VarsFileEntry>> = book
         .plays
         .iter()
         .map(|p| {
-            let mut files = Vec::new();
-            for vf in &p.vars_files {
-                let Some(name) = vf.as_str() else { continue };
-                if name.contains("{{") {
-                    diags.push(
-                        Diagnostic::new(
-                            "render",
-                            fluxgate_diagnostics::Severity::Note,
-                            format!("templated vars_files entry '{name}' is not loaded statically"),
-                        )
-                        .at(vf.loc.clone()),
-                    );
-                    continue;
-                }
-                let path = p.dir.join(name);
-                if root.is_file(&path) {
-                    if let Some(vars) = root.load_vars_file(&path, &mut diags) {
-                        files.push(VarFile {
-                            file: root.rel(&path),
-                            vars,
-                        });
-                    }
-                } else {
-                    diags.push(Diagnostic::render_error(
-                        format!("vars_files entry '{name}' not found"),
-                        Some(vf.loc.clone()),
-                    ));
-                }
-            }
-            files
+            p.vars_files
+                .iter()
+                .map(|vf| static_vars_file(&root, p, vf, &mut diags))
+                .collect()
         })
         .collect();
-    let inventory_dir = inv_dirs
-        .first()
-        .map(|d| d.display().to_string())
-        .unwrap_or_default();
+    let play_include_vars = book
+        .plays
+        .iter()
+        .map(|p| crate::varfiles::include_vars(&root, &book, p, &mut diags))
+        .collect();
     let mut data = Data {
         root,
         inventory,
         inventory_files,
-        inventory_dir,
         playbook_dir,
         book,
         group_vars_inv,
@@ -307,6 +306,7 @@ pub fn load(opts: &Options) -> Data {
         host_vars_inv,
         host_vars_play,
         play_vars_files,
+        play_include_vars,
         play_hosts: Vec::new(),
         extra_vars: opts.extra_vars.clone(),
         env: new_env(),
@@ -324,6 +324,128 @@ pub fn load(opts: &Options) -> Data {
     data.play_hosts = play_hosts;
     data.diagnostics.extend(more);
     data
+}
+
+/// A `vars_files` entry: loaded now when no name is templated, else kept for the hosts.
+fn static_vars_file(
+    root: &Root,
+    play: &crate::playbook::Play,
+    entry: &Node,
+    diags: &mut Vec<Diagnostic>,
+) -> VarsFileEntry {
+    let candidates: Vec<Node> = match &entry.value {
+        Y::Seq(s) => s.clone(),
+        _ => vec![entry.clone()],
+    };
+    let mut names = Vec::new();
+    for c in &candidates {
+        let Some(name) = c.scalar_text() else {
+            diags.push(Diagnostic::render_error(
+                "a vars_files entry must be a file name or a list of file names",
+                Some(c.loc.clone()),
+            ));
+            return VarsFileEntry::Missing;
+        };
+        if name.contains("{{") || name.contains("{%") {
+            return VarsFileEntry::PerHost(candidates);
+        }
+        names.push(name);
+    }
+    for name in &names {
+        let found = crate::varfiles::search_candidates(
+            std::slice::from_ref(&play.dir),
+            &play.dir,
+            "vars",
+            name,
+        )
+        .into_iter()
+        .find(|c| root.is_file(c));
+        if let Some(path) = found {
+            return match root.load_vars_file(&path, diags) {
+                Some(vars) => VarsFileEntry::Loaded(VarFile {
+                    file: root.rel(&path),
+                    vars,
+                }),
+                None => VarsFileEntry::Missing,
+            };
+        }
+    }
+    diags.push(Diagnostic::render_error(
+        format!("vars_files entry '{}' not found", names.join("', '")),
+        Some(entry.loc.clone()),
+    ));
+    VarsFileEntry::Missing
+}
+
+/// Problems only the hosts reveal: templated `vars_files` names that do not resolve, or
+/// resolve to no file, for some host. One finding per entry and kind, naming the hosts.
+pub fn late_diagnostics(data: &Arc<Data>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for (p, entries) in data.play_vars_files.iter().enumerate() {
+        let Some(play) = data.book.plays.get(p) else {
+            continue;
+        };
+        for (i, e) in entries.iter().enumerate() {
+            if !matches!(e, VarsFileEntry::PerHost(_)) {
+                continue;
+            }
+            let Some(node) = play.vars_files.get(i) else {
+                continue;
+            };
+            let shown = match &node.value {
+                Y::Seq(s) => s
+                    .iter()
+                    .filter_map(Node::scalar_text)
+                    .collect::<Vec<_>>()
+                    .join("', '"),
+                _ => node.scalar_text().unwrap_or_default(),
+            };
+            // message -> hosts
+            let mut undefined: indexmap::IndexMap<String, Vec<String>> = indexmap::IndexMap::new();
+            let mut missing: indexmap::IndexMap<String, Vec<String>> = indexmap::IndexMap::new();
+            for host in data.play_hosts.get(p).into_iter().flatten() {
+                match &*data.vars_file_for(p, i, host) {
+                    PerHostVarsFile::Loaded(_) => {}
+                    PerHostVarsFile::Undefined(m) => {
+                        undefined.entry(m.clone()).or_default().push(host.clone());
+                    }
+                    PerHostVarsFile::NotFound(names) => {
+                        missing
+                            .entry(names.join("', '"))
+                            .or_default()
+                            .push(host.clone());
+                    }
+                    PerHostVarsFile::Invalid(d) => out.extend(d.iter().cloned()),
+                }
+            }
+            for (m, hosts) in undefined {
+                out.push(
+                    Diagnostic::new(
+                        "render",
+                        Severity::Note,
+                        format!(
+                            "vars_files entry '{shown}' cannot be templated for {}: {m}; \
+                             ansible-core skips it with a warning",
+                            hosts.join(", ")
+                        ),
+                    )
+                    .at(node.loc.clone()),
+                );
+            }
+            for (names, hosts) in missing {
+                out.push(Diagnostic::render_error(
+                    format!(
+                        "vars_files entry '{shown}' not found for {} (looked for '{names}')",
+                        hosts.join(", ")
+                    ),
+                    Some(node.loc.clone()),
+                ));
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|d| seen.insert((d.message.clone(), d.location.clone())));
+    out
 }
 
 fn read_inventory(
@@ -389,12 +511,112 @@ impl Data {
                         .is_some_and(|h| h.iter().any(|x| x == host))
                 })
                 .collect(),
-            Scope::Play(p) | Scope::Role(p, _) => vec![*p],
+            Scope::Play(p) | Scope::Role(p, _) | Scope::VarsFile(p, _) => vec![*p],
         }
     }
 
+    /// The plays whose `include_vars` a scope sees: ansible-core keeps included variables on
+    /// the host for the rest of the run, so every play up to the scope's that targets it.
+    fn include_plays(&self, scope: &Scope, host: &str) -> Vec<usize> {
+        let last = match scope {
+            Scope::Host => self.book.plays.len(),
+            Scope::Play(p) | Scope::Role(p, _) => p + 1,
+            Scope::VarsFile(..) => 0,
+        };
+        (0..last.min(self.book.plays.len()))
+            .filter(|i| {
+                self.play_hosts
+                    .get(*i)
+                    .is_some_and(|h| h.iter().any(|x| x == host))
+            })
+            .collect()
+    }
+
+    /// `inventory_file` and `inventory_dir`: ansible-core sets them on each host from the
+    /// inventory source that declared it first.
+    fn inventory_source_vars(&self, h: &crate::inventory::Host) -> VarMap {
+        let file = normalize(&self.root.dir.join(&*h.loc.file));
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut m = VarMap::new();
+        m.insert(
+            "inventory_file".into(),
+            Node::string(file.display().to_string(), h.loc.clone()),
+        );
+        m.insert(
+            "inventory_dir".into(),
+            Node::string(dir.display().to_string(), h.loc.clone()),
+        );
+        m
+    }
+
+    /// A templated `vars_files` entry for one host: its names templated with what lies below
+    /// the entry (and the extra vars), the first that exists loaded. Memoised.
+    pub fn vars_file_for(self: &Arc<Self>, p: usize, i: usize, host: &str) -> Arc<PerHostVarsFile> {
+        let key = (p, i, host.to_string());
+        if let Some(hit) = self
+            .cache
+            .vars_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
+            return hit.clone();
+        }
+        let outcome = Arc::new(self.compute_vars_file(p, i, host));
+        self.cache
+            .vars_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, outcome.clone());
+        outcome
+    }
+
+    fn compute_vars_file(self: &Arc<Self>, p: usize, i: usize, host: &str) -> PerHostVarsFile {
+        let (Some(play), Some(VarsFileEntry::PerHost(cands))) = (
+            self.book.plays.get(p),
+            self.play_vars_files.get(p).and_then(|v| v.get(i)),
+        ) else {
+            return PerHostVarsFile::NotFound(Vec::new());
+        };
+        let scope = Scope::VarsFile(p, i);
+        let mut tried = Vec::new();
+        for c in cands {
+            let Some(text) = c.scalar_text() else {
+                continue;
+            };
+            let name = if text.contains("{{") || text.contains("{%") {
+                match crate::resolve::render_value(self, &scope, host, &text, &[]) {
+                    Ok(v) => v.as_str().map_or_else(|| py_str(&v), str::to_string),
+                    Err(e) => return PerHostVarsFile::Undefined(e.message),
+                }
+            } else {
+                text
+            };
+            let found = crate::varfiles::search_candidates(
+                std::slice::from_ref(&play.dir),
+                &play.dir,
+                "vars",
+                &name,
+            )
+            .into_iter()
+            .find(|c| self.root.is_file(c));
+            if let Some(path) = found {
+                let mut diags = Vec::new();
+                return match self.root.load_vars_file(&path, &mut diags) {
+                    Some(vars) if diags.is_empty() => PerHostVarsFile::Loaded(VarFile {
+                        file: self.root.rel(&path),
+                        vars,
+                    }),
+                    _ => PerHostVarsFile::Invalid(diags),
+                };
+            }
+            tried.push(name);
+        }
+        PerHostVarsFile::NotFound(tried)
+    }
+
     /// The winning definition of every variable for (scope, host), built once.
-    pub fn table(&self, scope: &Scope, host: &str) -> Arc<Table> {
+    pub fn table(self: &Arc<Self>, scope: &Scope, host: &str) -> Arc<Table> {
         let key = (scope.clone(), host.to_string());
         if let Some(t) = self
             .cache
@@ -428,7 +650,7 @@ impl Data {
         out
     }
 
-    fn build_table(&self, scope: &Scope, host: &str) -> Table {
+    fn build_table(self: &Arc<Self>, scope: &Scope, host: &str) -> Table {
         let mut t = Table::new();
         let plays = self.plays_for(scope, host);
         let roles = self.role_layers(&plays);
@@ -478,6 +700,11 @@ impl Data {
             }
         }
         if let Some(h) = self.inventory.hosts.get(host) {
+            push_layer(
+                &mut t,
+                &self.inventory_source_vars(h),
+                "inventory host vars",
+            );
             push_layer(&mut t, &h.vars, "inventory host vars");
         }
         for (map, label) in [
@@ -488,13 +715,30 @@ impl Data {
                 push_layer(&mut t, &vf.vars, label);
             }
         }
+        let upto = match scope {
+            Scope::VarsFile(_, i) => *i,
+            _ => usize::MAX,
+        };
         for p in &plays {
             if let Some(play) = self.book.plays.get(*p) {
                 push_layer(&mut t, &play.vars, "play vars");
-                for vf in self.play_vars_files.get(*p).into_iter().flatten() {
-                    push_layer(&mut t, &vf.vars, "vars_files");
+                let entries = self.play_vars_files.get(*p).into_iter().flatten();
+                for (i, e) in entries.enumerate().take(upto) {
+                    match e {
+                        VarsFileEntry::Loaded(vf) => push_layer(&mut t, &vf.vars, "vars_files"),
+                        VarsFileEntry::PerHost(_) => {
+                            if let PerHostVarsFile::Loaded(vf) = &*self.vars_file_for(*p, i, host) {
+                                push_layer(&mut t, &vf.vars, "vars_files");
+                            }
+                        }
+                        VarsFileEntry::Missing => {}
+                    }
                 }
             }
+        }
+        if let Scope::VarsFile(..) = scope {
+            push_layer(&mut t, &self.extra_vars, "extra vars");
+            return t;
         }
         for role in &roles {
             for vf in &role.vars {
@@ -506,6 +750,11 @@ impl Data {
         {
             for vf in &role.vars {
                 push_layer(&mut t, &vf.1, &format!("role vars ({})", role.name));
+            }
+        }
+        for p in self.include_plays(scope, host) {
+            for inc in self.play_include_vars.get(p).into_iter().flatten() {
+                push_layer(&mut t, &inc.vars.vars, "include_vars");
             }
         }
         push_layer(&mut t, &self.extra_vars, "extra vars");
@@ -555,7 +804,6 @@ impl Data {
                 scope: scope.clone(),
             }),
             "playbook_dir" => Value::from(self.playbook_dir.as_ref()?.display().to_string()),
-            "inventory_dir" => Value::from(self.inventory_dir.clone()),
             "role_path" | "role_name" => {
                 let Scope::Role(_, r) = scope else {
                     return None;
@@ -569,7 +817,7 @@ impl Data {
             }
             "ansible_play_hosts" | "ansible_play_batch" | "play_hosts" => {
                 let p = match scope {
-                    Scope::Play(p) | Scope::Role(p, _) => *p,
+                    Scope::Play(p) | Scope::Role(p, _) | Scope::VarsFile(p, _) => *p,
                     Scope::Host => return None,
                 };
                 self.play_hosts

@@ -25,6 +25,10 @@ pub enum Scope {
     Play(usize),
     /// A task of a role inside a play: the role's own defaults and vars rank above the others.
     Role(usize, String),
+    /// What entry `.1` of play `.0`'s `vars_files` is templated with: the layers below it and
+    /// the extra vars (internal; Ansible templates `vars_files` names per host).
+    #[doc(hidden)]
+    VarsFile(usize, usize),
 }
 
 /// One step of an origin chain: a variable and the place that set it.
@@ -89,6 +93,8 @@ type Outcome = Result<Arc<Resolved>, ResolveError>;
 pub struct Cache {
     pub results: Mutex<HashMap<Key, Outcome>>,
     pub tables: Mutex<HashMap<(Scope, String), Arc<Table>>>,
+    /// Templated `vars_files` entries per (play, entry, host).
+    pub vars_files: Mutex<HashMap<(usize, usize, String), Arc<crate::project::PerHostVarsFile>>>,
 }
 
 struct Frame {
