@@ -77,6 +77,15 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
     // fluxgate's side, and the generated playbook that asks ansible-core the same.
     let mut ours: BTreeMap<(usize, String, String), Outcome> = BTreeMap::new();
     let mut plays = Vec::new();
+    let pb_dir = tmp
+        .join(repo.playbook)
+        .parent()
+        .map(Path::to_path_buf)
+        .expect("playbook dir");
+    // The include_vars tasks fluxgate applied, as written, per role (they go back into the
+    // copy's role tasks so that ansible-core resolves their paths itself).
+    let mut role_includes: BTreeMap<String, Vec<(String, Json)>> = BTreeMap::new();
+    let root = tmp.canonicalize().expect("copy root");
     let out_dir = tmp.join(".fgdump-out");
     std::fs::create_dir_all(&out_dir).expect("out dir");
     for p in project.order() {
@@ -118,37 +127,51 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
             .iter()
             .map(|(k, v)| (k.clone(), v.to_json()))
             .collect();
+        // As written when the generated playbook sits beside the play (ansible-core then
+        // searches them itself), else absolute.
+        let same_dir = p.play.dir == pb_dir;
+        let vf_name = |n: &fluxgate_yaml::Node| {
+            let s = n.scalar_text()?;
+            Some(if same_dir {
+                json!(s)
+            } else {
+                json!(p.play.dir.join(s).display().to_string())
+            })
+        };
         let vars_files: Vec<Json> = p
             .play
             .vars_files
             .iter()
-            .filter_map(|n| {
-                n.as_str()
-                    .map(|s| json!(p.play.dir.join(s).display().to_string()))
+            .filter_map(|n| match n.as_seq() {
+                Some(list) => Some(Json::Array(list.iter().filter_map(vf_name).collect())),
+                None => vf_name(n),
             })
             .collect();
+        let (pre_tasks, mut tasks) =
+            include_vars_tasks(&project, &p, &root, &pb_dir, &mut role_includes);
         plays.push(json!({
             "name": format!("fgdump-{}", p.index),
             "hosts": p.play.hosts,
             "gather_facts": false,
             "vars": vars,
             "vars_files": vars_files,
+            "pre_tasks": pre_tasks,
             "roles": roles,
-            "tasks": [{
+            "tasks": tasks.drain(..).chain([json!({
                 "name": "dump",
                 "ansible.builtin.debug": {"msg": "{{ lookup('ansible.builtin.vars', item) }}"},
                 "loop": names,
                 "ignore_errors": true,
                 "register": "fgdump_result",
                 "tags": ["fgdump"],
-            }, {
+            }), json!({
                 "name": "write",
                 "ansible.builtin.copy": {
                     "content": "{{ fgdump_result.results | to_json }}",
                     "dest": format!("{}/{}-{{{{ inventory_hostname }}}}.json", out_dir.display(), p.index),
                 },
                 "tags": ["fgdump"],
-            }],
+            })]).collect::<Vec<_>>(),
         }));
     }
     if ours.is_empty() {
@@ -161,16 +184,21 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
     }
     // Role tasks may call modules of collections the oracle venv lacks; only the roles'
     // variables matter here, so the copy loses its tasks and handlers.
-    for role in project.roles().values() {
+    // The include_vars tasks fluxgate applied stay.
+    for (name, role) in project.roles() {
         for d in ["tasks", "handlers"] {
             let _ = std::fs::remove_dir_all(role.abs.join(d));
         }
+        if let Some(list) = role_includes.get(name) {
+            let tasks: Vec<&Json> = list.iter().map(|(_, t)| t).collect();
+            std::fs::create_dir_all(role.abs.join("tasks")).expect("tasks dir");
+            std::fs::write(
+                role.abs.join("tasks/main.yml"),
+                serde_json::to_string_pretty(&tasks).expect("json"),
+            )
+            .expect("write role tasks");
+        }
     }
-    let pb_dir = tmp
-        .join(repo.playbook)
-        .parent()
-        .map(Path::to_path_buf)
-        .expect("playbook dir");
     let gen_path = pb_dir.join("__fluxgate_dump.yml");
     std::fs::write(
         &gen_path,
@@ -280,6 +308,75 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
     Some((equal, ours.len(), diffs))
 }
 
+/// The include_vars tasks fluxgate applied in one play, for the generated playbook: those of
+/// a role the play lists (or one of its dependencies) go to `role_includes` as written; the
+/// play's own are returned as written when the play sits beside the generated playbook (else
+/// with the loaded path, absolute), split into those before the roles and those after.
+fn include_vars_tasks(
+    project: &Project,
+    p: &fluxgate_ansible::PlayOrder<'_>,
+    root: &Path,
+    pb_dir: &Path,
+    role_includes: &mut BTreeMap<String, Vec<(String, Json)>>,
+) -> (Vec<Json>, Vec<Json>) {
+    let mut listed: Vec<String> = p.play.role_refs.iter().map(|r| r.name.clone()).collect();
+    let mut i = 0;
+    while i < listed.len() {
+        if let Some(role) = project.roles().get(&listed[i]) {
+            for d in &role.dependencies {
+                if !listed.contains(&d.name) {
+                    listed.push(d.name.clone());
+                }
+            }
+        }
+        i += 1;
+    }
+    let first_role_task = p
+        .play
+        .tasks
+        .iter()
+        .position(|t| t.role.as_ref().is_some_and(|r| listed.contains(r)))
+        .unwrap_or(usize::MAX);
+    let (mut pre, mut post) = (Vec::new(), Vec::new());
+    for (loc, file) in project.included_vars(p.index) {
+        let Some((idx, task)) = p.play.tasks.iter().enumerate().find(|(_, t)| t.loc == loc) else {
+            continue;
+        };
+        let as_written = json!({
+            "name": format!("include_vars at {loc}"),
+            task.module.clone(): task.args.to_json(),
+            "tags": ["fgdump"],
+        });
+        if let Some(role) = task.role.as_ref().filter(|r| listed.contains(r)) {
+            let list = role_includes.entry(role.clone()).or_default();
+            if !list.iter().any(|(l, _)| *l == loc.to_string()) {
+                list.push((loc.to_string(), as_written));
+            }
+            continue;
+        }
+        let task_dir = Path::new(&*loc.file).parent().map(Path::to_path_buf);
+        let beside = task.role.is_none() && task_dir.is_some_and(|d| root.join(d) == pb_dir);
+        let t = if beside {
+            as_written
+        } else {
+            let abs = root.join(&file);
+            let key = if abs.is_dir() { "dir" } else { "file" };
+            let mut args = serde_json::Map::new();
+            args.insert(key.into(), json!(abs.display().to_string()));
+            if let Some(name) = task.args.str_at(&["name"]) {
+                args.insert("name".into(), json!(name));
+            }
+            json!({"ansible.builtin.include_vars": args, "tags": ["fgdump"]})
+        };
+        if idx < first_role_task {
+            pre.push(t);
+        } else {
+            post.push(t);
+        }
+    }
+    (pre, post)
+}
+
 fn project_var_names(project: &Project, play: usize, host: &str) -> Vec<String> {
     project.var_names_in(&Scope::Play(play), host)
 }
@@ -295,14 +392,24 @@ fn variables_agree_with_ansible_core() {
         return;
     }
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut repos = vec![Repo {
-        name: "homelab",
-        dir: manifest.join("../../examples/homelab"),
-        inventory: "infra/ansible/inventory/hosts.yml",
-        playbook: "infra/ansible/playbooks/site.yml",
-        config: Some("infra/ansible/ansible.cfg"),
-        floor: 1.0,
-    }];
+    let mut repos = vec![
+        Repo {
+            name: "homelab",
+            dir: manifest.join("../../examples/homelab"),
+            inventory: "infra/ansible/inventory/hosts.yml",
+            playbook: "infra/ansible/playbooks/site.yml",
+            config: Some("infra/ansible/ansible.cfg"),
+            floor: 1.0,
+        },
+        Repo {
+            name: "static_vars",
+            dir: manifest.join("tests/fixtures/static_vars"),
+            inventory: "inventory",
+            playbook: "site.yml",
+            config: None,
+            floor: 1.0,
+        },
+    ];
     match std::env::var_os("FLUXGATE_CORPUS").map(PathBuf::from) {
         Some(corpus) => {
             let g = corpus.join("gitops");
