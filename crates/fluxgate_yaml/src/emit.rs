@@ -49,9 +49,70 @@ fn entries(node: &Node, opts: EmitOptions) -> Vec<(&String, &Node)> {
     };
     let mut e: Vec<_> = m.iter().collect();
     if opts.sort_keys {
-        e.sort_by(|a, b| a.0.cmp(b.0));
+        e.sort_by(|a, b| go_yaml_key_order(a.0, b.0));
     }
     e
+}
+
+/// The order go-yaml gives a Go map's string keys when it encodes them (kustomize's output
+/// goes through `sigs.k8s.io/yaml`'s JSON-to-YAML, a go-yaml v2): rune by rune, letters after
+/// other characters, and runs of digits compared as numbers (`a9` before `a10`).
+fn go_yaml_key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (ar, br): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let less = |yes: bool| {
+        if yes {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        }
+    };
+    for i in 0..ar.len().min(br.len()) {
+        if ar[i] == br[i] {
+            continue;
+        }
+        let (al, bl) = (ar[i].is_alphabetic(), br[i].is_alphabetic());
+        if al && bl {
+            return ar[i].cmp(&br[i]);
+        }
+        if al || bl {
+            return less(bl);
+        }
+        // Leading zeros count only when the digits before them are all zeros.
+        let mut an: i128 = 0;
+        let mut bn: i128 = 0;
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && ar[j - 1].is_ascii_digit() {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let number = |r: &[char], n: &mut i128| {
+            let mut k = i;
+            while k < r.len() && r[k].is_ascii_digit() {
+                *n = n
+                    .saturating_mul(10)
+                    .saturating_add(i128::from(r[k] as u8 - b'0'));
+                k += 1;
+            }
+            k
+        };
+        let ai = number(&ar, &mut an);
+        let bi = number(&br, &mut bn);
+        if an != bn {
+            return an.cmp(&bn);
+        }
+        if ai != bi {
+            return ai.cmp(&bi);
+        }
+        return ar[i].cmp(&br[i]);
+    }
+    ar.len().cmp(&br.len())
 }
 
 fn pad(out: &mut String, n: usize) {
@@ -152,15 +213,18 @@ fn literal_allowed(s: &str) -> bool {
     !s.chars()
         .any(|c| (c.is_control() && c != '\n') || c == '\u{feff}')
         && !s.split('\n').any(|l| l.ends_with(' ') || l.ends_with('\t'))
-        && !s.starts_with('\n')
 }
 
 fn write_literal(out: &mut String, s: &str, indent: usize) {
     out.push('|');
-    if s.starts_with(' ') {
+    if s.starts_with([' ', '\n']) {
         out.push('2');
     }
-    let trailing = s.len() - s.trim_end_matches('\n').len();
+    // A string that is one line break keeps it with `+`, as go-yaml's emitter does.
+    let trailing = match s.len() - s.trim_end_matches('\n').len() {
+        1 if s.len() == 1 => 2,
+        n => n,
+    };
     match trailing {
         0 => out.push('-'),
         1 => {}
@@ -204,6 +268,88 @@ fn is_old_bool(s: &str) -> bool {
             | "Off"
             | "OFF"
     )
+}
+
+/// Whether go-yaml v2 (kustomize's printer) reads the plain text as a timestamp, so that it
+/// quotes the string: `YYYY-M-D`, optionally followed by `T`/`t` and `h:m:s[.frac]` with `Z`
+/// or `±hh:mm`, or by a space and `h:m:s[.frac]` (Go's `time.Parse` with go-yaml's layouts).
+fn is_go_timestamp(s: &str) -> bool {
+    fn num(b: &[u8], i: &mut usize, max_digits: usize) -> Option<u32> {
+        let start = *i;
+        while *i < b.len() && *i - start < max_digits && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        (*i > start).then(|| {
+            b[start..*i]
+                .iter()
+                .fold(0, |n, d| n * 10 + u32::from(d - b'0'))
+        })
+    }
+    fn expect(b: &[u8], i: &mut usize, c: u8) -> Option<()> {
+        (b.get(*i) == Some(&c)).then(|| *i += 1)
+    }
+    fn parse(b: &[u8]) -> Option<()> {
+        let mut i = 0;
+        if b.len() < 5 || !b[..4].iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let year = num(b, &mut i, 4)?;
+        expect(b, &mut i, b'-')?;
+        let month = num(b, &mut i, 2)?;
+        expect(b, &mut i, b'-')?;
+        let day = num(b, &mut i, 2)?;
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        if day == 0 || day > days {
+            return None;
+        }
+        let Some(&sep) = b.get(i) else {
+            return Some(());
+        };
+        if !matches!(sep, b'T' | b't' | b' ') {
+            return None;
+        }
+        i += 1;
+        let (h, m) = (num(b, &mut i, 2)?, {
+            expect(b, &mut i, b':')?;
+            num(b, &mut i, 2)?
+        });
+        expect(b, &mut i, b':')?;
+        let sec = num(b, &mut i, 2)?;
+        if h > 23 || m > 59 || sec > 59 {
+            return None;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            num(b, &mut i, usize::MAX)?;
+        }
+        if sep == b' ' {
+            return (i == b.len()).then_some(());
+        }
+        match b.get(i) {
+            Some(b'Z') => i += 1,
+            Some(b'+' | b'-') => {
+                i += 1;
+                let zh = b.get(i..i + 2)?;
+                i += 2;
+                expect(b, &mut i, b':')?;
+                let zm = b.get(i..i + 2)?;
+                i += 2;
+                if !zh.iter().chain(zm).all(u8::is_ascii_digit) {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        (i == b.len()).then_some(())
+    }
+    parse(s.as_bytes()).is_some()
 }
 
 fn is_base60_float(s: &str) -> bool {
@@ -267,7 +413,7 @@ fn scalar_style(s: &str) -> Style {
         crate::scalar::resolve_plain(s, crate::Schema::Kube),
         Value::String(_)
     );
-    if reads_as_other || is_old_bool(s) || is_base60_float(s) {
+    if reads_as_other || is_old_bool(s) || is_base60_float(s) || is_go_timestamp(s) {
         return Style::Double;
     }
     if s.chars().any(|c| {
@@ -480,8 +626,58 @@ mod tests {
     }
 
     #[test]
+    fn keys_sort_as_go_yaml_sorts_them() {
+        // The order `kubectl kustomize` printed these keys in.
+        let want = [
+            "-x", "_x", "1a", "9", "10", "A1", "Z", "a-1", "a.1", "a_1", "a0", "a1", "a1b", "a01",
+            "a001", "a9", "a09", "a10", "aB", "ab", "b2c9", "b2c10", "b02c", "x00y", "x0y", "x1y",
+            "z", "\u{e9}a",
+        ];
+        let mut got = want.to_vec();
+        got.reverse();
+        got.sort_by(|a, b| go_yaml_key_order(a, b));
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn literal_in_a_list_is_indented_past_the_dash() {
         assert_eq!(roundtrip("a:\n- |\n    x\n    y\n"), "a:\n- |\n  x\n  y\n");
+    }
+
+    #[test]
+    fn timestamps_are_quoted() {
+        for t in [
+            "2025-06-11",
+            "2025-6-1",
+            "2024-02-29",
+            "2025-06-11T10:00:00Z",
+            "2025-06-11t1:2:3.5+02:00",
+            "2025-06-11 10:00:00.123",
+        ] {
+            assert_eq!(quote_string(t), format!("\"{t}\""), "{t}");
+        }
+        for t in [
+            "2025-02-29",
+            "2025-13-01",
+            "2025-06-11T10:00:00",
+            "2025-06-11 10:00:00Z",
+            "25-06-11",
+            "2025-06-11x",
+        ] {
+            assert_eq!(quote_string(t), t, "{t}");
+        }
+    }
+
+    #[test]
+    fn literal_blocks_starting_with_a_break() {
+        // As `kubectl kustomize` printed these values.
+        let out = roundtrip(
+            "a: \"\\n\"\nc: \"\\nx\"\nd: \"\\n\\nx\\n\\n\"\ne: \" x\\ny\"\ng: \"x\\n \\n\"\n",
+        );
+        assert_eq!(
+            out,
+            "a: |2+\n\nc: |2-\n\n  x\nd: |2+\n\n\n  x\n\ne: |2-\n   x\n  y\ng: \"x\\n \\n\"\n"
+        );
     }
 
     #[test]
