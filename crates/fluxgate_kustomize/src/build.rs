@@ -12,7 +12,7 @@ use crate::fieldspec::FieldSpec;
 use crate::fs::{Fs, normalize};
 use crate::generate::{self, Options};
 use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, Resource, legacy_sort};
-use crate::{nameref, patches, transform};
+use crate::{nameref, patches, replacements, transform};
 
 /// The file names kustomize accepts, in the order it looks for them.
 pub const KUSTOMIZATION_FILES: &[&str] =
@@ -330,7 +330,7 @@ impl<'a> Builder<'a> {
                         );
                     }
                 }
-                "vars" | "replacements" | "configurations" | "crds"
+                "vars" | "configurations" | "crds"
                     if value.as_seq().is_some_and(|s| !s.is_empty()) =>
                 {
                     self.error(format!("{key} is not supported yet"), loc);
@@ -606,6 +606,7 @@ impl<'a> Builder<'a> {
             })
             .collect();
         transform::images(acc, &rules);
+        replacements::run(self, dir, kust, acc);
         self.run_plugin_transformers(dir, kust, acc);
     }
 
@@ -673,7 +674,7 @@ impl<'a> Builder<'a> {
 }
 
 /// kustomize reads labels and annotations as strings: `happy: true` comes out as `"true"`.
-fn stringify_metadata_maps(doc: &mut Node) {
+pub fn stringify_metadata_maps(doc: &mut Node) {
     let Some(meta) = doc.get_mut("metadata").and_then(Node::as_map_mut) else {
         return;
     };

@@ -168,13 +168,13 @@ fn rules() -> Vec<Rule> {
         "Service",
         "",
         "ValidatingWebhookConfiguration",
-        "webhooks/clientConfig/service/name",
+        "webhooks/clientConfig/service",
     );
     add(
         "Service",
         "",
         "MutatingWebhookConfiguration",
-        "webhooks/clientConfig/service/name",
+        "webhooks/clientConfig/service",
     );
     add(
         "PersistentVolume",

@@ -94,3 +94,13 @@ fn a_symlink_leaving_the_root_is_not_followed() {
 fn exec_plugins_are_not_run() {
     check("exec-plugin", "app/kustomization.yaml", 4, "is not run");
 }
+
+#[test]
+fn a_replacement_into_a_missing_field_is_a_finding() {
+    check(
+        "replacement-missing-field",
+        "app/kustomization.yaml",
+        4,
+        "unable to find field \"data.missing\"",
+    );
+}

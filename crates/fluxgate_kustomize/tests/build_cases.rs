@@ -43,3 +43,12 @@ fn long_strings_fold_at_eighty_columns_as_go_yaml_does() {
 fn folded_block_scalars_read_as_go_yaml_reads_them() {
     check("folded-scalars");
 }
+
+#[test]
+fn replacements_copy_fields_as_kustomize_does() {
+    // Source parts, target parts, list selectors, `*`, reject, labelSelector, create, a
+    // replacement file, and typed targets.
+    check("replacements");
+    // Sources and targets selected by the names they had before namePrefix; whole maps.
+    check("replacements-earlier-names");
+}
