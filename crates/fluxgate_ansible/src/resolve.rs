@@ -386,14 +386,85 @@ pub fn render_value(
     let nested: Vec<(String, ResolveError)> =
         NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
     let missing: Vec<String> = MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
-    result.map_err(|e| jinja_error(&e, &nested, &missing))
+    result.map_err(|e| jinja_error(&e, &nested, &missing, text))
+}
+
+/// The first Python `%` string formatting of a template (`'%s:%d' % (host, port)`): a
+/// string literal followed by `%` inside `{{ }}` or `{% %}`. minijinja has no string `%`
+/// operator and no way to add one.
+fn percent_formatting(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(open) = [rest.find("{{"), rest.find("{%")]
+        .into_iter()
+        .flatten()
+        .min()
+    {
+        let body = &rest[open + 2..];
+        let close = [body.find("}}"), body.find("%}")]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(body.len());
+        let region = &body[..close];
+        if let Some(found) = percent_in_expression(region) {
+            return Some(found);
+        }
+        rest = &body[close..];
+        if rest.len() >= 2 {
+            rest = &rest[2..];
+        } else {
+            break;
+        }
+    }
+    None
+}
+
+fn percent_in_expression(expr: &str) -> Option<String> {
+    let chars: Vec<(usize, char)> = expr.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (start, c) = chars[i];
+        if c != '\'' && c != '"' {
+            i += 1;
+            continue;
+        }
+        // A string literal: to its closing quote (backslash escapes skipped).
+        let mut j = i + 1;
+        while j < chars.len() && chars[j].1 != c {
+            j += if chars[j].1 == '\\' { 2 } else { 1 };
+        }
+        let mut k = j + 1;
+        while k < chars.len() && chars[k].1.is_whitespace() {
+            k += 1;
+        }
+        if k < chars.len() && chars[k].1 == '%' {
+            let snippet: String = expr[start..].trim().chars().take(60).collect();
+            return Some(snippet.trim_end().to_string());
+        }
+        i = j + 1;
+    }
+    None
 }
 
 fn jinja_error(
     e: &minijinja::Error,
     nested: &[(String, ResolveError)],
     missing: &[String],
+    text: &str,
 ) -> ResolveError {
+    if e.kind() == ErrorKind::InvalidOperation
+        && e.detail().is_some_and(|d| d.contains("% operator"))
+        && let Some(construct) = percent_formatting(text)
+    {
+        return ResolveError {
+            message: format!(
+                "Python '%' string formatting (`{construct}`) is not supported by fluxgate's \
+                 Jinja engine; write it with the format filter (`'%s:%d' | format(a, b)`), \
+                 which ansible-core renders the same"
+            ),
+            chain: Vec::new(),
+        };
+    }
     if e.kind() == ErrorKind::UndefinedError {
         if let Some((_, inner)) = nested.last() {
             return inner.clone();
@@ -468,6 +539,29 @@ pub fn render_text(
     let missing: Vec<String> = MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
     result.map_err(|e| {
         let line = e.line().and_then(|l| u32::try_from(l).ok());
-        (jinja_error(&e, &nested, &missing), line)
+        (jinja_error(&e, &nested, &missing, text), line)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_formatting_is_found_inside_expressions_only() {
+        assert_eq!(
+            percent_formatting("x {{ '%s:%d' % (h, p) }} y").as_deref(),
+            Some("'%s:%d' % (h, p)")
+        );
+        assert_eq!(
+            percent_formatting(r#"{% set a = "%s" % b %}{{ a }}"#).as_deref(),
+            Some(r#""%s" % b"#)
+        );
+        assert_eq!(percent_formatting("it's 50% off {{ 7 % 3 }}"), None);
+        assert_eq!(percent_formatting("{{ 'a%' ~ b }}"), None);
+        assert_eq!(
+            percent_formatting("{{ 'it\\'s' % x }}").as_deref(),
+            Some("'it\\'s' % x")
+        );
+    }
 }

@@ -101,3 +101,25 @@ fn order_has_patterns_roles_and_task_flags() {
         Some("roles/web/templates/app.yaml.j2")
     );
 }
+
+#[test]
+fn python_percent_formatting_is_named() {
+    let p = project();
+    let e = p.resolve("web-1", "percent_tuple").unwrap_err();
+    assert!(
+        e.message.starts_with(
+            "Python '%' string formatting (`'%s:%d' % (inventory_hostname, 80)`) is not supported"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("format filter"), "{}", e.message);
+    let loc = e.to_diagnostic().location.expect("located");
+    assert_eq!((loc.file.as_ref(), loc.line), ("group_vars/all.yml", 12));
+    let e = p.resolve("web-1", "percent_one").unwrap_err();
+    assert!(e.message.contains(r#"(`"%s" % port`)"#), "{}", e.message);
+    assert_eq!(
+        p.resolve("web-1", "modulo_ok").unwrap().value.as_i64(),
+        Some(1)
+    );
+}
