@@ -1,5 +1,6 @@
 //! Differential test against ansible-core: every variable of every host of the example
-//! platform and of the corpus repositories with inventories, resolved per play by fluxgate
+//! platform, of the `static_vars` fixture (include_vars, templated vars_files, inventory_dir
+//! per host) and of the corpus repositories with inventories, resolved per play by fluxgate
 //! and by `ansible-playbook` (one run per repository), must agree; the equal fraction per
 //! repository may never drop below the recorded floor.
 //!
