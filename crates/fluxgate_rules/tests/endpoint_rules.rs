@@ -52,20 +52,15 @@ fn key(d: &Diagnostic) -> String {
 }
 
 fn show(ds: &[&Diagnostic]) -> String {
-    ds.iter()
-        .map(|d| {
-            format!(
-                "  {} [{}] {}\n{}",
-                key(d),
-                d.rule,
-                d.message,
-                d.related
-                    .iter()
-                    .map(|r| format!("      related {}: {}\n", r.location, r.message))
-                    .collect::<String>()
-            )
-        })
-        .collect()
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for d in ds {
+        let _ = writeln!(out, "  {} [{}] {}", key(d), d.rule, d.message);
+        for r in &d.related {
+            let _ = writeln!(out, "      related {}: {}", r.location, r.message);
+        }
+    }
+    out
 }
 
 fn check_rule(rule: &str) {
