@@ -12,7 +12,7 @@ use crate::fieldspec::FieldSpec;
 use crate::fs::{Fs, normalize};
 use crate::generate::{self, Options};
 use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, Resource, legacy_sort};
-use crate::{nameref, patches, replacements, transform};
+use crate::{nameref, patches, plugins, replacements, transform};
 
 /// The file names kustomize accepts, in the order it looks for them.
 pub const KUSTOMIZATION_FILES: &[&str] =
@@ -483,6 +483,21 @@ impl<'a> Builder<'a> {
                 let Some(path) = self.resolve(dir, text, &e.loc, "plugin config") else {
                     continue;
                 };
+                // A kustomization directory: its build's objects are the configs.
+                if self.fs.is_dir(&path)
+                    && KUSTOMIZATION_FILES
+                        .iter()
+                        .any(|f| self.fs.is_file(&path.join(f)))
+                {
+                    let Some(k) = self.load_kustomization(&path, Some(&e.loc)) else {
+                        continue;
+                    };
+                    let built = self.build_dir(&path, &k, Vec::new());
+                    for r in built {
+                        self.check_plugin_kind(field, &r.node, text, &e.loc, supported, &mut out);
+                    }
+                    continue;
+                }
                 if !self.fs.is_file(&path) {
                     self.error(
                         format!("{field}: plugin {text:?} is not run (fluxgate runs no kustomize plugins)"),
@@ -498,18 +513,31 @@ impl<'a> Builder<'a> {
                 stream.docs
             };
             for d in docs.into_iter().filter(|d| !d.is_null()) {
-                let kind = d.str_at(&["kind"]).unwrap_or("");
-                if d.str_at(&["apiVersion"]) == Some("builtin") && supported.contains(&kind) {
-                    out.push(d);
-                } else {
-                    self.error(
-                        format!("{field}: plugin {kind} from {text:?} is not run (fluxgate runs no kustomize plugins)"),
-                        Some(e.loc.clone()),
-                    );
-                }
+                self.check_plugin_kind(field, &d, text, &e.loc, supported, &mut out);
             }
         }
         out
+    }
+
+    /// Keeps a config of a built-in plugin fluxgate runs; reports any other.
+    fn check_plugin_kind(
+        &mut self,
+        field: &str,
+        d: &Node,
+        text: &str,
+        loc: &Location,
+        supported: &[&str],
+        out: &mut Vec<Node>,
+    ) {
+        let kind = d.str_at(&["kind"]).unwrap_or("");
+        if d.str_at(&["apiVersion"]) == Some("builtin") && supported.contains(&kind) {
+            out.push(d.clone());
+        } else {
+            self.error(
+                format!("{field}: plugin {kind} from {text:?} is not run (fluxgate runs no kustomize plugins)"),
+                Some(loc.clone()),
+            );
+        }
     }
 
     fn run_plugin_generators(&mut self, dir: &Path, kust: &Node, acc: &mut Vec<Resource>) {
@@ -544,20 +572,9 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn run_plugin_transformers(&mut self, dir: &Path, kust: &Node, acc: &mut [Resource]) {
-        for cfg in self.plugin_configs(dir, kust, "transformers", &["ImageTagTransformer"]) {
-            if let Some(i) = cfg.get("imageTag")
-                && let Some(name) = i.str_at(&["name"])
-            {
-                let rule = transform::ImageRule {
-                    name: name.to_string(),
-                    new_name: i.get("newName").cloned(),
-                    new_tag: i.get("newTag").cloned(),
-                    digest: i.get("digest").cloned(),
-                    loc: i.loc.clone(),
-                };
-                transform::images(acc, &[rule]);
-            }
+    fn run_plugin_transformers(&mut self, dir: &Path, kust: &Node, acc: &mut Vec<Resource>) {
+        for cfg in self.plugin_configs(dir, kust, "transformers", plugins::TRANSFORMERS) {
+            plugins::transform(self, dir, &cfg, acc);
         }
     }
 

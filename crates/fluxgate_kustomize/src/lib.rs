@@ -29,6 +29,7 @@ mod generate;
 mod nameref;
 pub mod patch;
 mod patches;
+mod plugins;
 mod replacements;
 mod resource;
 mod transform;

@@ -41,7 +41,7 @@ pub fn namespace(resources: &mut [Resource], ns: &str, loc: &Location) {
 }
 
 /// Kinds whose names the prefix/suffix transformer leaves alone.
-fn skips_prefix(id: &ResId) -> bool {
+pub fn skips_prefix(id: &ResId) -> bool {
     matches!(id.kind.as_str(), "CustomResourceDefinition" | "Namespace")
         || (id.kind == "APIService" && id.group == "apiregistration.k8s.io")
 }

@@ -52,3 +52,15 @@ fn replacements_copy_fields_as_kustomize_does() {
     // Sources and targets selected by the names they had before namePrefix; whole maps.
     check("replacements-earlier-names");
 }
+
+#[test]
+fn builtin_transformer_configs_run() {
+    // A directory of configs (prefix/suffix, labels, annotations), a NamespaceTransformer
+    // file, and inline ReplicaCount, Patch and ImageTag transformers.
+    check("builtin-transformer-configs");
+}
+
+#[test]
+fn webhook_service_references_follow_the_service_namespace() {
+    check("webhook-service-namespace");
+}
