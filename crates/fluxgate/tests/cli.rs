@@ -153,13 +153,17 @@ fn check_fails_the_broken_example_in_every_format_naming_each_rule() {
         .iter()
         .filter_map(|d| d["rule"].as_str())
         .collect();
-    for rule in [
-        "render",
-        "parity",
-        "plaintext-secret",
-        "rollout-blast-radius",
-        "substitution-undefined",
-    ] {
+    // Every registered rule fires on the broken example, and its contract too.
+    let listed = fluxgate(&["rules", "--format", "json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("rules JSON");
+    let registered: Vec<&str> = listed
+        .as_array()
+        .expect("a list of rules")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(registered.len() >= 9, "{registered:?}");
+    for rule in registered.iter().copied().chain(["contract:cni-dials-vip"]) {
         assert!(rules.contains(&rule), "{rule} did not fire: {rules:?}");
     }
     // Values of secrets are never printed.
