@@ -12,7 +12,7 @@ use crate::fieldspec::FieldSpec;
 use crate::fs::{Fs, normalize};
 use crate::generate::{self, Options};
 use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, Resource, legacy_sort};
-use crate::{nameref, patches, plugins, replacements, transform};
+use crate::{nameref, patches, plugins, replacements, transform, vars};
 
 /// The file names kustomize accepts, in the order it looks for them.
 pub const KUSTOMIZATION_FILES: &[&str] =
@@ -64,6 +64,8 @@ pub struct Builder<'a> {
     stack: Vec<PathBuf>,
     /// Raw text of the kustomization files read, to place inline patches on their lines.
     pub texts: HashMap<String, String>,
+    /// Every kustomization's `vars:`, resolved once at the end.
+    pub vars: Vec<Node>,
 }
 
 impl<'a> Builder<'a> {
@@ -74,6 +76,7 @@ impl<'a> Builder<'a> {
             diags: Vec::new(),
             stack: Vec::new(),
             texts: HashMap::new(),
+            vars: Vec::new(),
         }
     }
 
@@ -257,6 +260,7 @@ impl<'a> Builder<'a> {
         }
         self.stack.push(dir.clone());
         let out = self.build_dir_inner(&dir, kust, incoming);
+        self.vars.extend(seq(kust.get("vars")).iter().cloned());
         self.stack.pop();
         out
     }
@@ -330,7 +334,7 @@ impl<'a> Builder<'a> {
                         );
                     }
                 }
-                "vars" | "configurations" | "crds"
+                "configurations" | "crds"
                     if value.as_seq().is_some_and(|s| !s.is_empty()) =>
                 {
                     self.error(format!("{key} is not supported yet"), loc);
@@ -655,7 +659,12 @@ impl<'a> Builder<'a> {
     }
 
     /// The last steps, done once for the whole build: hash suffixes, name references, order.
-    pub fn finish(kust: &Node, mut resources: Vec<Resource>) -> Vec<Node> {
+    pub fn finish(
+        kust: &Node,
+        mut resources: Vec<Resource>,
+        vars: &[Node],
+        diags: &mut Vec<Diagnostic>,
+    ) -> Vec<Node> {
         for r in &mut resources {
             if r.needs_hash {
                 let hash = generate::content_hash(&r.node);
@@ -669,6 +678,7 @@ impl<'a> Builder<'a> {
             }
         }
         nameref::fix_references(&mut resources);
+        vars::resolve(vars, &mut resources, diags);
         let order = kust.str_at(&["sortOptions", "order"]).unwrap_or("legacy");
         if order != "fifo" {
             let list = |key: &str, default: &[&str]| -> Vec<String> {

@@ -33,6 +33,7 @@ mod plugins;
 mod replacements;
 mod resource;
 mod transform;
+mod vars;
 
 use std::path::Path;
 
@@ -89,7 +90,8 @@ pub fn build_with(fs: &dyn Fs, root: &Path, dir: &Path, kustomization: &Node) ->
 
 fn run(mut b: build::Builder<'_>, dir: &Path, kust: &Node) -> Build {
     let resources = b.build_dir(dir, kust, Vec::new());
-    let objects = build::Builder::finish(kust, resources);
+    let vars = std::mem::take(&mut b.vars);
+    let objects = build::Builder::finish(kust, resources, &vars, &mut b.diags);
     let mut diagnostics = b.diags;
     fluxgate_diagnostics::sort_and_dedup(&mut diagnostics);
     Build {

@@ -104,3 +104,15 @@ fn a_replacement_into_a_missing_field_is_a_finding() {
         "unable to find field \"data.missing\"",
     );
 }
+
+#[test]
+fn a_var_whose_objref_matches_nothing_is_a_finding() {
+    // kustomize compares the objref's group and version exactly: without `apiVersion` the
+    // Service (v1) is not found, and kubectl fails the same way.
+    check(
+        "var-without-apiversion",
+        "app/kustomization.yaml",
+        4,
+        "cannot be mapped",
+    );
+}

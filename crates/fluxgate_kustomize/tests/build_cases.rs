@@ -64,3 +64,10 @@ fn builtin_transformer_configs_run() {
 fn webhook_service_references_follow_the_service_namespace() {
     check("webhook-service-namespace");
 }
+
+#[test]
+fn vars_are_replaced_in_their_fields() {
+    // Vars from a base and the overlay, after namePrefix and namespace; typed whole-field
+    // values, `$$`, unknown vars and an unclosed reference left as written.
+    check("vars");
+}
