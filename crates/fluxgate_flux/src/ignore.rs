@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use fluxgate_kustomize::Fs;
 
-use crate::envsubst::glob;
+use crate::envsubst::glob::Glob;
 
 /// The name of the per-folder ignore file.
 pub const IGNORE_FILE: &str = ".sourceignore";
@@ -60,6 +60,8 @@ const EXCLUDE_DEFAULT: &[&str] = &[
 struct Pattern {
     scope: Vec<String>,
     parts: Vec<String>,
+    /// `parts` compiled (`Err` for a malformed one, which matches nothing).
+    globs: Vec<Result<Glob, ()>>,
     include: bool,
     dir_only: bool,
     anchored: bool,
@@ -79,9 +81,11 @@ impl Pattern {
         if dir_only {
             p = &p[..p.len() - 1];
         }
+        let parts: Vec<String> = p.split('/').map(str::to_string).collect();
         Pattern {
             scope: scope.to_vec(),
-            parts: p.split('/').map(str::to_string).collect(),
+            globs: parts.iter().map(|part| Glob::new(part)).collect(),
+            parts,
             include,
             dir_only,
             anchored: p.contains('/'),
@@ -104,7 +108,7 @@ impl Pattern {
 
     fn name_match(&self, path: &[&str], is_dir: bool) -> bool {
         for (i, name) in path.iter().enumerate() {
-            if glob::matches(&self.parts[0], name) != Ok(true) {
+            if !self.globs[0].as_ref().is_ok_and(|g| g.matches(name)) {
                 continue;
             }
             // The last component is the path itself: a folder-only pattern needs a folder.
@@ -135,7 +139,7 @@ impl Pattern {
                 traverse = false;
                 while let Some((first, rest)) = path.split_first() {
                     path = rest;
-                    match glob::matches(part, first) {
+                    match self.globs[i].as_ref().map(|g| g.matches(first)) {
                         Err(()) => return false,
                         Ok(true) => {
                             matched = true;
@@ -146,7 +150,7 @@ impl Pattern {
                     }
                 }
             } else {
-                if glob::matches(part, path[0]) != Ok(true) {
+                if !self.globs[i].as_ref().is_ok_and(|g| g.matches(path[0])) {
                     return false;
                 }
                 matched = true;
@@ -218,15 +222,18 @@ fn read_patterns(text: &str, scope: &[String]) -> Vec<Pattern> {
 }
 
 fn collect_files(fs: &dyn Fs, dir: &Path, scope: &mut Vec<String>, out: &mut Vec<Pattern>) {
+    let Ok(entries) = fs.list_dir(dir) else {
+        return;
+    };
     let file = dir.join(IGNORE_FILE);
-    if fs.is_file(&file)
+    if entries
+        .iter()
+        .any(|e| e.file_name().is_some_and(|n| n == IGNORE_FILE))
+        && fs.is_file(&file)
         && let Ok(text) = fs.read(&file)
     {
         out.extend(read_patterns(&text, scope));
     }
-    let Ok(entries) = fs.list_dir(dir) else {
-        return;
-    };
     for entry in entries {
         let Some(name) = entry.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
@@ -294,8 +301,12 @@ impl Fs for IgnoreFs<'_> {
         Ok(entries
             .into_iter()
             .filter(|p| {
-                let dir = self.inner.is_dir(p);
-                !self.hidden(p, dir)
+                // Whether it is a folder matters only when a folder-only pattern decides.
+                let as_file = self.hidden(p, false);
+                if as_file == self.hidden(p, true) {
+                    return !as_file;
+                }
+                !self.hidden(p, self.inner.is_dir(p))
             })
             .collect())
     }

@@ -1,9 +1,10 @@
 //! File access for the engine. Every read goes through [`Fs`] so that callers (mutation
 //! testing, the fuzzer) can serve files from memory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// What the engine needs from a file system.
 pub trait Fs: Send + Sync {
@@ -20,9 +21,14 @@ pub trait Fs: Send + Sync {
 
 /// The real file system, confined to a root: a path whose canonical form (symlinks resolved)
 /// leaves the root reads as a `PermissionDenied` error and is neither a file nor a directory.
+///
+/// The canonical form of each folder is resolved once and remembered (the repository is
+/// taken not to change while it is read); a path is then its folder's canonical form plus its
+/// own name unless it is itself a symbolic link.
 #[derive(Clone, Debug)]
 pub struct RealFs {
     root: Option<PathBuf>,
+    folders: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
 }
 
 impl RealFs {
@@ -31,22 +37,28 @@ impl RealFs {
     pub fn new(root: &Path) -> RealFs {
         RealFs {
             root: Some(std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())),
+            folders: Arc::default(),
         }
     }
 
     /// A file system with no confinement (the engine still checks paths lexically).
     #[must_use]
     pub fn unrestricted() -> RealFs {
-        RealFs { root: None }
+        RealFs {
+            root: None,
+            folders: Arc::default(),
+        }
     }
 
-    fn check(&self, path: &Path) -> io::Result<()> {
+    /// Refuses a path outside the root; on success, the path's own file type when it was
+    /// read on the way and the path is not a symbolic link.
+    fn check(&self, path: &Path) -> io::Result<Option<std::fs::FileType>> {
         let Some(root) = &self.root else {
-            return Ok(());
+            return Ok(None);
         };
-        let canonical = std::fs::canonicalize(path)?;
+        let (canonical, file_type) = self.canonicalize(path)?;
         if canonical.starts_with(root) {
-            Ok(())
+            Ok(file_type)
         } else {
             Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
@@ -57,6 +69,47 @@ impl RealFs {
                 ),
             ))
         }
+    }
+}
+
+impl RealFs {
+    /// `std::fs::canonicalize`, with the folder part remembered, and the path's file type
+    /// when it is not a symbolic link.
+    fn canonicalize(&self, path: &Path) -> io::Result<(PathBuf, Option<std::fs::FileType>)> {
+        let (Some(parent), Some(Component::Normal(name))) =
+            (path.parent(), path.components().next_back())
+        else {
+            return Ok((std::fs::canonicalize(path)?, None));
+        };
+        if parent.as_os_str().is_empty() {
+            return Ok((std::fs::canonicalize(path)?, None));
+        }
+        let folder = self.canonical_folder(parent)?;
+        let file_type = std::fs::symlink_metadata(path)?.file_type();
+        if file_type.is_symlink() {
+            return Ok((std::fs::canonicalize(path)?, None));
+        }
+        Ok((folder.join(name), Some(file_type)))
+    }
+
+    fn canonical_folder(&self, folder: &Path) -> io::Result<PathBuf> {
+        // A poisoned lock only means another thread panicked mid-insert; the map is still
+        // a valid memo.
+        let cached = self
+            .folders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(folder)
+            .cloned();
+        if let Some(c) = cached {
+            return Ok(c);
+        }
+        let canonical = std::fs::canonicalize(folder)?;
+        self.folders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(folder.to_path_buf(), canonical.clone());
+        Ok(canonical)
     }
 }
 
@@ -74,11 +127,19 @@ impl Fs for RealFs {
     }
 
     fn is_dir(&self, path: &Path) -> bool {
-        self.check(path).is_ok() && path.is_dir()
+        match self.check(path) {
+            Ok(Some(file_type)) => file_type.is_dir(),
+            Ok(None) => path.is_dir(),
+            Err(_) => false,
+        }
     }
 
     fn is_file(&self, path: &Path) -> bool {
-        self.check(path).is_ok() && path.is_file()
+        match self.check(path) {
+            Ok(Some(file_type)) => file_type.is_file(),
+            Ok(None) => path.is_file(),
+            Err(_) => false,
+        }
     }
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
@@ -198,6 +259,33 @@ mod tests {
         fs.insert_bytes("/r/x.bin", vec![0xff, 0x00]);
         assert_eq!(fs.read_bytes(Path::new("/r/x.bin")).unwrap(), [0xff, 0x00]);
         assert!(fs.read(Path::new("/r/x.bin")).is_err());
+    }
+
+    #[test]
+    fn realfs_confines_symlinks_through_its_folder_memo() {
+        let tmp = std::env::temp_dir().join(format!("fluxgate-realfs-{}", std::process::id()));
+        let (root, outside) = (tmp.join("root"), tmp.join("outside"));
+        std::fs::create_dir_all(root.join("dir")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("dir/in.yaml"), "a: 1").unwrap();
+        std::fs::write(outside.join("out.yaml"), "b: 2").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("away")).unwrap();
+        std::os::unix::fs::symlink(outside.join("out.yaml"), root.join("dir/link.yaml")).unwrap();
+        std::os::unix::fs::symlink(root.join("dir"), root.join("alias")).unwrap();
+        let fs = RealFs::new(&root);
+        for _ in 0..2 {
+            assert_eq!(fs.read(&root.join("dir/in.yaml")).unwrap(), "a: 1");
+            assert_eq!(fs.read(&root.join("alias/in.yaml")).unwrap(), "a: 1");
+            assert!(fs.is_file(&root.join("alias/../dir/in.yaml")));
+            assert!(fs.is_dir(&root.join("alias")));
+            assert!(!fs.is_dir(&root.join("away")));
+            assert!(!fs.is_file(&root.join("away/out.yaml")));
+            assert!(!fs.is_file(&root.join("dir/link.yaml")));
+            assert!(!fs.is_file(&root.join("dir/missing.yaml")));
+            let err = fs.read(&root.join("dir/link.yaml")).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+        }
+        std::fs::remove_dir_all(&tmp).unwrap();
     }
 
     #[test]

@@ -215,6 +215,7 @@ fn note_rename(r: &mut Resource, before: ResId) {
 /// Indices of the resources a `target:` selects. Names and namespaces match the original or
 /// the current ones, as kustomize's selector does.
 fn select(b: &mut Builder<'_>, acc: &[Resource], target: &Node, loc: &Location) -> Vec<usize> {
+    let selector = patch::Selector::compile(target);
     let mut out = Vec::new();
     for (i, r) in acc.iter().enumerate() {
         let cur = r.id();
@@ -225,8 +226,7 @@ fn select(b: &mut Builder<'_>, acc: &[Resource], target: &Node, loc: &Location) 
                 if matched {
                     break;
                 }
-                let probe = probe(&r.node, name, ns);
-                match patch::selector_matches(&probe, target) {
+                match selector.matches_as(&r.node, name, ns) {
                     Ok(m) => matched = m,
                     Err(e) => {
                         b.error(format!("invalid patch target: {e}"), Some(loc.clone()));
@@ -244,29 +244,6 @@ fn select(b: &mut Builder<'_>, acc: &[Resource], target: &Node, loc: &Location) 
 
 fn dedup2<'s>(a: &'s str, b: &'s str) -> Vec<&'s str> {
     if a == b { vec![a] } else { vec![a, b] }
-}
-
-/// The parts of an object a selector looks at, with the given name and namespace.
-fn probe(node: &Node, name: &str, ns: &str) -> Node {
-    let loc = node.loc.clone();
-    let mut obj = Map::new();
-    for k in ["apiVersion", "kind"] {
-        if let Some(v) = node.get(k) {
-            obj.insert(k.into(), v.clone());
-        }
-    }
-    let mut meta = Map::new();
-    meta.insert("name".into(), Node::string(name, loc.clone()));
-    if !ns.is_empty() {
-        meta.insert("namespace".into(), Node::string(ns, loc.clone()));
-    }
-    for k in ["labels", "annotations"] {
-        if let Some(v) = node.path(&["metadata", k]) {
-            meta.insert(k.into(), v.clone());
-        }
-    }
-    obj.insert("metadata".into(), Node::new(Value::Map(meta), loc.clone()));
-    Node::new(Value::Map(obj), loc)
 }
 
 /// A strategic merge patch with no target applies to the object with its id.

@@ -3,10 +3,48 @@
 //! `Err`, and the caller then leaves the value unchanged.
 
 pub(crate) fn matches(pattern: &str, name: &str) -> Result<bool, ()> {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    validate(&p)?;
-    Ok(match_here(&p, &n))
+    Ok(Glob::new(pattern)?.matches(name))
+}
+
+/// A pattern checked once, to be matched against many names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Glob {
+    /// No special character: the name must equal it.
+    Literal(String),
+    /// `*` followed by literal text: a name without `/` ending with it.
+    Suffix(String),
+    General(Vec<char>),
+}
+
+impl Glob {
+    /// `Err` for a malformed pattern.
+    pub(crate) fn new(pattern: &str) -> Result<Glob, ()> {
+        let special = |c: char| matches!(c, '*' | '?' | '[' | '\\');
+        if !pattern.contains(special) {
+            return Ok(Glob::Literal(pattern.to_string()));
+        }
+        if let Some(rest) = pattern.strip_prefix('*')
+            && !rest.contains(special)
+        {
+            return Ok(Glob::Suffix(rest.to_string()));
+        }
+        let p: Vec<char> = pattern.chars().collect();
+        validate(&p)?;
+        Ok(Glob::General(p))
+    }
+
+    pub(crate) fn matches(&self, name: &str) -> bool {
+        match self {
+            Glob::Literal(text) => name == text,
+            Glob::Suffix(tail) => name
+                .strip_suffix(tail.as_str())
+                .is_some_and(|head| !head.contains('/')),
+            Glob::General(p) => {
+                let n: Vec<char> = name.chars().collect();
+                match_here(p, &n)
+            }
+        }
+    }
 }
 
 fn validate(p: &[char]) -> Result<(), ()> {
@@ -120,5 +158,11 @@ mod tests {
         assert_eq!(matches("\\*", "*"), Ok(true));
         assert_eq!(matches("[", "["), Err(()));
         assert_eq!(matches("a\\", "a"), Err(()));
+        // The literal and `*suffix` shortcuts agree with the general matcher.
+        assert_eq!(matches("abc", "abc"), Ok(true));
+        assert_eq!(matches("abc", "abd"), Ok(false));
+        assert_eq!(matches("*.yaml", ".yaml"), Ok(true));
+        assert_eq!(matches("*.yaml", "x/a.yaml"), Ok(false));
+        assert_eq!(matches("*", ""), Ok(true));
     }
 }

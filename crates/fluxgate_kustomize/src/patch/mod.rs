@@ -18,6 +18,7 @@
 //! assert_eq!(&*image.loc.file, "patch.yaml");
 //! ```
 
+mod custom_schema;
 mod json6902;
 mod list;
 mod merge_keys;
@@ -26,8 +27,10 @@ mod smp;
 
 use fluxgate_yaml::Node;
 
+pub use custom_schema::{CustomSchema, SchemaGuard};
+pub(crate) use custom_schema::{is_active as custom_schema_is_active, set_active as set_custom_schema};
 pub use json6902::json6902;
-pub use select::selector_matches;
+pub use select::{Selector, selector_matches};
 pub use smp::strategic_merge;
 
 /// Whether a strategic merge patch deletes its whole target (`$patch: delete` at its top):

@@ -5,58 +5,135 @@
 //! `annotationSelector` use the Kubernetes label-selector syntax: requirements separated by
 //! commas, each `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k` (exists) or `!k`.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
+
 use fluxgate_yaml::Node;
 use regex::Regex;
 
 /// Whether `obj` is selected by `selector`. Errors name an invalid regex or label selector.
 pub fn selector_matches(obj: &Node, selector: &Node) -> Result<bool, String> {
-    let api_version = obj.str_at(&["apiVersion"]).unwrap_or("");
-    let (group, version) = match api_version.rsplit_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
-    };
-    let kind = obj.str_at(&["kind"]).unwrap_or("");
-    let name = obj.str_at(&["metadata", "name"]).unwrap_or("");
-    let namespace = effective_namespace(obj, kind);
-    let checks = [
-        ("group", group),
-        ("version", version),
-        ("kind", kind),
-        ("name", name),
-        ("namespace", namespace),
-    ];
-    for (field, value) in checks {
-        let Some(pattern) = selector_text(selector, field)? else {
-            continue;
-        };
+    Selector::compile(selector).matches(obj)
+}
+
+/// A `target:` compiled once (regexes, label selectors) to be matched against many objects.
+/// A field that does not compile is an error only when matching reaches it, in the order
+/// group, version, kind, name, namespace, labelSelector, annotationSelector, as when each
+/// match compiled it anew.
+#[derive(Debug)]
+pub struct Selector {
+    /// group, version, kind, name, namespace.
+    ids: [Option<Result<Pattern, String>>; 5],
+    /// labelSelector, annotationSelector.
+    meta: [Option<Result<Vec<Requirement>, String>>; 2],
+}
+
+const ID_FIELDS: [&str; 5] = ["group", "version", "kind", "name", "namespace"];
+const META_FIELDS: [(&str, &str); 2] = [
+    ("labelSelector", "labels"),
+    ("annotationSelector", "annotations"),
+];
+
+/// One id field's pattern: a plain name compares as text, anything else is an anchored regex.
+#[derive(Debug)]
+enum Pattern {
+    Literal(String),
+    Regex(Regex),
+}
+
+impl Pattern {
+    fn new(field: &str, pattern: String) -> Result<Pattern, String> {
+        if pattern
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | ':'))
+        {
+            return Ok(Pattern::Literal(pattern));
+        }
+        // The same targets recur in every Kustomization that uses a component: compile each
+        // regex once per process (a `Regex` clone shares the compiled program).
+        static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
+        let mut compiled = COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(re) = compiled.get(&pattern) {
+            return Ok(Pattern::Regex(re.clone()));
+        }
         let re = Regex::new(&format!("^(?:{pattern})$"))
             .map_err(|e| format!("target {field} `{pattern}` is not a valid regex: {e}"))?;
-        if !re.is_match(value) {
-            return Ok(false);
+        compiled.insert(pattern, re.clone());
+        Ok(Pattern::Regex(re))
+    }
+
+    fn is_match(&self, value: &str) -> bool {
+        match self {
+            Pattern::Literal(text) => text == value,
+            Pattern::Regex(re) => re.is_match(value),
         }
     }
-    for (field, meta) in [
-        ("labelSelector", "labels"),
-        ("annotationSelector", "annotations"),
-    ] {
-        let Some(text) = selector_text(selector, field)? else {
-            continue;
+}
+
+impl Selector {
+    #[must_use]
+    pub fn compile(selector: &Node) -> Selector {
+        let ids = ID_FIELDS.map(|field| {
+            selector_text(selector, field)
+                .transpose()
+                .map(|text| text.and_then(|t| Pattern::new(field, t)))
+        });
+        let meta = META_FIELDS.map(|(field, _)| {
+            selector_text(selector, field).transpose().map(|text| {
+                text.and_then(|t| {
+                    parse_label_selector(&t).map_err(|e| format!("target {field}: {e}"))
+                })
+            })
+        });
+        Selector { ids, meta }
+    }
+
+    /// Whether `obj` is selected. Errors name an invalid regex or label selector.
+    pub fn matches(&self, obj: &Node) -> Result<bool, String> {
+        let name = obj.str_at(&["metadata", "name"]).unwrap_or("");
+        let namespace = obj.str_at(&["metadata", "namespace"]).unwrap_or("");
+        self.matches_as(obj, name, namespace)
+    }
+
+    /// Whether `obj` is selected when its name and namespace are `name` and `namespace` (an
+    /// empty namespace is the object written without one).
+    pub fn matches_as(&self, obj: &Node, name: &str, namespace: &str) -> Result<bool, String> {
+        let api_version = obj.str_at(&["apiVersion"]).unwrap_or("");
+        let (group, version) = match api_version.rsplit_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
         };
-        let reqs = parse_label_selector(&text).map_err(|e| format!("target {field}: {e}"))?;
-        let values = obj.path(&["metadata", meta]);
-        let lookup = |k: &str| values.and_then(|m| m.get(k)).and_then(Node::scalar_text);
-        if !reqs.iter().all(|r| r.matches(&lookup)) {
-            return Ok(false);
+        let kind = obj.str_at(&["kind"]).unwrap_or("");
+        let namespace = effective_namespace(namespace, kind);
+        let values = [group, version, kind, name, namespace];
+        for (pattern, value) in self.ids.iter().zip(values) {
+            match pattern {
+                Some(Err(e)) => return Err(e.clone()),
+                Some(Ok(p)) if !p.is_match(value) => return Ok(false),
+                _ => {}
+            }
         }
+        for (reqs, (_, meta)) in self.meta.iter().zip(META_FIELDS) {
+            let reqs = match reqs {
+                None => continue,
+                Some(Err(e)) => return Err(e.clone()),
+                Some(Ok(reqs)) => reqs,
+            };
+            let values = obj.path(&["metadata", meta]);
+            let lookup = |k: &str| values.and_then(|m| m.get(k)).and_then(Node::scalar_text);
+            if !reqs.iter().all(|r| r.matches(&lookup)) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
-    Ok(true)
 }
 
 /// The namespace kustomize compares against: `default` for a namespaced object written
 /// without one, none for cluster-scoped kinds.
-fn effective_namespace<'a>(obj: &'a Node, kind: &str) -> &'a str {
-    match obj.str_at(&["metadata", "namespace"]) {
-        Some(ns) if !ns.is_empty() => ns,
+fn effective_namespace<'a>(namespace: &'a str, kind: &str) -> &'a str {
+    match namespace {
+        ns if !ns.is_empty() => ns,
         _ if CLUSTER_SCOPED.contains(&kind) => "",
         _ => "default",
     }
