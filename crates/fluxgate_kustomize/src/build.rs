@@ -12,7 +12,7 @@ use crate::fieldspec::FieldSpec;
 use crate::fs::{Fs, normalize};
 use crate::generate::{self, Options};
 use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, Resource, legacy_sort};
-use crate::{nameref, patches, plugins, replacements, transform, vars};
+use crate::{nameref, patch, patches, plugins, replacements, transform, vars};
 
 /// The file names kustomize accepts, in the order it looks for them.
 pub const KUSTOMIZATION_FILES: &[&str] =
@@ -272,6 +272,7 @@ impl<'a> Builder<'a> {
         incoming: Vec<Resource>,
     ) -> Vec<Resource> {
         self.check_fields(kust);
+        self.load_openapi(dir, kust);
         let mut acc = incoming;
         let entries: Vec<Node> = seq(kust.get("resources"))
             .iter()
@@ -339,10 +340,54 @@ impl<'a> Builder<'a> {
                 {
                     self.error(format!("{key} is not supported yet"), loc);
                 }
-                "openapi" => self.warn("openapi: custom schemas are ignored; lists in custom resources are replaced by patches", loc),
                 k if !KNOWN_FIELDS.contains(&k) => self.warn(format!("unknown kustomization field {k:?}"), loc),
                 _ => {}
             }
+        }
+    }
+
+    /// `openapi: {path: ...}`: the first custom schema loaded in a build becomes the schema
+    /// strategic merges read (kustomize keeps one global schema); `version:` picks a built-in
+    /// schema, and fluxgate has only kustomize's default one.
+    fn load_openapi(&mut self, dir: &Path, kust: &Node) {
+        let Some(openapi) = kust.get("openapi") else {
+            return;
+        };
+        if let Some(v) = openapi.get("version") {
+            self.warn(
+                "openapi: only kustomize's default built-in schema is known; the version is ignored",
+                Some(v.loc.clone()),
+            );
+        }
+        let Some(path) = openapi.get("path") else {
+            return;
+        };
+        if patch::custom_schema_is_active() {
+            return;
+        }
+        let Some(target) = path.as_str() else {
+            self.error("openapi: path must be a string", Some(path.loc.clone()));
+            return;
+        };
+        let Some((rel, text)) = self.read_file(dir, target, &path.loc, "openapi schema") else {
+            return;
+        };
+        let stream = parse_stream(&rel, &text, Schema::Kube);
+        let failed = stream.has_errors();
+        self.diags.extend(stream.diagnostics);
+        if failed {
+            return;
+        }
+        match stream
+            .docs
+            .first()
+            .and_then(|d| patch::CustomSchema::from_json(&d.to_json()))
+        {
+            Some(schema) => patch::set_custom_schema(Some(std::sync::Arc::new(schema))),
+            None => self.error(
+                format!("openapi: {target:?} has no definitions"),
+                Some(path.loc.clone()),
+            ),
         }
     }
 

@@ -65,6 +65,7 @@ impl Build {
 /// nothing outside it is read, and diagnostic paths are relative to it.
 #[must_use]
 pub fn build(fs: &dyn Fs, root: &Path, dir: &Path) -> Build {
+    let _schema = patch::SchemaGuard::new();
     let mut b = build::Builder::new(fs, root);
     let dir = normalize(dir);
     if !dir.starts_with(&b.root) {
@@ -84,6 +85,7 @@ pub fn build(fs: &dyn Fs, root: &Path, dir: &Path) -> Build {
 /// kustomizations this way).
 #[must_use]
 pub fn build_with(fs: &dyn Fs, root: &Path, dir: &Path, kustomization: &Node) -> Build {
+    let _schema = patch::SchemaGuard::new();
     let b = build::Builder::new(fs, root);
     run(b, &normalize(dir), kustomization)
 }

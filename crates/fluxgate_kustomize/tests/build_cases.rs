@@ -71,3 +71,10 @@ fn vars_are_replaced_in_their_fields() {
     // values, `$$`, unknown vars and an unclosed reference left as written.
     check("vars");
 }
+
+#[test]
+fn a_custom_openapi_schema_replaces_the_built_in_one() {
+    // The CRD's containers merge by name as its schema says; the Deployment, which the
+    // custom schema does not describe, has its containers list replaced (kubectl does so).
+    check("openapi-custom-schema");
+}

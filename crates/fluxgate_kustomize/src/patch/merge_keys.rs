@@ -281,15 +281,21 @@ const EDGES: &[(&str, &str, &str)] = &[
 pub(crate) enum Schema {
     /// A mapping of a known type, whose fields may lead to merged lists.
     Object(&'static str),
-    /// A list merged by these keys (none: a set of scalars), its elements of this type.
+    /// A list merged by these keys (none: a set of scalars), its elements described so.
     MergedList {
         keys: Vec<String>,
-        elem: Option<&'static str>,
+        elem: Option<Box<Schema>>,
     },
+    /// A node of a kustomization's own schema (`openapi: {path: ...}`).
+    Custom(super::custom_schema::At),
 }
 
-/// The schema of a whole object, when kustomize's built-in schema knows its kind.
+/// The schema of a whole object, when the build's schema knows its kind (a kustomization's
+/// own schema, when one is set, replaces the built-in one).
 pub(crate) fn for_object(api_version: &str, kind: &str) -> Option<Schema> {
+    if super::custom_schema::is_active() {
+        return super::custom_schema::for_object(api_version, kind);
+    }
     ROOTS
         .iter()
         .find(|(versions, k, _)| *k == kind && versions.contains(&api_version))
@@ -298,6 +304,9 @@ pub(crate) fn for_object(api_version: &str, kind: &str) -> Option<Schema> {
 
 /// The schema of `field` inside a node described by `parent`.
 pub(crate) fn field(parent: Option<&Schema>, field: &str) -> Option<Schema> {
+    if let Some(Schema::Custom(at)) = parent {
+        return at.field(field);
+    }
     let Some(Schema::Object(ty)) = parent else {
         return None;
     };
@@ -308,7 +317,7 @@ pub(crate) fn field(parent: Option<&Schema>, field: &str) -> Option<Schema> {
     if let Some(keys) = merged_lists().get(&format!("{ty}.{field}")) {
         return Some(Schema::MergedList {
             keys: keys.clone(),
-            elem,
+            elem: elem.map(|t| Box::new(Schema::Object(t))),
         });
     }
     if field == "metadata" && ROOTS.iter().any(|(_, _, t)| t == ty) {
@@ -320,7 +329,7 @@ pub(crate) fn field(parent: Option<&Schema>, field: &str) -> Option<Schema> {
 /// The schema of the elements of a merged list.
 pub(crate) fn elements(list: Option<&Schema>) -> Option<Schema> {
     match list {
-        Some(Schema::MergedList { elem: Some(ty), .. }) => Some(Schema::Object(ty)),
+        Some(Schema::MergedList { elem: Some(e), .. }) => Some((**e).clone()),
         _ => None,
     }
 }

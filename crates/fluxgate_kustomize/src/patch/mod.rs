@@ -28,7 +28,9 @@ mod smp;
 use fluxgate_yaml::Node;
 
 pub use custom_schema::{CustomSchema, SchemaGuard};
-pub(crate) use custom_schema::{is_active as custom_schema_is_active, set_active as set_custom_schema};
+pub(crate) use custom_schema::{
+    is_active as custom_schema_is_active, set_active as set_custom_schema,
+};
 pub use json6902::json6902;
 pub use select::{Selector, selector_matches};
 pub use smp::strategic_merge;
