@@ -302,6 +302,10 @@ impl<'a> Builder<'a> {
             let Some(ck) = self.load_kustomization(&path, Some(&entry.loc)) else {
                 continue;
             };
+            // A component kustomize cannot load is left out (the error says why).
+            if ck.str_at(&["kind"]) == Some("Component") && !self.api_version_ok(&ck) {
+                continue;
+            }
             if ck.str_at(&["kind"]) != Some("Component") {
                 self.error(
                     format!("{target:?} is listed under components but its kind is not Component"),
@@ -315,8 +319,30 @@ impl<'a> Builder<'a> {
         acc
     }
 
+    /// kustomize refuses a kustomization whose apiVersion is not its kind's.
+    fn api_version_ok(&mut self, kust: &Node) -> bool {
+        let Some(api) = kust.get("apiVersion").and_then(Node::as_str) else {
+            return true;
+        };
+        let kind = kust.str_at(&["kind"]).unwrap_or("Kustomization");
+        let want = if kind == "Component" {
+            "kustomize.config.k8s.io/v1alpha1"
+        } else {
+            "kustomize.config.k8s.io/v1beta1"
+        };
+        if api.is_empty() || api == want {
+            return true;
+        }
+        self.error(
+            format!("apiVersion for {kind} should be {want}"),
+            kust.get("apiVersion").map(|n| n.loc.clone()),
+        );
+        false
+    }
+
     fn check_fields(&mut self, kust: &Node) {
         let Some(map) = kust.as_map() else { return };
+        self.api_version_ok(kust);
         for (key, value) in map {
             let loc = Some(value.loc.clone());
             match key.as_str() {

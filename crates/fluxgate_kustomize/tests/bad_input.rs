@@ -116,3 +116,13 @@ fn a_var_whose_objref_matches_nothing_is_a_finding() {
         "cannot be mapped",
     );
 }
+
+#[test]
+fn a_component_with_a_wrong_api_version_is_a_finding() {
+    check(
+        "component-api-version",
+        "comp/kustomization.yaml",
+        1,
+        "apiVersion for Component should be kustomize.config.k8s.io/v1alpha1",
+    );
+}
