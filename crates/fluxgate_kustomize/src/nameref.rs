@@ -409,6 +409,8 @@ fn fix_service_ref(
     // The referrer is cluster-scoped: any namespace goes.
     let _ = referrer;
     let cluster = ResId {
+        group: "rbac.authorization.k8s.io".into(),
+        version: "v1".into(),
         kind: "ClusterRole".into(),
         ..ResId::default()
     };

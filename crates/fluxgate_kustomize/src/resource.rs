@@ -36,7 +36,7 @@ impl ResId {
 
     #[must_use]
     pub fn is_cluster_scoped(&self) -> bool {
-        is_cluster_scoped(&self.group, &self.kind)
+        is_cluster_scoped(&self.group, &self.version, &self.kind)
     }
 
     /// Namespaces compare with `""` and `"default"` as the same.
@@ -70,49 +70,64 @@ fn effective_ns(ns: &str) -> &str {
     if ns.is_empty() { "default" } else { ns }
 }
 
-/// Built-in kinds that live outside namespaces (kustomize's list, which follows the API).
+/// Whether kustomize treats objects of this group, version and kind as cluster-scoped: the
+/// cluster-scoped types of the Kubernetes v1.21 schema kustomize v5.5.0 embeds, by exact
+/// version (alpha versions are not in it). Anything else, newer kinds and custom resources
+/// included, is namespaced for kustomize (checked with `kubectl kustomize`: a
+/// `ValidatingAdmissionPolicy` or an `example.com/v1` `ClusterRole` gets the namespace).
 #[must_use]
-pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
-    let _ = group;
-    matches!(
-        kind,
-        "APIService"
-            | "CertificateSigningRequest"
-            | "ClusterRole"
-            | "ClusterRoleBinding"
-            | "ClusterTrustBundle"
-            | "ComponentStatus"
-            | "CSIDriver"
-            | "CSINode"
-            | "CustomResourceDefinition"
-            | "FlowSchema"
-            | "IngressClass"
-            | "IPAddress"
-            | "MutatingAdmissionPolicy"
-            | "MutatingAdmissionPolicyBinding"
-            | "MutatingWebhookConfiguration"
-            | "Namespace"
-            | "Node"
-            | "PersistentVolume"
-            | "PodSecurityPolicy"
-            | "PriorityClass"
-            | "PriorityLevelConfiguration"
-            | "RuntimeClass"
-            | "SelfSubjectAccessReview"
-            | "SelfSubjectRulesReview"
-            | "SelfSubjectReview"
-            | "ServiceCIDR"
-            | "StorageClass"
-            | "StorageVersion"
-            | "StorageVersionMigration"
-            | "SubjectAccessReview"
-            | "TokenReview"
-            | "ValidatingAdmissionPolicy"
-            | "ValidatingAdmissionPolicyBinding"
-            | "ValidatingWebhookConfiguration"
-            | "VolumeAttachment"
-            | "VolumeAttributesClass"
-    )
+pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
+    const GA_BETA: &[&str] = &["v1", "v1beta1"];
+    const BETA: &[&str] = &["v1beta1"];
+    const V1: &[&str] = &["v1"];
+    let table: &[(&str, &[&str], &[&str])] = &[
+        (
+            "",
+            V1,
+            &["ComponentStatus", "Namespace", "Node", "PersistentVolume"],
+        ),
+        (
+            "admissionregistration.k8s.io",
+            GA_BETA,
+            &[
+                "MutatingWebhookConfiguration",
+                "ValidatingWebhookConfiguration",
+            ],
+        ),
+        (
+            "apiextensions.k8s.io",
+            GA_BETA,
+            &["CustomResourceDefinition"],
+        ),
+        ("apiregistration.k8s.io", GA_BETA, &["APIService"]),
+        (
+            "certificates.k8s.io",
+            GA_BETA,
+            &["CertificateSigningRequest"],
+        ),
+        (
+            "flowcontrol.apiserver.k8s.io",
+            BETA,
+            &["FlowSchema", "PriorityLevelConfiguration"],
+        ),
+        ("networking.k8s.io", GA_BETA, &["IngressClass"]),
+        ("node.k8s.io", GA_BETA, &["RuntimeClass"]),
+        ("policy", BETA, &["PodSecurityPolicy"]),
+        (
+            "rbac.authorization.k8s.io",
+            GA_BETA,
+            &["ClusterRole", "ClusterRoleBinding"],
+        ),
+        ("scheduling.k8s.io", GA_BETA, &["PriorityClass"]),
+        (
+            "storage.k8s.io",
+            GA_BETA,
+            &["CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"],
+        ),
+    ];
+    table.iter().any(|(g, versions, kinds)| {
+        *g == group && versions.contains(&version) && kinds.contains(&kind)
+    })
 }
 
 /// How a generated object combines with an existing one of the same id.
@@ -229,6 +244,15 @@ pub fn legacy_sort(resources: &mut [Resource], first: &[String], last: &[String]
             "~X".to_string()
         } else {
             id.namespace.clone()
+        };
+        // kustomize compares two Namespace kinds backwards when one is the core group's, so
+        // core Namespaces come first (highest version first), then the others in order.
+        let gvk = if id.kind == "Namespace" && id.group.is_empty() {
+            (0, std::cmp::Reverse(gvk), String::new())
+        } else if id.kind == "Namespace" {
+            (1, std::cmp::Reverse(String::new()), gvk)
+        } else {
+            (0, std::cmp::Reverse(String::new()), gvk)
         };
         (rank(&id.kind), gvk, ns, id.name)
     };

@@ -17,11 +17,29 @@ pub fn namespace(resources: &mut [Resource], ns: &str, loc: &Location) {
         // kustomize records the id of every resource here, cluster-scoped ones included:
         // that makes them all candidates for name references afterwards.
         r.remember_id();
-        if id.kind == "Namespace" && id.group.is_empty() {
+        if id.kind == "Namespace" && id.group.is_empty() && id.version == "v1" {
             // kustomize renames Namespace objects to the namespace being set.
             r.set_meta("name", ns, loc);
         } else if !id.is_cluster_scoped() {
             r.set_meta("namespace", ns, loc);
+        }
+        // Service references of APIServices (created) and CRD conversion webhooks.
+        let service_ns = match (id.group.as_str(), id.kind.as_str()) {
+            ("apiregistration.k8s.io", "APIService") => {
+                Some(FieldSpec::new("", "", "spec/service/namespace", true))
+            }
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => Some(FieldSpec::new(
+                "",
+                "",
+                "spec/conversion/webhook/clientConfig/service/namespace",
+                false,
+            )),
+            _ => None,
+        };
+        if let Some(spec) = service_ns {
+            spec.visit(&mut r.node, loc, &mut |n| {
+                *n = Node::string(ns, loc.clone());
+            });
         }
         if matches!(id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding")
             && let Some(subjects) = r.node.get_mut("subjects").and_then(Node::as_seq_mut)

@@ -78,3 +78,13 @@ fn a_custom_openapi_schema_replaces_the_built_in_one() {
     // custom schema does not describe, has its containers list replaced (kubectl does so).
     check("openapi-custom-schema");
 }
+
+#[test]
+fn core_namespaces_sort_first_and_backwards() {
+    check("namespace-kinds-order");
+}
+
+#[test]
+fn namespace_sets_apiservice_and_crd_conversion_service_namespaces() {
+    check("service-reference-namespaces");
+}
