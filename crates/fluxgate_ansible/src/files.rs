@@ -1,6 +1,8 @@
 //! Reading files under the repository root: never outside it, every problem a diagnostic.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Schema, parse_stream};
@@ -11,6 +13,9 @@ use crate::VarMap;
 #[derive(Clone, Debug)]
 pub struct Root {
     pub dir: PathBuf,
+    /// Canonical forms of the folders seen so far (the repository does not change while it
+    /// is read): a path is its folder's canonical form plus its name unless it is a symlink.
+    folders: Arc<Mutex<HashMap<PathBuf, Option<PathBuf>>>>,
 }
 
 impl Root {
@@ -18,6 +23,7 @@ impl Root {
     pub fn new(dir: &Path) -> Root {
         Root {
             dir: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+            folders: Arc::default(),
         }
     }
 
@@ -36,10 +42,33 @@ impl Root {
         if !p.starts_with(&self.dir) {
             return false;
         }
-        match p.canonicalize() {
-            Ok(c) => c.starts_with(&self.dir),
-            Err(_) => true,
+        match self.canonicalize(&p) {
+            Some(c) => c.starts_with(&self.dir),
+            None => true,
         }
+    }
+
+    /// `canonicalize` of a normalised path (`None` when it fails), the folder part memoised.
+    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            return p.canonicalize().ok();
+        };
+        let memo = || {
+            self.folders
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let cached = memo().get(parent).cloned();
+        let folder = cached.unwrap_or_else(|| {
+            // Its own folder is memoised in turn, so a new folder costs one `lstat`.
+            let c = self.canonicalize(parent);
+            memo().insert(parent.to_path_buf(), c.clone());
+            c
+        })?;
+        if std::fs::symlink_metadata(p).ok()?.file_type().is_symlink() {
+            return p.canonicalize().ok();
+        }
+        Some(folder.join(name))
     }
 
     /// Reads a file under the root; `None` when it is missing, outside, or unreadable.
@@ -187,4 +216,33 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_follows_symlinks_through_its_folder_memo() {
+        let tmp = std::env::temp_dir().join(format!("fluxgate-root-{}", std::process::id()));
+        let (root, outside) = (tmp.join("root"), tmp.join("outside"));
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("a/b/vars.yml"), "x: 1").unwrap();
+        std::fs::write(outside.join("secret.yml"), "y: 2").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("a/away")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.yml"), root.join("a/b/link.yml")).unwrap();
+        let r = Root::new(&root);
+        for _ in 0..2 {
+            assert!(r.contains(&r.dir.join("a/b/vars.yml")));
+            assert!(r.contains(&r.dir.join("a/b/missing.yml")));
+            assert!(r.contains(&r.dir.join("a/nowhere/missing.yml")));
+            assert!(!r.contains(&r.dir.join("a/away/secret.yml")));
+            assert!(!r.contains(&r.dir.join("a/b/link.yml")));
+            assert!(!r.contains(&r.dir.join("../outside/secret.yml")));
+            assert_eq!(r.read(&r.dir.join("a/b/vars.yml")).as_deref(), Some("x: 1"));
+            assert!(r.read(&r.dir.join("a/away/secret.yml")).is_none());
+        }
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 }

@@ -35,7 +35,8 @@ mod resolve;
 mod values;
 mod varfiles;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Schema, parse_stream};
@@ -87,7 +88,11 @@ pub struct Project {
     data: Arc<project::Data>,
     /// Load problems, then those only the hosts reveal (templated `vars_files`).
     diagnostics: Arc<Vec<Diagnostic>>,
+    /// Templates rendered so far, by (path, host): several rules read the same renders.
+    rendered: Arc<Mutex<TemplateMemo>>,
 }
+
+type TemplateMemo = HashMap<(String, String), Result<RenderedTemplate, Diagnostic>>;
 
 impl Project {
     /// Loads the inventory, ansible.cfg, playbook tree, roles and variable files. Problems
@@ -100,6 +105,7 @@ impl Project {
         Project {
             data,
             diagnostics: Arc::new(diagnostics),
+            rendered: Arc::default(),
         }
     }
 
@@ -254,6 +260,20 @@ impl Project {
     // A Diagnostic is the crate's error currency; boxing it would only add noise at call sites.
     #[allow(clippy::result_large_err)]
     pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
+        let key = (path.to_string(), host.to_string());
+        // A poisoned memo still holds only complete renders.
+        let memo = || self.rendered.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(done) = memo().get(&key) {
+            return done.clone();
+        }
+        let done = self.render_template_once(path, host);
+        memo().insert(key, done.clone());
+        done
+    }
+
+    // As for render_template: a Diagnostic is the error currency.
+    #[allow(clippy::result_large_err)]
+    fn render_template_once(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
         let abs = files::normalize(&self.data.root.dir.join(path));
         let rel = self.data.root.rel(&abs);
         if !self.data.inventory.hosts.contains_key(host) {

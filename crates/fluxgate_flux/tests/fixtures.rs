@@ -157,7 +157,7 @@ fn undefined_variables_are_findings_at_their_line() {
     );
 }
 
-fn cache() -> ChartCache {
+fn cache() -> ChartCache<'static> {
     ChartCache::new(&fixtures(), "helm/charts")
 }
 

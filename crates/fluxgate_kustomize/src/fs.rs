@@ -104,7 +104,8 @@ impl RealFs {
         if let Some(c) = cached {
             return Ok(c);
         }
-        let canonical = std::fs::canonicalize(folder)?;
+        // Its own folder is memoised in turn, so a new folder costs one `lstat`.
+        let (canonical, _) = self.canonicalize(folder)?;
         self.folders
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

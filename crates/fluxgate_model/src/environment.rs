@@ -82,7 +82,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
     let charts = config
         .charts
         .as_deref()
-        .map_or_else(ChartCache::none, |dir| ChartCache::new(root, dir));
+        .map_or_else(ChartCache::none, |dir| ChartCache::with_fs(fs, root, dir));
     let objects: Vec<Node> = tree.objects().cloned().collect();
     let mut releases = IndexMap::new();
     for obj in &objects {

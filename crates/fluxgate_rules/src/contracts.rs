@@ -12,7 +12,7 @@
 //! quantity libraries); the optional-field syntax `.?` is not available in it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_model::Environment;
@@ -116,7 +116,10 @@ fn bindings(env: &Environment) -> Bindings {
 
 /// The literal paths an assertion passes to `template(...)`.
 fn template_paths(assert: &str) -> Vec<String> {
-    let re = Regex::new(r#"template\(\s*["']([^"']+)["']\s*\)"#).expect("static regex");
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"template\(\s*["']([^"']+)["']\s*\)"#).expect("static regex")
+    });
+    let re = &*RE;
     re.captures_iter(assert).map(|c| c[1].to_string()).collect()
 }
 
@@ -226,9 +229,14 @@ fn evaluate(
 /// Where the values an assertion reads were set: `releases["ns/name"].a.b` through the
 /// release's value origins, `vars.x` through the first host's origin chain.
 fn read_locations(assert: &str, env: &Environment, b: &Bindings) -> Vec<(Location, String)> {
+    static REL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"releases\[\s*["']([^"']+)["']\s*\]((?:\.[A-Za-z_][A-Za-z0-9_]*)+)"#)
+            .expect("static regex")
+    });
+    static VAR: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\bvars\.([A-Za-z_][A-Za-z0-9_]*)").expect("static regex"));
     let mut out: Vec<(Location, String)> = Vec::new();
-    let rel = Regex::new(r#"releases\[\s*["']([^"']+)["']\s*\]((?:\.[A-Za-z_][A-Za-z0-9_]*)+)"#)
-        .expect("static regex");
+    let rel = &*REL;
     for cap in rel.captures_iter(assert) {
         let id = &cap[1];
         let path = cap[2].trim_start_matches('.');
@@ -242,7 +250,7 @@ fn read_locations(assert: &str, env: &Environment, b: &Bindings) -> Vec<(Locatio
             out.push((loc, format!("{id} {path}")));
         }
     }
-    let var = Regex::new(r"\bvars\.([A-Za-z_][A-Za-z0-9_]*)").expect("static regex");
+    let var = &*VAR;
     if let (Some(boot), Some(host)) = (&env.bootstrap, &b.first_host) {
         for cap in var.captures_iter(assert) {
             if let Ok(r) = boot.project.resolve(host, &cap[1])

@@ -2,20 +2,44 @@
 //! (`<chart>-<version>/` or `<chart>/`) under one folder of the repository. Only `Chart.yaml`
 //! and `values.yaml` are read; templates are never rendered.
 
-use std::fs;
+use std::collections::HashMap;
+use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_kustomize::{Fs, RealFs, normalize};
 use fluxgate_yaml::{Node, Schema, parse_one};
 
-/// Where charts are looked up. `ChartCache::none()` finds nothing.
-#[derive(Clone, Debug, Default)]
-pub struct ChartCache {
-    /// Absolute path of the repository root (nothing outside it is read).
-    root: Option<PathBuf>,
+/// Where charts are looked up. `ChartCache::none()` finds nothing. Every read goes through a
+/// [`Fs`] (mutation testing overlays charts), and each lookup is done once.
+#[derive(Clone, Default)]
+pub struct ChartCache<'a> {
+    files: Option<Files<'a>>,
+    /// The repository root, normalised (nothing outside it is read).
+    root: PathBuf,
     /// The cache folder, relative to the root, as written in locations.
     dir: String,
+    /// Lookups done so far, by chart name and requested version.
+    found: Arc<Mutex<Lookups>>,
+}
+
+type Lookups = HashMap<(String, Option<String>), Option<Chart>>;
+
+#[derive(Clone)]
+enum Files<'a> {
+    Real(RealFs),
+    Borrowed(&'a dyn Fs),
+}
+
+impl fmt::Debug for ChartCache<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChartCache")
+            .field("root", &self.root)
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A chart found in the cache.
@@ -33,28 +57,46 @@ pub struct Chart {
 /// Upper bound on an archive member that fluxgate reads (a values.yaml or Chart.yaml).
 const MAX_MEMBER: u64 = 16 * 1024 * 1024;
 
-impl ChartCache {
+impl<'a> ChartCache<'a> {
     #[must_use]
-    pub fn none() -> ChartCache {
+    pub fn none() -> ChartCache<'a> {
         ChartCache::default()
     }
 
-    /// The cache at `dir` (relative to `repo_root`).
+    /// The cache at `dir` (relative to `repo_root`), read from the real file system (a
+    /// symlink out of the repository is not followed).
     #[must_use]
-    pub fn new(repo_root: &Path, dir: &str) -> ChartCache {
+    pub fn new(repo_root: &Path, dir: &str) -> ChartCache<'a> {
+        ChartCache::with_files(Files::Real(RealFs::new(repo_root)), repo_root, dir)
+    }
+
+    /// The cache at `dir` (relative to `repo_root`), read through `fs`.
+    #[must_use]
+    pub fn with_fs(fs: &'a dyn Fs, repo_root: &Path, dir: &str) -> ChartCache<'a> {
+        ChartCache::with_files(Files::Borrowed(fs), repo_root, dir)
+    }
+
+    fn with_files(files: Files<'a>, repo_root: &Path, dir: &str) -> ChartCache<'a> {
         ChartCache {
-            root: Some(repo_root.to_path_buf()),
+            files: Some(files),
+            root: normalize(repo_root),
             dir: dir.trim_matches('/').to_string(),
+            found: Arc::default(),
         }
     }
 
+    fn fs(&self) -> Option<&dyn Fs> {
+        match self.files.as_ref()? {
+            Files::Real(fs) => Some(fs),
+            Files::Borrowed(fs) => Some(*fs),
+        }
+    }
+
+    /// The absolute path of `rel` when it stays inside the root (the file system refuses
+    /// symlinks that leave it).
     fn abs(&self, rel: &str) -> Option<PathBuf> {
-        let root = self.root.as_ref()?;
-        let p = root.join(rel);
-        // The load restrictor: a symlink out of the repository is not followed.
-        let canon_root = root.canonicalize().ok()?;
-        let canon = p.canonicalize().ok()?;
-        canon.starts_with(&canon_root).then_some(canon)
+        let p = normalize(&self.root.join(rel));
+        p.starts_with(&self.root).then_some(p)
     }
 
     fn rel(&self, name: &str) -> String {
@@ -69,13 +111,29 @@ impl ChartCache {
     /// highest version in the cache).
     #[must_use]
     pub fn lookup(&self, chart: &str, version: Option<&str>) -> Option<Chart> {
+        let key = (chart.to_string(), version.map(str::to_string));
+        // A poisoned memo still holds only finished lookups.
+        let memo = || self.found.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(done) = memo().get(&key) {
+            return done.clone();
+        }
+        let done = self.find(chart, version);
+        memo().insert(key, done.clone());
+        done
+    }
+
+    fn find(&self, chart: &str, version: Option<&str>) -> Option<Chart> {
+        let fs = self.fs()?;
         let dir = self.abs(if self.dir.is_empty() { "." } else { &self.dir })?;
+        if !fs.is_dir(&dir) {
+            return None;
+        }
         let exact = version
             .filter(|v| is_exact(v))
             .map(|v| v.trim_start_matches('v'));
         if let Some(v) = exact {
             let tgz = format!("{chart}-{v}.tgz");
-            if dir.join(&tgz).is_file() {
+            if fs.is_file(&dir.join(&tgz)) {
                 return self.open_tgz(&tgz);
             }
             let unpacked = format!("{chart}-{v}");
@@ -86,12 +144,14 @@ impl ChartCache {
         }
         // No exact version: the highest one present.
         let mut found: Vec<Chart> = Vec::new();
-        for entry in fs::read_dir(&dir).ok()?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for entry in fs.list_dir(&dir).ok()? {
+            let Some(name) = entry.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+                continue;
+            };
             let Some(rest) = name.strip_prefix(chart) else {
                 continue;
             };
-            let is_dir = entry.path().is_dir();
+            let is_dir = fs.is_dir(&entry);
             let candidate = if rest.is_empty() && is_dir {
                 self.open_dir(&name)
             } else if let Some(v) = rest.strip_prefix('-') {
@@ -117,14 +177,15 @@ impl ChartCache {
     }
 
     fn open_dir(&self, name: &str) -> Option<Chart> {
+        let fs = self.fs()?;
         let rel = self.rel(name);
         let dir = self.abs(&rel)?;
-        let meta_text = fs::read_to_string(dir.join("Chart.yaml")).ok()?;
+        let meta_text = fs.read(&dir.join("Chart.yaml")).ok()?;
         let mut diagnostics = Vec::new();
         let (meta, d) = parse_one(&format!("{rel}/Chart.yaml"), &meta_text, Schema::Kube);
         diagnostics.extend(d);
         let meta = meta?;
-        let values = match fs::read_to_string(dir.join("values.yaml")) {
+        let values = match fs.read(&dir.join("values.yaml")) {
             Ok(text) => {
                 let (v, d) = parse_one(&format!("{rel}/values.yaml"), &text, Schema::Kube);
                 diagnostics.extend(d);
@@ -142,10 +203,14 @@ impl ChartCache {
     }
 
     fn open_tgz(&self, file: &str) -> Option<Chart> {
+        let fs = self.fs()?;
         let rel = self.rel(file);
         let path = self.abs(&rel)?;
+        if !fs.is_file(&path) {
+            return None;
+        }
         let mut diagnostics = Vec::new();
-        let (meta, values) = match read_tgz(&path) {
+        let (meta, values) = match fs.read_bytes(&path).and_then(|bytes| read_tgz(&bytes)) {
             Ok(m) => m,
             Err(e) => {
                 diagnostics.push(Diagnostic::render_error(
@@ -186,9 +251,8 @@ impl ChartCache {
 type Member = Option<(String, String)>;
 
 /// Reads the top-level chart's `Chart.yaml` and `values.yaml` (`<chart>/<file>` members).
-fn read_tgz(path: &Path) -> std::io::Result<(Member, Member)> {
-    let file = fs::File::open(path)?;
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+fn read_tgz(bytes: &[u8]) -> std::io::Result<(Member, Member)> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
     let (mut meta, mut values) = (None, None);
     for entry in archive.entries()? {
         let mut entry = entry?;
@@ -263,6 +327,58 @@ mod tests {
         assert_eq!(
             compare_versions("1.0.0", "1.0.0-rc.1"),
             std::cmp::Ordering::Greater
+        );
+    }
+
+    fn tgz(members: &[(&str, &str)]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut tar = tar::Builder::new(gz);
+        for (path, text) in members {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(text.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, path, text.as_bytes())
+                .expect("appended");
+        }
+        tar.into_inner().expect("tar").finish().expect("gzip")
+    }
+
+    #[test]
+    fn charts_are_read_through_the_file_system() {
+        let mut fs = fluxgate_kustomize::MemFs::new();
+        fs.insert(
+            "/r/charts/demo-1.0.0/Chart.yaml",
+            "name: demo\nversion: 1.0.0\n",
+        );
+        fs.insert("/r/charts/demo-1.0.0/values.yaml", "replicas: 1\n");
+        fs.insert_bytes(
+            "/r/charts/demo-1.2.0.tgz",
+            tgz(&[
+                ("demo/Chart.yaml", "name: demo\nversion: 1.2.0\n"),
+                ("demo/values.yaml", "replicas: 3\n"),
+                ("demo/charts/sub/values.yaml", "replicas: 9\n"),
+            ]),
+        );
+        let cache = ChartCache::with_fs(&fs, Path::new("/r"), "charts");
+        let exact = cache.lookup("demo", Some("1.0.0")).expect("unpacked chart");
+        assert_eq!(exact.source, "charts/demo-1.0.0");
+        let replicas = |c: &Chart| c.values.as_ref().and_then(|v| v.get("replicas")?.as_i64());
+        assert_eq!(replicas(&exact), Some(1));
+        // No exact version: the highest, here the archive; asked twice, answered the same.
+        for _ in 0..2 {
+            let latest = cache.lookup("demo", None).expect("archived chart");
+            assert_eq!(
+                (latest.source.as_str(), latest.version.as_str()),
+                ("charts/demo-1.2.0.tgz", "1.2.0")
+            );
+            assert_eq!(replicas(&latest), Some(3));
+        }
+        assert!(cache.lookup("demo", Some("2.0.0")).is_none());
+        assert!(
+            ChartCache::with_fs(&fs, Path::new("/r"), "../outside")
+                .lookup("demo", None)
+                .is_none()
         );
     }
 

@@ -34,6 +34,10 @@ const META_FIELDS: [(&str, &str); 2] = [
     ("annotationSelector", "annotations"),
 ];
 
+/// Target regexes compiled so far: the same targets recur in every Kustomization that uses a
+/// component, so each is compiled once per process (a `Regex` clone shares the program).
+static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
+
 /// One id field's pattern: a plain name compares as text, anything else is an anchored regex.
 #[derive(Debug)]
 enum Pattern {
@@ -49,9 +53,6 @@ impl Pattern {
         {
             return Ok(Pattern::Literal(pattern));
         }
-        // The same targets recur in every Kustomization that uses a component: compile each
-        // regex once per process (a `Regex` clone shares the compiled program).
-        static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
         let mut compiled = COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(re) = compiled.get(&pattern) {
             return Ok(Pattern::Regex(re.clone()));

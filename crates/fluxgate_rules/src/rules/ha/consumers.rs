@@ -3,6 +3,8 @@
 //! rendered values and `--set` flags), `KUBERNETES_SERVICE_HOST` on CNI pods, and the server
 //! URL of k3s agents. The cold-boot join of secondary servers is deliberately not one.
 
+use std::sync::LazyLock;
+
 use fluxgate_ansible::Project;
 use fluxgate_diagnostics::Location;
 use fluxgate_model::Environment;
@@ -201,9 +203,11 @@ fn bootstrap_consumers(
     renders: &[Render],
     out: &mut Vec<Consumer>,
 ) {
-    let server_url =
+    static SERVER_URL: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"(?:--server[= ]+|\bserver:\s*|K3S_URL=)["']?((?:https?://)?[^\s"'\\]+)"#)
-            .expect("static regex");
+            .expect("static regex")
+    });
+    let server_url = &*SERVER_URL;
     for r in renders {
         if topo.is_agent(&r.host) {
             if let Some(cap) = server_url.captures(&r.rendered.text) {
@@ -265,12 +269,17 @@ fn bootstrap_consumers(
 /// Consumers written into task arguments: `--set k8sServiceHost=...` on a Cilium install, and
 /// `--server https://...` / `K3S_URL` in the environment of an agent install.
 fn task_consumers(env: &Environment, project: &Project, topo: &Topology, out: &mut Vec<Consumer>) {
-    let _ = env;
-    let set_flag =
+    static SET_FLAG: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"--(?:helm-)?set[= ]k8sServiceHost=["']?((?:\{\{[^}]*\}\}|[^\s"'])*)"#)
-            .expect("static regex");
-    let server_flag = Regex::new(r#"(?:--server[= ]+|K3S_URL=)["']?((?:\{\{[^}]*\}\}|[^\s"'])+)"#)
-        .expect("static regex");
+            .expect("static regex")
+    });
+    static SERVER_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?:--server[= ]+|K3S_URL=)["']?((?:\{\{[^}]*\}\}|[^\s"'])+)"#)
+            .expect("static regex")
+    });
+    let _ = env;
+    let set_flag = &*SET_FLAG;
+    let server_flag = &*SERVER_FLAG;
     for po in project.order() {
         let server = po
             .hosts

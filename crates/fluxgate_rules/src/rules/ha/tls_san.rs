@@ -1,5 +1,7 @@
 //! `tls-san`: the API server's certificate covers every address consumers dial (SPEC §5.2).
 
+use std::sync::LazyLock;
+
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Value};
 use regex::Regex;
@@ -64,11 +66,13 @@ fn push_node(node: &Node, out: &mut Vec<String>) {
 }
 
 fn san_lists(ctx: &RuleContext<'_>, host: Option<&str>, renders: &[Render]) -> Vec<Sans> {
+    static FLAG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"--tls-san[= ]+["']?([^\s"']+)"#).expect("static regex"));
     let mut out = Vec::new();
     let Some(boot) = &ctx.env.bootstrap else {
         return out;
     };
-    let flag = Regex::new(r#"--tls-san[= ]+["']?([^\s"']+)"#).expect("static regex");
+    let flag = &*FLAG;
     if let Some(host) = host {
         for var in SAN_VARS
             .iter()
