@@ -88,3 +88,11 @@ fn core_namespaces_sort_first_and_backwards() {
 fn namespace_sets_apiservice_and_crd_conversion_service_namespaces() {
     check("service-reference-namespaces");
 }
+
+#[test]
+fn strategic_merge_drops_fields_written_as_nothing() {
+    // `key:` goes, `key: null` and `key: ~` stay, lists kyaml replaces are left alone.
+    check("patch-drops-implicit-nulls");
+    // Merged lists (containers, env) are walked element by element, patched or not.
+    check("patch-drops-implicit-nulls-in-merged-lists");
+}

@@ -17,6 +17,9 @@ pub struct Node {
     /// A tag outside the core schema (`!vault`, `!Ref`), kept so that callers can treat such
     /// values as opaque.
     pub tag: Option<Arc<str>>,
+    /// A null written as nothing (`key:`), not as `null` or `~`: kustomize's strategic merge
+    /// drops such fields from the objects it patches. Not part of equality.
+    pub implicit_null: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -62,6 +65,7 @@ impl Node {
             value,
             loc,
             tag: None,
+            implicit_null: false,
         }
     }
 

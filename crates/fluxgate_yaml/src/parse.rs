@@ -199,6 +199,8 @@ impl Builder<'_> {
             }
             OwnedEvent::Scalar(text, style, anchor, tag) => {
                 let mut node = Node::new(self.scalar(&text, style, tag.as_deref()), loc);
+                node.implicit_null =
+                    tag.is_none() && style == ScalarStyle::Plain && text.is_empty();
                 if let Some(t) = tag.filter(|t| !t.starts_with("tag:yaml.org,2002:")) {
                     node.tag = Some(Arc::from(t.as_str()));
                 }
@@ -442,6 +444,15 @@ mod tests {
         // Ansible reads with PyYAML, which folds as the spec says.
         let s = parse_stream("t.yaml", "a: >-\n  one\n    two\n", Schema::Yaml11);
         assert_eq!(s.docs[0].str_at(&["a"]), Some("one\n  two"));
+    }
+
+    #[test]
+    fn nulls_written_as_nothing_are_marked() {
+        let n = one("a:\nb: null\nc: ~\nd: ''\n");
+        let implicit = |k: &str| n.get(k).expect("key").implicit_null;
+        assert!(implicit("a"));
+        assert!(!implicit("b") && !implicit("c") && !implicit("d"));
+        assert_eq!(n.get("a"), n.get("b"));
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub fn strategic_merge(target: &mut Node, patch: &Node) -> Result<(), String> {
         target.str_at(&["apiVersion"]).unwrap_or(""),
         target.str_at(&["kind"]).unwrap_or(""),
     );
+    drop_implicit_nulls(target, schema.as_ref());
     let mut path = Vec::new();
     let out = walk(
         Some(target.clone()),
@@ -44,6 +45,29 @@ pub fn strategic_merge(target: &mut Node, patch: &Node) -> Result<(), String> {
         None => target.value = Value::Null,
     }
     Ok(())
+}
+
+/// kyaml's merge walks the target's mappings, and the elements of the lists it merges, and
+/// leaves out every field whose value was written as nothing (`key:`); an explicit `null` or
+/// `~` stays, and so does everything in lists it replaces (checked with `kubectl kustomize`).
+fn drop_implicit_nulls(node: &mut Node, schema: Option<&Schema>) {
+    let Value::Map(m) = &mut node.value else {
+        return;
+    };
+    m.retain(|_, v| !(v.implicit_null && v.is_null()));
+    for (k, v) in m.iter_mut() {
+        let field = merge_keys::field(schema, k);
+        match &mut v.value {
+            Value::Map(_) => drop_implicit_nulls(v, field.as_ref()),
+            Value::Seq(items) if matches!(field, Some(Schema::MergedList { .. })) => {
+                let elem = merge_keys::elements(field.as_ref());
+                for item in items {
+                    drop_implicit_nulls(item, elem.as_ref());
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// What one step of the walk produced: the value to set (none: remove it), and whether it
