@@ -2,17 +2,31 @@
 //! components), runs its generators and transformers in kustomize's order, and finishes at the
 //! top with hash suffixes, name references and the output order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
+use crate::config::{self, Config};
 use crate::fieldspec::FieldSpec;
 use crate::fs::{Fs, normalize};
 use crate::generate::{self, Options};
-use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, Resource, legacy_sort};
+use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, ResId, Resource, legacy_sort};
 use crate::{nameref, patch, patches, plugins, replacements, transform, vars};
+
+/// What [`ResId::same_as`] compares: group, version, kind, name and the namespace with `""`
+/// read as `default`. Resources with equal keys are the same resource.
+type IdKey = (String, String, String, String, String);
+
+fn id_key(id: ResId) -> IdKey {
+    let ns = if id.namespace.is_empty() {
+        "default".to_string()
+    } else {
+        id.namespace
+    };
+    (id.group, id.version, id.kind, id.name, ns)
+}
 
 /// The file names kustomize accepts, in the order it looks for them.
 pub const KUSTOMIZATION_FILES: &[&str] =
@@ -66,6 +80,9 @@ pub struct Builder<'a> {
     pub texts: HashMap<String, String>,
     /// Every kustomization's `vars:`, resolved once at the end.
     pub vars: Vec<Node>,
+    /// `configurations:` in force: those of the kustomization being built and of what it
+    /// includes (at the end, all of them).
+    pub config: Config,
 }
 
 impl<'a> Builder<'a> {
@@ -77,6 +94,7 @@ impl<'a> Builder<'a> {
             stack: Vec::new(),
             texts: HashMap::new(),
             vars: Vec::new(),
+            config: Config::default(),
         }
     }
 
@@ -259,7 +277,11 @@ impl<'a> Builder<'a> {
             return incoming;
         }
         self.stack.push(dir.clone());
+        let outer = std::mem::take(&mut self.config);
+        self.config = config::load(self, &dir, kust);
         let out = self.build_dir_inner(&dir, kust, incoming);
+        let mine = std::mem::replace(&mut self.config, outer);
+        self.config.extend(mine);
         self.vars.extend(seq(kust.get("vars")).iter().cloned());
         self.stack.pop();
         out
@@ -279,9 +301,10 @@ impl<'a> Builder<'a> {
             .chain(seq(kust.get("bases")))
             .cloned()
             .collect();
+        let mut present = acc.iter().map(|r| id_key(r.id())).collect();
         for entry in &entries {
             let loaded = self.load_resource(dir, entry);
-            self.add_resources(&mut acc, loaded);
+            self.add_resources(&mut acc, &mut present, loaded);
         }
         self.run_generators(dir, kust, &mut acc);
         self.run_plugin_generators(dir, kust, &mut acc);
@@ -361,7 +384,7 @@ impl<'a> Builder<'a> {
                         );
                     }
                 }
-                "configurations" | "crds"
+                "crds"
                     if value.as_seq().is_some_and(|s| !s.is_empty()) =>
                 {
                     self.error(format!("{key} is not supported yet"), loc);
@@ -418,10 +441,16 @@ impl<'a> Builder<'a> {
     }
 
     /// Adds resources, reporting an id that is already there.
-    fn add_resources(&mut self, acc: &mut Vec<Resource>, loaded: Vec<Resource>) {
+    /// `present` holds the [`id_key`]s of `acc` and is kept in step with it.
+    fn add_resources(
+        &mut self,
+        acc: &mut Vec<Resource>,
+        present: &mut HashSet<IdKey>,
+        loaded: Vec<Resource>,
+    ) {
         for r in loaded {
             let id = r.id();
-            if acc.iter().any(|x| x.id().same_as(&id)) {
+            if !present.insert(id_key(id.clone())) {
                 self.error(
                     format!(
                         "{} is defined more than once (kustomize refuses duplicate ids)",
@@ -642,7 +671,8 @@ impl<'a> Builder<'a> {
             self.diags.extend(diags);
             if let Some(g) = generated {
                 let loaded = vec![g.resource];
-                self.add_resources(acc, loaded);
+                let mut present = acc.iter().map(|r| id_key(r.id())).collect();
+                self.add_resources(acc, &mut present, loaded);
             }
         }
     }
@@ -673,10 +703,12 @@ impl<'a> Builder<'a> {
             suffix.and_then(Node::as_str).unwrap_or(""),
             &loc,
         );
-        Self::labels(kust, acc);
+        self.labels(kust, acc);
         if let Some(ann) = kust.get("commonAnnotations") {
             let entries = generate::string_entries(Some(ann));
-            transform::set_map_entries(acc, &entries, &transform::annotation_specs(), &ann.loc);
+            let mut specs = transform::annotation_specs();
+            specs.extend(self.config.common_annotations.iter().cloned());
+            transform::set_map_entries(acc, &entries, &specs, &ann.loc);
         }
         patches::legacy_json6902(self, dir, kust, acc);
         for r in seq(kust.get("replicas")).to_vec() {
@@ -698,14 +730,20 @@ impl<'a> Builder<'a> {
             })
             .collect();
         transform::images(acc, &rules);
+        transform::images_at(acc, &rules, &self.config.images);
         replacements::run(self, dir, kust, acc);
         self.run_plugin_transformers(dir, kust, acc);
     }
 
-    fn labels(kust: &Node, acc: &mut [Resource]) {
+    fn labels(&self, kust: &Node, acc: &mut [Resource]) {
+        let common = || {
+            let mut specs = transform::common_label_specs();
+            specs.extend(self.config.common_labels.iter().cloned());
+            specs
+        };
         if let Some(cl) = kust.get("commonLabels") {
             let entries = generate::string_entries(Some(cl));
-            transform::set_map_entries(acc, &entries, &transform::common_label_specs(), &cl.loc);
+            transform::set_map_entries(acc, &entries, &common(), &cl.loc);
         }
         for l in seq(kust.get("labels")) {
             let entries = generate::string_entries(l.get("pairs"));
@@ -718,7 +756,7 @@ impl<'a> Builder<'a> {
                 .and_then(Node::as_bool)
                 .unwrap_or(false);
             let mut specs = if selectors {
-                transform::common_label_specs()
+                common()
             } else if templates {
                 transform::template_label_specs()
             } else {
@@ -734,6 +772,7 @@ impl<'a> Builder<'a> {
         kust: &Node,
         mut resources: Vec<Resource>,
         vars: &[Node],
+        config: &Config,
         diags: &mut Vec<Diagnostic>,
     ) -> Vec<Node> {
         for r in &mut resources {
@@ -748,8 +787,8 @@ impl<'a> Builder<'a> {
                 r.set_meta("name", &format!("{}-{hash}", id.name), &loc);
             }
         }
-        nameref::fix_references(&mut resources);
-        vars::resolve(vars, &mut resources, diags);
+        nameref::fix_references(&mut resources, &config.name_reference);
+        vars::resolve(vars, &config.var_reference, &mut resources, diags);
         let order = kust.str_at(&["sortOptions", "order"]).unwrap_or("legacy");
         if order != "fifo" {
             let list = |key: &str, default: &[&str]| -> Vec<String> {
@@ -834,5 +873,43 @@ mod tests {
         assert!(!is_remote("../base"));
         assert!(looks_like_host("example.com/foo/bar"));
         assert!(!looks_like_host("./base"));
+    }
+
+    #[test]
+    fn duplicate_ids_are_refused_with_default_namespace_equal_to_none() {
+        let mut fs = crate::MemFs::new();
+        fs.insert(
+            "/r/kustomization.yaml",
+            "resources: [a.yaml, b.yaml, c.yaml]\n",
+        );
+        fs.insert(
+            "/r/a.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+        );
+        fs.insert(
+            "/r/b.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
+        );
+        fs.insert(
+            "/r/c.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: other}\n---\n\
+             apiVersion: v1\nkind: Secret\nmetadata: {name: x}\n---\n\
+             apiVersion: v1\nkind: Secret\nmetadata: {name: x}\n",
+        );
+        let out = crate::build(&fs, Path::new("/r"), Path::new("/r"));
+        let dups: Vec<_> = out
+            .diagnostics
+            .iter()
+            .filter(|d| d.message.contains("defined more than once"))
+            .map(|d| d.location.as_ref().map(|l| (l.file.to_string(), l.line)))
+            .collect();
+        assert_eq!(
+            dups,
+            [
+                Some(("b.yaml".to_string(), 1)),
+                Some(("c.yaml".to_string(), 9))
+            ]
+        );
+        assert_eq!(out.objects.len(), 3);
     }
 }

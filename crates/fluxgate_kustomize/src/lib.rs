@@ -23,6 +23,7 @@
 //! ```
 
 mod build;
+mod config;
 mod fieldspec;
 mod fs;
 mod generate;
@@ -93,7 +94,8 @@ pub fn build_with(fs: &dyn Fs, root: &Path, dir: &Path, kustomization: &Node) ->
 fn run(mut b: build::Builder<'_>, dir: &Path, kust: &Node) -> Build {
     let resources = b.build_dir(dir, kust, Vec::new());
     let vars = std::mem::take(&mut b.vars);
-    let objects = build::Builder::finish(kust, resources, &vars, &mut b.diags);
+    let config = std::mem::take(&mut b.config);
+    let objects = build::Builder::finish(kust, resources, &vars, &config, &mut b.diags);
     let mut diagnostics = b.diags;
     fluxgate_diagnostics::sort_and_dedup(&mut diagnostics);
     Build {

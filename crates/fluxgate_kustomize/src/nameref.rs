@@ -52,15 +52,15 @@ const SECRET_IN_POD: &[&str] = &[
 
 /// One row: objects of `target` kind are named at `spec` of referrers.
 struct Rule {
-    target: &'static str,
+    target: String,
     spec: FieldSpec,
 }
 
 fn rules() -> Vec<Rule> {
     let mut out = Vec::new();
-    let mut add = |target: &'static str, group: &str, kind: &str, path: &str| {
+    let mut add = |target: &str, group: &str, kind: &str, path: &str| {
         out.push(Rule {
-            target,
+            target: target.to_string(),
             spec: FieldSpec::new(group, kind, path, false),
         });
     };
@@ -222,8 +222,12 @@ fn rules() -> Vec<Rule> {
 }
 
 /// Rewrites every reference in `resources` to the current names of renamed objects.
-pub fn fix_references(resources: &mut [Resource]) {
-    let rules = rules();
+pub fn fix_references(resources: &mut [Resource], extra: &[(String, FieldSpec)]) {
+    let mut rules = rules();
+    rules.extend(extra.iter().map(|(target, spec)| Rule {
+        target: target.clone(),
+        spec: spec.clone(),
+    }));
     // Candidates are read from a snapshot: kustomize resolves against the names as they are
     // after all renames, not as it rewrites.
     let snapshot: Vec<Entry> = resources
@@ -257,14 +261,14 @@ pub fn fix_references(resources: &mut [Resource]) {
                 fix_rule_resource_names(
                     &mut r.node,
                     &snapshot,
-                    rule.target,
+                    &rule.target,
                     &referrer,
                     &ref_prefixes,
                     &ref_suffixes,
                 );
                 continue;
             }
-            if is_role_ref && r.node.str_at(&["roleRef", "kind"]) != Some(rule.target) {
+            if is_role_ref && r.node.str_at(&["roleRef", "kind"]) != Some(rule.target.as_str()) {
                 continue;
             }
             let loc = r.node.loc.clone();
@@ -278,7 +282,7 @@ pub fn fix_references(resources: &mut [Resource]) {
                 let Some(old) = field.as_str() else { return };
                 let found = select(
                     &snapshot,
-                    rule.target,
+                    &rule.target,
                     old,
                     &referrer,
                     &ref_prefixes,

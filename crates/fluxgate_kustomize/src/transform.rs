@@ -283,6 +283,24 @@ fn rewrite_images(node: &mut Node, rules: &[ImageRule]) {
     }
 }
 
+/// `images:` at the image fields `configurations:` add (a custom resource's `spec/image`).
+pub fn images_at(resources: &mut [Resource], rules: &[ImageRule], specs: &[FieldSpec]) {
+    if rules.is_empty() || specs.is_empty() {
+        return;
+    }
+    for r in resources.iter_mut() {
+        let id = r.id();
+        let loc = r.node.loc.clone();
+        for spec in specs.iter().filter(|s| s.applies_to(&id)) {
+            spec.visit(&mut r.node, &loc, &mut |n| {
+                if n.as_str().is_some() {
+                    apply_image(n, rules);
+                }
+            });
+        }
+    }
+}
+
 /// Splits an image reference into name, tag (with its `:`) and digest (with its `@`).
 #[must_use]
 pub fn split_image(image: &str) -> (&str, &str, &str) {

@@ -69,7 +69,12 @@ fn var_reference_specs() -> Vec<FieldSpec> {
 }
 
 /// Resolves every var and replaces the references in `resources`.
-pub fn resolve(vars: &[Node], resources: &mut [Resource], diags: &mut Vec<Diagnostic>) {
+pub fn resolve(
+    vars: &[Node],
+    extra_specs: &[FieldSpec],
+    resources: &mut [Resource],
+    diags: &mut Vec<Diagnostic>,
+) {
     if vars.is_empty() {
         return;
     }
@@ -99,7 +104,8 @@ pub fn resolve(vars: &[Node], resources: &mut [Resource], diags: &mut Vec<Diagno
             )),
         }
     }
-    let specs = var_reference_specs();
+    let mut specs = var_reference_specs();
+    specs.extend(extra_specs.iter().cloned());
     for r in resources.iter_mut() {
         let id = r.id();
         let loc = r.node.loc.clone();

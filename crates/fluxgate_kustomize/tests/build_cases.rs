@@ -96,3 +96,11 @@ fn strategic_merge_drops_fields_written_as_nothing() {
     // Merged lists (containers, env) are walked element by element, patched or not.
     check("patch-drops-implicit-nulls-in-merged-lists");
 }
+
+#[test]
+fn configurations_add_field_specs() {
+    // A custom resource's ConfigMap reference, `$(VAR)` field, selector labels and image.
+    check("configurations");
+    // A base's configurations reach the kustomizations above it, not its siblings.
+    check("configurations-scope");
+}
