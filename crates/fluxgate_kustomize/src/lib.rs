@@ -2,7 +2,9 @@
 //! keeping the origin of every field.
 //!
 //! [`build`] renders a kustomization directory: resources (files, nested kustomizations),
-//! components, generators with their hash suffixes, patches, the built-in transformers, name
+//! components, generators with their hash suffixes (binary files as `binaryData`), patches
+//! (with a kustomization's own `openapi:` schema), the built-in transformers (also as
+//! `transformers:` configs), `replacements:`, legacy `vars:`, `configurations:`, name
 //! references and kustomize's output order. Every field of every object keeps the
 //! [`Location`](fluxgate_diagnostics::Location) where it was written: the resource file, the
 //! patch, or the kustomization line of the transformer that set it. Problems are
