@@ -33,6 +33,25 @@ fn load(
         if failed {
             return None;
         }
+        // kustomize v5.5.0 takes a patch file with nothing in it for an empty JSON patch
+        // (fine with a target, an error without one) and one with only comments or blank
+        // lines for neither kind of patch (checked with `kubectl kustomize`).
+        if stream.docs.iter().all(Node::is_null) {
+            let has_target = entry.get("target").is_some_and(|t| !t.is_null());
+            if text.is_empty() && has_target {
+                return Some(Loaded {
+                    docs: Vec::new(),
+                    loc: Location::new(rel, 1, 1),
+                });
+            }
+            let why = if text.is_empty() {
+                "is empty: an empty patch is a JSON patch, which needs a target"
+            } else {
+                "holds only comments or blank lines: kustomize reads it as neither a strategic merge nor a JSON patch"
+            };
+            b.error(format!("patch {p:?} {why}"), Some(loc));
+            return None;
+        }
         return Some(Loaded {
             docs: stream.docs,
             loc: Location::new(rel, 1, 1),

@@ -126,3 +126,13 @@ fn a_component_with_a_wrong_api_version_is_a_finding() {
         "apiVersion for Component should be kustomize.config.k8s.io/v1alpha1",
     );
 }
+
+#[test]
+fn a_patch_file_with_only_comments_is_a_finding() {
+    check(
+        "comments-only-patch",
+        "app/kustomization.yaml",
+        4,
+        "holds only comments or blank lines",
+    );
+}
