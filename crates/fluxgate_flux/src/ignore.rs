@@ -222,23 +222,23 @@ fn read_patterns(text: &str, scope: &[String]) -> Vec<Pattern> {
 }
 
 fn collect_files(fs: &dyn Fs, dir: &Path, scope: &mut Vec<String>, out: &mut Vec<Pattern>) {
-    let Ok(entries) = fs.list_dir(dir) else {
+    let Ok(entries) = fs.list_dir_kinds(dir) else {
         return;
     };
     let file = dir.join(IGNORE_FILE);
     if entries
         .iter()
-        .any(|e| e.file_name().is_some_and(|n| n == IGNORE_FILE))
+        .any(|(e, _)| e.file_name().is_some_and(|n| n == IGNORE_FILE))
         && fs.is_file(&file)
         && let Ok(text) = fs.read(&file)
     {
         out.extend(read_patterns(&text, scope));
     }
-    for entry in entries {
+    for (entry, is_dir) in entries {
         let Some(name) = entry.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
         };
-        if name != ".git" && fs.is_dir(&entry) {
+        if name != ".git" && is_dir {
             scope.push(name);
             collect_files(fs, &entry, scope, out);
             scope.pop();
@@ -297,18 +297,17 @@ impl Fs for IgnoreFs<'_> {
     }
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        let entries = self.inner.list_dir(path)?;
-        Ok(entries
+        Ok(self
+            .list_dir_kinds(path)?
             .into_iter()
-            .filter(|p| {
-                // Whether it is a folder matters only when a folder-only pattern decides.
-                let as_file = self.hidden(p, false);
-                if as_file == self.hidden(p, true) {
-                    return !as_file;
-                }
-                !self.hidden(p, self.inner.is_dir(p))
-            })
+            .map(|(p, _)| p)
             .collect())
+    }
+
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        let mut entries = self.inner.list_dir_kinds(path)?;
+        entries.retain(|(p, dir)| !self.hidden(p, *dir));
+        Ok(entries)
     }
 }
 

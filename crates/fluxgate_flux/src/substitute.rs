@@ -123,11 +123,25 @@ pub fn is_disabled(resource: &Node) -> bool {
         .any(|f| resource.str_at(&["metadata", f, DISABLE_KEY]) == Some("disabled"))
 }
 
+/// Whether a key or a string of `node` holds a `$`.
+fn has_dollar(node: &Node) -> bool {
+    match &node.value {
+        Value::String(s) => s.contains('$'),
+        Value::Seq(items) => items.iter().any(has_dollar),
+        Value::Map(m) => m.iter().any(|(k, v)| k.contains('$') || has_dollar(v)),
+        _ => false,
+    }
+}
+
 /// Substitutes one rendered resource with `vars`.
 #[must_use]
 pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outcome {
     if is_disabled(resource) {
         return Outcome::unchanged(resource, Status::Disabled);
+    }
+    if !has_dollar(resource) {
+        // The serialised text can hold a `$` only where a key or a string does.
+        return Outcome::unchanged(resource, Status::Unchanged);
     }
     let text = emit_node(resource, EmitOptions::default());
     if !text.contains('$') {

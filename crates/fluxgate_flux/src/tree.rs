@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
-use fluxgate_kustomize::{Fs, KUSTOMIZATION_FILES, build_with, normalize};
+use fluxgate_kustomize::{CachedFs, Fs, KUSTOMIZATION_FILES, build_with, normalize};
 use fluxgate_yaml::{Map, Node, Schema, Value, parse_one};
 
 use crate::ignore::{IgnoreFs, SourceIgnore};
@@ -125,7 +125,8 @@ fn rel(root: &Path, p: &Path) -> String {
 
 struct Renderer<'a> {
     /// The repository as the source artifact holds it (ignore rules applied).
-    fs: IgnoreFs<'a>,
+    /// Shared files (components, bases) are parsed once for the whole tree.
+    fs: CachedFs<IgnoreFs<'a>>,
     root: PathBuf,
     opts: &'a TreeOptions,
     /// `Kind/ns/name` of the sources that are this repository.
@@ -138,7 +139,11 @@ struct Renderer<'a> {
 pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) -> Tree {
     let root = normalize(root);
     let mut r = Renderer {
-        fs: IgnoreFs::new(fs, &root, SourceIgnore::load(fs, &root, None)),
+        fs: CachedFs::new(IgnoreFs::new(
+            fs,
+            &root,
+            SourceIgnore::load(fs, &root, None),
+        )),
         root: root.clone(),
         opts,
         repo_sources: BTreeSet::new(),
@@ -152,8 +157,8 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         // The GitRepository's own patterns change what the artifact holds: render the entry
         // again from it (its first rendering only served to find the GitRepository).
         let rules = SourceIgnore::load(fs, &root, Some(&ignore));
-        if rules != *r.fs.rules() {
-            r.fs = IgnoreFs::new(fs, &root, rules);
+        if rules != *r.fs.inner().rules() {
+            r.fs = CachedFs::new(IgnoreFs::new(fs, &root, rules));
             r.diagnostics.clear();
             raw_entry = r.render_entry(&entry_dir, &entry_loc);
         }
@@ -418,14 +423,14 @@ impl Renderer<'_> {
     }
 
     fn scan(&self, base: &Path, dir: &Path, out: &mut Vec<String>) {
-        let Ok(entries) = self.fs.list_dir(dir) else {
+        let Ok(entries) = self.fs.list_dir_kinds(dir) else {
             return;
         };
         let mut entries = entries;
         entries.sort();
-        for p in entries {
+        for (p, is_dir) in entries {
             let relative = format!("./{}", rel(base, &p));
-            if self.fs.is_dir(&p) {
+            if is_dir {
                 if KUSTOMIZATION_FILES
                     .iter()
                     .any(|f| self.fs.is_file(&p.join(f)))

@@ -227,8 +227,8 @@ impl<'a> Builder<'a> {
     pub fn load_kustomization(&mut self, dir: &Path, loc: Option<&Location>) -> Option<Node> {
         let file = self.find_kustomization(dir, loc)?;
         let rel = self.rel(&file);
-        let text = match self.fs.read(&file) {
-            Ok(t) => t,
+        let parsed = match self.fs.parse(&file, &rel) {
+            Ok(p) => p,
             Err(e) => {
                 self.error(
                     format!("cannot read {rel}: {e}"),
@@ -237,15 +237,14 @@ impl<'a> Builder<'a> {
                 return None;
             }
         };
-        let stream = parse_stream(&rel, &text, Schema::Kube);
-        let failed = stream.has_errors();
-        self.diags.extend(stream.diagnostics);
+        let failed = parsed.stream.has_errors();
+        let (text, docs, diagnostics) = parsed.into_parts();
+        self.diags.extend(diagnostics);
         self.texts.insert(rel.clone(), text);
         if failed {
             return None;
         }
-        let doc = stream
-            .docs
+        let doc = docs
             .into_iter()
             .next()
             .unwrap_or_else(|| Node::map(Location::new(rel.clone(), 1, 1)));
@@ -493,13 +492,18 @@ impl<'a> Builder<'a> {
             );
             return Vec::new();
         }
-        let Some((rel, text)) = self.read_file(dir, target, &entry.loc, "resource") else {
-            return Vec::new();
+        let rel = self.rel(&path);
+        let parsed = match self.fs.parse(&path, &rel) {
+            Ok(p) => p,
+            Err(e) => {
+                self.read_error(&e, target, &entry.loc, "resource");
+                return Vec::new();
+            }
         };
-        let stream = parse_stream(&rel, &text, Schema::Kube);
-        self.diags.extend(stream.diagnostics);
+        let (_, docs, diagnostics) = parsed.into_parts();
+        self.diags.extend(diagnostics);
         let mut out = Vec::new();
-        for doc in stream.docs {
+        for doc in docs {
             self.push_object(doc, &mut out);
         }
         out

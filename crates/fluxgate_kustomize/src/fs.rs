@@ -6,6 +6,9 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use fluxgate_diagnostics::Diagnostic;
+use fluxgate_yaml::{Node, Schema, Stream, parse_stream};
+
 /// What the engine needs from a file system.
 pub trait Fs: Send + Sync {
     fn read(&self, path: &Path) -> io::Result<String>;
@@ -17,6 +20,142 @@ pub trait Fs: Send + Sync {
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
+    /// `path` read and parsed as Kubernetes YAML, its locations in `file` (the name shown to
+    /// users). The default reads and parses every time; [`CachedFs`] parses a file that is
+    /// read again only once.
+    fn parse(&self, path: &Path, file: &str) -> io::Result<Arc<Parsed>> {
+        let text = self.read(path)?;
+        let stream = parse_stream(file, &text, Schema::Kube);
+        Ok(Arc::new(Parsed { text, stream }))
+    }
+    /// [`Fs::list_dir`] with what [`Fs::is_dir`] says of each entry. The default asks
+    /// `is_dir`; a file system that learns it while listing answers without asking again.
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        let entries = self.list_dir(path)?;
+        Ok(entries
+            .into_iter()
+            .map(|p| {
+                let dir = self.is_dir(&p);
+                (p, dir)
+            })
+            .collect())
+    }
+}
+
+/// A file read and parsed ([`Fs::parse`]).
+#[derive(Debug)]
+pub struct Parsed {
+    pub text: String,
+    pub stream: Stream,
+}
+
+impl Parsed {
+    /// The documents and the parse diagnostics: taken when nothing else holds them, cloned
+    /// when a cache does.
+    #[must_use]
+    pub fn into_parts(self: Arc<Parsed>) -> (String, Vec<Node>, Vec<Diagnostic>) {
+        match Arc::try_unwrap(self) {
+            Ok(p) => (p.text, p.stream.docs, p.stream.diagnostics),
+            Err(shared) => (
+                shared.text.clone(),
+                shared.stream.docs.clone(),
+                shared.stream.diagnostics.clone(),
+            ),
+        }
+    }
+}
+
+/// A file system in front of another that remembers, for the time it lives, what the files
+/// are (file, folder) and the parse of every file read more than once (a component or base
+/// that many kustomizations use). The files must not change meanwhile. A file read only once
+/// is not kept, so memory grows with the shared files only.
+// The memo's type reads best spelled out where it is documented.
+#[allow(clippy::type_complexity)]
+pub struct CachedFs<F> {
+    inner: F,
+    /// By path and shown name: `None` once read, the parse from the second read on.
+    parsed: Mutex<HashMap<(PathBuf, String), Option<Arc<Parsed>>>>,
+    kinds: Mutex<HashMap<PathBuf, Kind>>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Kind {
+    file: Option<bool>,
+    dir: Option<bool>,
+}
+
+impl<F: Fs> CachedFs<F> {
+    #[must_use]
+    pub fn new(inner: F) -> CachedFs<F> {
+        CachedFs {
+            inner,
+            parsed: Mutex::default(),
+            kinds: Mutex::default(),
+        }
+    }
+
+    #[must_use]
+    pub fn inner(&self) -> &F {
+        &self.inner
+    }
+
+    fn kind(
+        &self,
+        path: &Path,
+        pick: fn(&mut Kind) -> &mut Option<bool>,
+        ask: impl Fn() -> bool,
+    ) -> bool {
+        let known = *pick(lock(&self.kinds).entry(path.to_path_buf()).or_default());
+        if let Some(answer) = known {
+            return answer;
+        }
+        let answer = ask();
+        *pick(lock(&self.kinds).entry(path.to_path_buf()).or_default()) = Some(answer);
+        answer
+    }
+}
+
+/// A poisoned lock only means another thread panicked; the memo holds complete entries.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl<F: Fs> Fs for CachedFs<F> {
+    fn read(&self, path: &Path) -> io::Result<String> {
+        self.inner.read(path)
+    }
+
+    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.inner.read_bytes(path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.kind(path, |k| &mut k.dir, || self.inner.is_dir(path))
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.kind(path, |k| &mut k.file, || self.inner.is_file(path))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        self.inner.list_dir(path)
+    }
+
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        self.inner.list_dir_kinds(path)
+    }
+
+    fn parse(&self, path: &Path, file: &str) -> io::Result<Arc<Parsed>> {
+        let key = (path.to_path_buf(), file.to_string());
+        let seen = match lock(&self.parsed).get(&key) {
+            Some(Some(kept)) => return Ok(kept.clone()),
+            Some(None) => true,
+            None => false,
+        };
+        let parsed = self.inner.parse(path, file)?;
+        lock(&self.parsed).insert(key, seen.then(|| parsed.clone()));
+        Ok(parsed)
+    }
 }
 
 /// The real file system, confined to a root: a path whose canonical form (symlinks resolved)
@@ -148,6 +287,25 @@ impl Fs for RealFs {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(path)? {
             out.push(entry?.path());
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        self.check(path)?;
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            let p = entry.path();
+            let file_type = entry.file_type()?;
+            // An entry that is not a symlink resolves into the (checked) folder listed.
+            let dir = if file_type.is_symlink() {
+                self.is_dir(&p)
+            } else {
+                file_type.is_dir()
+            };
+            out.push((p, dir));
         }
         out.sort();
         Ok(out)
@@ -285,8 +443,71 @@ mod tests {
             assert!(!fs.is_file(&root.join("dir/missing.yaml")));
             let err = fs.read(&root.join("dir/link.yaml")).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+            let kinds = fs.list_dir_kinds(&root).unwrap();
+            let asked: Vec<(PathBuf, bool)> = fs
+                .list_dir(&root)
+                .unwrap()
+                .into_iter()
+                .map(|p| {
+                    let dir = fs.is_dir(&p);
+                    (p, dir)
+                })
+                .collect();
+            assert_eq!(kinds, asked);
+            assert_eq!(
+                kinds.iter().filter(|(_, d)| *d).count(),
+                2,
+                "dir and alias, not away"
+            );
         }
         std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    /// Counts the reads that reach the file system.
+    struct Counting(MemFs, std::sync::atomic::AtomicUsize);
+
+    impl Fs for Counting {
+        fn read(&self, path: &Path) -> io::Result<String> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.read(path)
+        }
+        fn is_dir(&self, path: &Path) -> bool {
+            self.0.is_dir(path)
+        }
+        fn is_file(&self, path: &Path) -> bool {
+            self.0.is_file(path)
+        }
+        fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+            self.0.list_dir(path)
+        }
+    }
+
+    #[test]
+    fn cachedfs_parses_a_file_read_again_once() {
+        let mut mem = MemFs::new();
+        mem.insert("/r/a.yaml", "a: 1\n---\nb: [2]\n");
+        let fs = CachedFs::new(Counting(mem, std::sync::atomic::AtomicUsize::new(0)));
+        let first = fs.parse(Path::new("/r/a.yaml"), "a.yaml").unwrap();
+        let (text, docs, diags) = first.into_parts();
+        assert_eq!(
+            (text.as_str(), docs.len(), diags.len()),
+            ("a: 1\n---\nb: [2]\n", 2, 0)
+        );
+        for _ in 0..3 {
+            let again = fs.parse(Path::new("/r/a.yaml"), "a.yaml").unwrap();
+            assert_eq!(again.into_parts().1, docs);
+        }
+        // The first read is not kept, the second is, the later ones are served from memory.
+        assert_eq!(fs.inner().1.load(std::sync::atomic::Ordering::Relaxed), 2);
+        // Another shown name is another parse (its locations differ).
+        let other = fs.parse(Path::new("/r/a.yaml"), "x/a.yaml").unwrap();
+        assert_eq!(other.stream.docs[0].loc.file.as_ref(), "x/a.yaml");
+        assert!(
+            fs.parse(Path::new("/r/missing.yaml"), "missing.yaml")
+                .is_err()
+        );
+        assert!(fs.is_file(Path::new("/r/a.yaml")) && !fs.is_dir(Path::new("/r/a.yaml")));
+        assert!(fs.is_dir(Path::new("/r")) && !fs.is_file(Path::new("/r")));
     }
 
     #[test]
