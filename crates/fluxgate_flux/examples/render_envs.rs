@@ -10,6 +10,10 @@ use std::time::Instant;
 use fluxgate_flux::tree::{TreeOptions, render_tree};
 use fluxgate_kustomize::RealFs;
 
+// The same allocator as the fluxgate binary, so the benchmark measures what users run.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut paths_out = None;
