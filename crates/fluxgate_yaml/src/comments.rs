@@ -76,6 +76,10 @@ impl Comments {
 }
 
 fn trailing_comment(line: &str) -> Option<usize> {
+    // Most lines have no `#` at all: a byte search settles them.
+    if !line.contains('#') {
+        return None;
+    }
     let mut quote: Option<char> = None;
     let mut prev = ' ';
     for (i, c) in line.char_indices() {
