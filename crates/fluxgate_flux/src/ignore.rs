@@ -288,6 +288,16 @@ impl Fs for IgnoreFs<'_> {
         self.inner.read(path)
     }
 
+    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
+        if self.hidden(path, false) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "left out of the source artifact (.sourceignore / spec.ignore)",
+            ));
+        }
+        self.inner.read_bytes(path)
+    }
+
     fn is_dir(&self, path: &Path) -> bool {
         self.inner.is_dir(path) && !self.hidden(path, true)
     }
@@ -315,6 +325,23 @@ impl Fs for IgnoreFs<'_> {
 mod tests {
     use super::*;
     use fluxgate_kustomize::MemFs;
+
+    #[test]
+    fn binary_reads_pass_through_and_respect_the_rules() {
+        let mut inner = MemFs::new();
+        inner.insert_bytes("/r/app/logo.bin", vec![0xff_u8, 0x00, 0x7f]);
+        inner.insert_bytes("/r/app/skip.bin", vec![1_u8]);
+        let fs = IgnoreFs::new(
+            &inner,
+            Path::new("/r"),
+            SourceIgnore::from_text("skip.bin\n"),
+        );
+        assert_eq!(
+            fs.read_bytes(Path::new("/r/app/logo.bin")).ok(),
+            Some(vec![0xff, 0x00, 0x7f])
+        );
+        assert!(fs.read_bytes(Path::new("/r/app/skip.bin")).is_err());
+    }
 
     #[test]
     fn defaults_apply_without_patterns() {

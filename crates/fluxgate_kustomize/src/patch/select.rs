@@ -105,7 +105,7 @@ impl Selector {
             None => ("", api_version),
         };
         let kind = obj.str_at(&["kind"]).unwrap_or("");
-        let namespace = effective_namespace(namespace, kind);
+        let namespace = effective_namespace(namespace, group, version, kind);
         let values = [group, version, kind, name, namespace];
         for (pattern, value) in self.ids.iter().zip(values) {
             match pattern {
@@ -131,39 +131,15 @@ impl Selector {
 }
 
 /// The namespace kustomize compares against: `default` for a namespaced object written
-/// without one, none for cluster-scoped kinds.
-fn effective_namespace<'a>(namespace: &'a str, kind: &str) -> &'a str {
+/// without one, none for cluster-scoped kinds (by the same schema rule the namespace
+/// transformer uses, so the two never disagree).
+fn effective_namespace<'a>(namespace: &'a str, group: &str, version: &str, kind: &str) -> &'a str {
     match namespace {
         ns if !ns.is_empty() => ns,
-        _ if CLUSTER_SCOPED.contains(&kind) => "",
+        _ if crate::resource::is_cluster_scoped(group, version, kind) => "",
         _ => "default",
     }
 }
-
-/// Built-in kinds that live outside namespaces.
-const CLUSTER_SCOPED: &[&str] = &[
-    "APIService",
-    "CSIDriver",
-    "CSINode",
-    "CertificateSigningRequest",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ComponentStatus",
-    "CustomResourceDefinition",
-    "FlowSchema",
-    "IngressClass",
-    "MutatingWebhookConfiguration",
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "PodSecurityPolicy",
-    "PriorityClass",
-    "PriorityLevelConfiguration",
-    "RuntimeClass",
-    "StorageClass",
-    "ValidatingWebhookConfiguration",
-    "VolumeAttachment",
-];
 
 fn selector_text(selector: &Node, field: &str) -> Result<Option<String>, String> {
     match selector.get(field) {
