@@ -12,7 +12,7 @@ use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
 use crate::config::{AnsibleConfig, Config, EnvConfig, parse_config};
-use crate::walk::yaml_files;
+use crate::walk::{files_where, yaml_files};
 
 /// Reads `fluxgate.yaml` when there is one, else discovers. `Err` only when the config file
 /// exists but cannot be read.
@@ -262,23 +262,7 @@ fn conventional_inventory(root: &Path) -> Option<std::path::PathBuf> {
 }
 
 fn walk_named(dir: &Path, names: &[&str]) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let Ok(ft) = e.file_type() else { continue };
-            let fname = e.file_name();
-            if ft.is_dir() && !fname.to_string_lossy().starts_with('.') {
-                stack.push(e.path());
-            } else if ft.is_file() && names.iter().any(|n| fname == *n) {
-                out.push(e.path());
-            }
-        }
-    }
-    out
+    files_where(dir, |name| names.contains(&name))
 }
 
 #[cfg(test)]

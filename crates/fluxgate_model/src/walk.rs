@@ -3,7 +3,16 @@ use std::path::{Path, PathBuf};
 /// Every `.yaml`/`.yml` file below `dir`, sorted, skipping hidden directories (`.git`,
 /// `.github`), `node_modules` and `target`. Symlinks are not followed.
 #[must_use]
+#[allow(clippy::case_sensitive_file_extension_comparisons)] // Flux reads `.yaml`/`.yml` case-sensitively
 pub fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    files_where(dir, |name| {
+        name.ends_with(".yaml") || name.ends_with(".yml")
+    })
+}
+
+/// Every file below `dir` whose name `keep` accepts, sorted, with the same folders skipped as
+/// [`yaml_files`].
+pub(crate) fn files_where(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -11,19 +20,41 @@ pub fn yaml_files(dir: &Path) -> Vec<PathBuf> {
             continue;
         };
         for e in entries.flatten() {
-            let path = e.path();
             let name = e.file_name();
             let name = name.to_string_lossy();
             let Ok(ft) = e.file_type() else { continue };
             if ft.is_dir() {
                 if !name.starts_with('.') && name != "node_modules" && name != "target" {
-                    stack.push(path);
+                    stack.push(e.path());
                 }
-            } else if ft.is_file() && (name.ends_with(".yaml") || name.ends_with(".yml")) {
-                out.push(path);
+            } else if ft.is_file() && keep(&name) {
+                out.push(e.path());
             }
         }
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_hidden_and_build_folders() {
+        let dir = std::env::temp_dir().join(format!("fg-walk-{}", std::process::id()));
+        for sub in ["a", ".git", "node_modules", "target"] {
+            std::fs::create_dir_all(dir.join(sub)).expect("temp dir");
+            std::fs::write(dir.join(sub).join("x.yaml"), "a: 1").expect("write");
+        }
+        std::fs::write(dir.join("a/ansible.cfg"), "").expect("write");
+        std::fs::write(dir.join("a/X.YAML"), "").expect("write");
+        let found = yaml_files(&dir);
+        assert_eq!(found, vec![dir.join("a/x.yaml")]);
+        assert_eq!(
+            files_where(&dir, |n| n == "ansible.cfg"),
+            vec![dir.join("a/ansible.cfg")]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
