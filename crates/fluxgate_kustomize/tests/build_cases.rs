@@ -104,3 +104,10 @@ fn configurations_add_field_specs() {
     // A base's configurations reach the kustomizations above it, not its siblings.
     check("configurations-scope");
 }
+
+#[test]
+fn patch_targets_use_the_schema_scope_rule() {
+    // A ClusterRole of a custom group is namespaced for kustomize, so a target naming the
+    // `default` namespace selects it; the built-in rbac ClusterRole stays unselected.
+    check("patch-target-scope");
+}
