@@ -104,6 +104,9 @@ pub struct Diagnostic {
     pub severity: Severity,
     pub message: String,
     pub environment: Option<String>,
+    /// Every environment the same defect was seen in, when more than one (the first is
+    /// `environment`); empty otherwise.
+    pub environments: Vec<String>,
     pub location: Option<Location>,
     pub related: Vec<Related>,
     pub notes: Vec<String>,
@@ -118,6 +121,7 @@ impl Diagnostic {
             severity,
             message: message.into(),
             environment: None,
+            environments: Vec::new(),
             location: None,
             related: Vec::new(),
             notes: Vec::new(),
@@ -166,6 +170,16 @@ impl Diagnostic {
         self
     }
 
+    /// The environments as shown to users: `prod` or `dev, prod`.
+    #[must_use]
+    pub fn environment_label(&self) -> Option<String> {
+        if self.environments.len() > 1 {
+            Some(self.environments.join(", "))
+        } else {
+            self.environment.clone()
+        }
+    }
+
     /// The order users see: by file, line, column, then rule and message, so that no hash
     /// map iteration order ever reaches the output.
     #[must_use]
@@ -184,4 +198,69 @@ impl Diagnostic {
 pub fn sort_and_dedup(diags: &mut Vec<Diagnostic>) {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     diags.dedup();
+}
+
+/// Merges findings that differ only in their environment (a shared base seen by `dev` and
+/// `prod`) into one that lists them all in [`Diagnostic::environments`], SPEC §4. Expects
+/// the order of [`sort_and_dedup`], which puts such findings next to each other.
+pub fn merge_environments(diags: &mut Vec<Diagnostic>) {
+    let same_defect = |a: &Diagnostic, b: &Diagnostic| {
+        a.rule == b.rule
+            && a.severity == b.severity
+            && a.message == b.message
+            && a.location == b.location
+            && a.related == b.related
+            && a.notes == b.notes
+            && a.help == b.help
+            && a.requirements == b.requirements
+            && a.environment.is_some()
+            && b.environment.is_some()
+    };
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(diags.len());
+    for d in diags.drain(..) {
+        if let Some(last) = out.last_mut()
+            && same_defect(last, &d)
+        {
+            if last.environments.is_empty() {
+                last.environments.extend(last.environment.clone());
+            }
+            for e in d.environments.iter().cloned().chain(d.environment.clone()) {
+                if !last.environments.contains(&e) {
+                    last.environments.push(e);
+                }
+            }
+            continue;
+        }
+        out.push(d);
+    }
+    *diags = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_defect_in_several_environments_is_one_finding() {
+        let at = Location::new("base/cm.yaml", 3, 1);
+        let d = |env: &str| {
+            Diagnostic::new("render", Severity::Error, "bad")
+                .at(at.clone())
+                .in_env(env)
+        };
+        let other = Diagnostic::new("render", Severity::Error, "other")
+            .at(at.clone())
+            .in_env("dev");
+        let mut diags = vec![d("prod"), other, d("dev"), d("staging")];
+        sort_and_dedup(&mut diags);
+        merge_environments(&mut diags);
+        assert_eq!(diags.len(), 2);
+        assert_eq!(diags[0].environment.as_deref(), Some("dev"));
+        assert_eq!(diags[0].environments, ["dev", "prod", "staging"]);
+        assert_eq!(
+            diags[0].environment_label().as_deref(),
+            Some("dev, prod, staging")
+        );
+        assert!(diags[1].environments.is_empty());
+    }
 }

@@ -180,6 +180,14 @@ impl SourceIgnore {
         SourceIgnore::from_patterns(user)
     }
 
+    /// No rules at all: the files as committed.
+    #[must_use]
+    pub fn nothing() -> SourceIgnore {
+        SourceIgnore {
+            patterns: Vec::new(),
+        }
+    }
+
     /// Rules from pattern text alone (scoped to the root), defaults applied as Flux applies
     /// them.
     #[must_use]

@@ -170,12 +170,30 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
 
     let mut out = Outcome::unchanged(resource, Status::Substituted);
     let mut scalar_defs: BTreeMap<Vec<Step>, Location> = BTreeMap::new();
+    // One finding per undefined variable and resource (a dashboard repeats `${DS_X}` forty
+    // times): the first use is the finding, the others its related locations.
+    let mut first_use: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for r in &expansion.refs {
         let (consumer, path) = locator.locate(r.start);
         // A source whose keys are unknown offline may define it: not reported.
         if r.is_strict_error() && !vars.has_unknown_keys() {
-            out.diagnostics
-                .push(undefined_diagnostic(r, &text, &consumer, opts));
+            match first_use.get_mut(r.name.as_str()) {
+                Some((i, uses)) => {
+                    *uses += 1;
+                    let d: &mut Diagnostic = &mut out.diagnostics[*i];
+                    if d.related.len() < MAX_RELATED_USES {
+                        d.related.push(fluxgate_diagnostics::Related {
+                            location: consumer.clone(),
+                            message: "also used here".to_string(),
+                        });
+                    }
+                }
+                None => {
+                    first_use.insert(r.name.as_str(), (out.diagnostics.len(), 1));
+                    out.diagnostics
+                        .push(undefined_diagnostic(r, &text, &consumer, opts));
+                }
+            }
             out.undefined.push(Undefined {
                 var: r.name.clone(),
                 consumer: consumer.clone(),
@@ -197,6 +215,14 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
                     .entry(p)
                     .or_insert_with(|| def.definition.clone());
             }
+        }
+    }
+
+    for (i, uses) in first_use.into_values() {
+        if uses > 1 {
+            out.diagnostics[i]
+                .notes
+                .push(format!("used {uses} times in this resource"));
         }
     }
 
@@ -223,6 +249,9 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
     out.resource = node;
     out
 }
+
+/// How many further uses of one undefined variable a finding lists as related locations.
+const MAX_RELATED_USES: usize = 5;
 
 fn undefined_diagnostic(r: &VarRef, text: &str, consumer: &Location, opts: Options) -> Diagnostic {
     let written = text.get(r.start..r.end).unwrap_or(&r.name);
@@ -553,6 +582,21 @@ spec:
         // The lenient render: what shipped in the incident (an empty plain scalar is null).
         let host = out.resource.path(&["spec", "values", "k8sServiceHost"]);
         assert!(host.is_some_and(Node::is_null));
+    }
+
+    #[test]
+    fn one_finding_per_undefined_variable_and_resource() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${DS} ${DS}\n  b: ${DS}\n  c: ${OTHER}\n";
+        let out = substitute_resource(&doc(text), &vars(&[("A", "b")]), Options::default());
+        assert_eq!(out.undefined.len(), 4);
+        assert_eq!(out.diagnostics.len(), 2, "{:#?}", out.diagnostics);
+        let ds = &out.diagnostics[0];
+        assert!(ds.message.contains("variable DS"), "{}", ds.message);
+        assert_eq!(ds.location.as_ref().map(|l| l.line), Some(5));
+        assert_eq!(ds.related.len(), 2);
+        assert_eq!(ds.related[1].location.line, 6);
+        assert_eq!(ds.notes, vec!["used 3 times in this resource".to_string()]);
+        assert!(out.diagnostics[1].notes.is_empty());
     }
 
     #[test]

@@ -138,12 +138,11 @@ struct Renderer<'a> {
 #[must_use]
 pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) -> Tree {
     let root = normalize(root);
+    // The GitRepository that is this repository is found in the files as committed: its own
+    // `spec.ignore` may re-include what a `.sourceignore` leaves out (`/kubernetes/` in the
+    // file, `!/kubernetes/kyak` in the spec), and bootstrap applies it either way.
     let mut r = Renderer {
-        fs: CachedFs::new(IgnoreFs::new(
-            fs,
-            &root,
-            SourceIgnore::load(fs, &root, None),
-        )),
+        fs: CachedFs::new(IgnoreFs::new(fs, &root, SourceIgnore::nothing())),
         root: root.clone(),
         opts,
         repo_sources: BTreeSet::new(),
@@ -151,18 +150,22 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
     };
     let entry_dir = normalize(&root.join(entry));
     let entry_loc = Location::file(entry.trim_end_matches('/').to_string());
-    let mut raw_entry = r.render_entry(&entry_dir, &entry_loc);
-    let root_ks = r.find_repo_sources(&raw_entry, &entry_dir);
-    if let Some(ignore) = r.repo_spec_ignore(&raw_entry) {
-        // The GitRepository's own patterns change what the artifact holds: render the entry
-        // again from it (its first rendering only served to find the GitRepository).
-        let rules = SourceIgnore::load(fs, &root, Some(&ignore));
-        if rules != *r.fs.inner().rules() {
-            r.fs = CachedFs::new(IgnoreFs::new(fs, &root, rules));
-            r.diagnostics.clear();
-            raw_entry = r.render_entry(&entry_dir, &entry_loc);
-        }
+    let committed = r.render_entry(&entry_dir, &entry_loc);
+    let root_ks = r.find_repo_sources(&committed, &entry_dir);
+    let rules = SourceIgnore::load(fs, &root, r.repo_spec_ignore(&committed).as_deref());
+    r.fs = CachedFs::new(IgnoreFs::new(fs, &root, rules));
+    r.diagnostics.clear();
+    if fs.is_dir(&entry_dir) && !r.fs.is_dir(&entry_dir) {
+        r.diagnostics.push(Diagnostic::render_error(
+            format!(
+                "the entry folder {} is left out of the source artifact by the ignore rules \
+                 (.sourceignore, the GitRepository's spec.ignore): Flux finds no such path",
+                entry.trim_end_matches('/')
+            ),
+            Some(entry_loc.clone()),
+        ));
     }
+    let raw_entry = r.render_entry(&entry_dir, &entry_loc);
 
     let mut tree = Tree::default();
     if root_ks.is_none() {
@@ -267,7 +270,9 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         );
         tree.kustomizations.push(rendered);
     }
-    check_depends_on(&tree, &mut r.diagnostics);
+    // Kustomizations of other sources (the Flux manifests from an OCIRepository) are not
+    // rendered but exist: depending on them is fine.
+    check_depends_on(&tree, first_seen.keys(), &mut r.diagnostics);
     tree.diagnostics = r.diagnostics;
     fluxgate_diagnostics::sort_and_dedup(&mut tree.diagnostics);
     tree
@@ -594,12 +599,17 @@ fn apply_common_metadata(obj: &mut Node, meta: &Node) {
 }
 
 /// Missing `dependsOn` targets and dependency cycles.
-fn check_depends_on(tree: &Tree, diags: &mut Vec<Diagnostic>) {
-    let ids: BTreeSet<String> = tree
+fn check_depends_on<'a>(
+    tree: &Tree,
+    defined: impl Iterator<Item = &'a String>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut ids: BTreeSet<String> = tree
         .kustomizations
         .iter()
         .map(FluxKustomization::id)
         .collect();
+    ids.extend(defined.cloned());
     let mut edges: BTreeMap<String, Vec<(String, Location)>> = BTreeMap::new();
     for k in &tree.kustomizations {
         let deps = k
@@ -859,6 +869,47 @@ spec:
     }
 
     #[test]
+    fn spec_ignore_re_includes_what_a_sourceignore_leaves_out() {
+        // The onedr0p template's shape: the root `.sourceignore` excludes `/clusters/`, the
+        // GitRepository's own spec.ignore excludes all then re-includes its cluster (last
+        // pattern wins, each path on its own, as go-git's matcher does).
+        let sync = SYNC.replace(
+            "spec: {url: https://example.com/repo.git}",
+            "spec:\n  url: https://example.com/repo.git\n  ignore: |\n    /*\n    !/clusters/prod\n    !/platform",
+        );
+        let files = [
+            (".sourceignore", "/clusters/\n/platform/\n"),
+            ("clusters/prod/flux-system/gotk-sync.yaml", sync.as_str()),
+            ("clusters/prod/vars.yaml", VARS),
+            ("clusters/prod/platform.yaml", PLATFORM_KS),
+            ("platform/helmrelease.yaml", HR),
+        ];
+        let tree = render(&repo(&files));
+        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        assert!(tree.kustomizations.iter().any(|k| k.name == "platform"));
+        assert!(
+            tree.objects()
+                .any(|o| o.str_at(&["kind"]) == Some("HelmRelease"))
+        );
+
+        // Without the spec's re-include, the entry is not in the artifact: an error, never an
+        // empty environment that passes.
+        let sync = sync.replace("    !/clusters/prod\n", "");
+        let files = [
+            (".sourceignore", "/clusters/\n"),
+            ("clusters/prod/flux-system/gotk-sync.yaml", sync.as_str()),
+        ];
+        let tree = render(&repo(&files));
+        assert!(
+            tree.diagnostics
+                .iter()
+                .any(|d| d.message.contains("left out of the source artifact")),
+            "{:?}",
+            tree.diagnostics
+        );
+    }
+
+    #[test]
     fn without_a_root_the_entry_objects_stand_alone() {
         let fs = repo(&[
             ("clusters/prod/vars.yaml", VARS),
@@ -883,7 +934,7 @@ metadata: {name: apps, namespace: flux-system}
 spec:
   path: ./apps
   sourceRef: {kind: GitRepository, name: home}
-  dependsOn: [{name: infra}, {name: nowhere}]
+  dependsOn: [{name: infra}, {name: nowhere}, {name: elsewhere}]
 ---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -936,6 +987,8 @@ spec:
             "{msgs:#?}"
         );
         assert!(has("defined twice"), "{msgs:#?}");
+        // `elsewhere` is not rendered (another source) but exists: no missing target.
+        assert!(!has("flux-system/elsewhere, which"), "{msgs:#?}");
         assert!(has("leaves the source's root"), "{msgs:#?}");
         assert!(has("not this repository"), "{msgs:#?}");
         let notes = tree

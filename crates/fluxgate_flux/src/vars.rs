@@ -249,8 +249,132 @@ pub(crate) fn find_object<'a>(
         })
 }
 
-/// The object that creates Secret `ns/name` once the cluster runs: an `ExternalSecret` whose
-/// target is that Secret, or a `SealedSecret` of that name.
+/// What a controller creates in the cluster from an object of the repository: the kind it
+/// creates and the field paths (into the creator) that name it, the creator's own
+/// `metadata.name` when the list is empty. A name suffix is appended (CloudNativePG's
+/// `<cluster>-app`). `fluxgate.yaml` can add more ([`Vars::for_kustomization`] takes them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeCreator {
+    /// The creator's kind.
+    pub kind: String,
+    /// An `apiVersion` prefix the creator must have (its API group); empty for any.
+    pub group: String,
+    /// `Secret` or `ConfigMap`.
+    pub creates: String,
+    /// Dotted field paths naming the created object; empty: the creator's own name.
+    pub name_fields: Vec<String>,
+    /// Suffixes appended to the creator's own name (when `name_fields` is empty).
+    pub suffixes: Vec<String>,
+    /// Whether the created object may land in other namespaces (a cluster-scoped creator).
+    pub any_namespace: bool,
+}
+
+impl RuntimeCreator {
+    fn new(kind: &str, group: &str, creates: &str, name_fields: &[&str]) -> Self {
+        RuntimeCreator {
+            kind: kind.to_string(),
+            group: group.to_string(),
+            creates: creates.to_string(),
+            name_fields: name_fields.iter().map(ToString::to_string).collect(),
+            suffixes: Vec::new(),
+            any_namespace: false,
+        }
+    }
+
+    /// The names of the objects `creator` makes, when it is this creator's kind.
+    fn names<'a>(&self, creator: &'a Node) -> Vec<std::borrow::Cow<'a, str>> {
+        let api = creator.str_at(&["apiVersion"]).unwrap_or_default();
+        if creator.str_at(&["kind"]) != Some(self.kind.as_str()) || !api.starts_with(&self.group) {
+            return Vec::new();
+        }
+        let own = creator.str_at(&["metadata", "name"]);
+        let mut out = Vec::new();
+        for field in &self.name_fields {
+            let path: Vec<&str> = field.split('.').collect();
+            if let Some(n) = creator.str_at(&path) {
+                out.push(std::borrow::Cow::Borrowed(n));
+            }
+        }
+        if self.name_fields.is_empty() || out.is_empty() {
+            if let Some(own) = own {
+                if self.suffixes.is_empty() {
+                    out.push(std::borrow::Cow::Borrowed(own));
+                }
+                for s in &self.suffixes {
+                    out.push(std::borrow::Cow::Owned(format!("{own}{s}")));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The controllers seen creating Secrets and ConfigMaps on real repositories.
+#[must_use]
+pub fn builtin_creators() -> Vec<RuntimeCreator> {
+    let mut cnpg = RuntimeCreator::new("Cluster", "postgresql.cnpg.io/", "Secret", &[]);
+    cnpg.suffixes = ["-app", "-superuser", "-ca", "-replication", "-server"]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let mut cluster_es = RuntimeCreator::new(
+        "ClusterExternalSecret",
+        "external-secrets.io/",
+        "Secret",
+        &[
+            "spec.externalSecretSpec.target.name",
+            "spec.externalSecretName",
+        ],
+    );
+    cluster_es.any_namespace = true;
+    vec![
+        RuntimeCreator::new(
+            "ExternalSecret",
+            "external-secrets.io/",
+            "Secret",
+            &["spec.target.name"],
+        ),
+        cluster_es,
+        RuntimeCreator::new(
+            "SealedSecret",
+            "bitnami.com/",
+            "Secret",
+            &["spec.template.metadata.name"],
+        ),
+        RuntimeCreator::new("OnePasswordItem", "onepassword.com/", "Secret", &[]),
+        RuntimeCreator::new("ObjectBucketClaim", "objectbucket.io/", "Secret", &[]),
+        RuntimeCreator::new("ObjectBucketClaim", "objectbucket.io/", "ConfigMap", &[]),
+        RuntimeCreator::new(
+            "Certificate",
+            "cert-manager.io/",
+            "Secret",
+            &["spec.secretName"],
+        ),
+        cnpg,
+        RuntimeCreator::new(
+            "InfisicalSecret",
+            "secrets.infisical.com/",
+            "Secret",
+            &["spec.managedSecretReference.secretName"],
+        ),
+        RuntimeCreator::new(
+            "VaultStaticSecret",
+            "secrets.hashicorp.com/",
+            "Secret",
+            &["spec.destination.name"],
+        ),
+        RuntimeCreator::new(
+            "DopplerSecret",
+            "secrets.doppler.com/",
+            "Secret",
+            &["spec.managedSecret.name"],
+        ),
+    ]
+}
+
+/// The object that creates `kind` `ns/name` once the cluster runs (an `ExternalSecret` whose
+/// target is that Secret, an `ObjectBucketClaim` of that name, a Certificate's `secretName`,
+/// and the rest of [`builtin_creators`] and `extra`).
 #[must_use]
 pub fn created_at_runtime<'a>(
     objects: &'a [Node],
@@ -258,21 +382,28 @@ pub fn created_at_runtime<'a>(
     ns: &str,
     name: &str,
 ) -> Option<&'a Node> {
-    if kind != "Secret" {
+    created_by(objects, &builtin_creators(), kind, ns, name)
+}
+
+/// [`created_at_runtime`] with an explicit list of creators.
+#[must_use]
+pub fn created_by<'a>(
+    objects: &'a [Node],
+    creators: &[RuntimeCreator],
+    kind: &str,
+    ns: &str,
+    name: &str,
+) -> Option<&'a Node> {
+    let relevant: Vec<&RuntimeCreator> = creators.iter().filter(|c| c.creates == kind).collect();
+    if relevant.is_empty() {
         return None;
     }
     objects.iter().find(|o| {
-        let api = o.str_at(&["apiVersion"]).unwrap_or_default();
-        let in_ns = o.str_at(&["metadata", "namespace"]).is_none_or(|n| n == ns);
-        let own = o.str_at(&["metadata", "name"]);
-        let creates = match o.str_at(&["kind"]) {
-            Some("ExternalSecret") if api.starts_with("external-secrets.io/") => {
-                o.str_at(&["spec", "target", "name"]).or(own) == Some(name)
-            }
-            Some("SealedSecret") if api.starts_with("bitnami.com/") => own == Some(name),
-            _ => false,
-        };
-        in_ns && creates
+        relevant.iter().any(|c| {
+            let in_ns =
+                c.any_namespace || o.str_at(&["metadata", "namespace"]).is_none_or(|n| n == ns);
+            in_ns && c.names(o).iter().any(|n| n == name)
+        })
     })
 }
 

@@ -83,6 +83,9 @@ pub struct Builder<'a> {
     /// `configurations:` in force: those of the kustomization being built and of what it
     /// includes (at the end, all of them).
     pub config: Config,
+    /// A remote resource, base or generator file was left out (Flux fetches those): what
+    /// only it could satisfy (a patch target) is then unknown, not an error.
+    pub skipped_remote: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -95,6 +98,7 @@ impl<'a> Builder<'a> {
             texts: HashMap::new(),
             vars: Vec::new(),
             config: Config::default(),
+            skipped_remote: false,
         }
     }
 
@@ -118,6 +122,19 @@ impl<'a> Builder<'a> {
         self.diags.push(d);
     }
 
+    /// A remote input is a warning that says what was not checked: Flux fetches it, fluxgate
+    /// works offline.
+    fn remote(&mut self, what: &str, target: &str, loc: &Location) {
+        self.skipped_remote = true;
+        self.warn(
+            format!(
+                "remote {what} {target:?} is not fetched (fluxgate works offline): what it \
+                 contains is not checked; vendor it into the repository to check it"
+            ),
+            Some(loc.clone()),
+        );
+    }
+
     fn inside_root(&self, path: &Path) -> bool {
         normalize(path).starts_with(&self.root)
     }
@@ -132,10 +149,7 @@ impl<'a> Builder<'a> {
         what: &str,
     ) -> Option<PathBuf> {
         if is_remote(target) {
-            self.error(
-                format!("remote {what} {target:?} is not fetched: fluxgate works offline; vendor it into the repository"),
-                Some(loc.clone()),
-            );
+            self.remote(what, target, loc);
             return None;
         }
         let path = normalize(&dir.join(target));
@@ -183,6 +197,18 @@ impl<'a> Builder<'a> {
                 None
             }
         }
+    }
+
+    /// A generator's file, with its path as diagnostics show it: each value it gives keeps the
+    /// file's own lines as its origin.
+    fn read_generator_file(
+        &mut self,
+        dir: &Path,
+        target: &str,
+        loc: &Location,
+    ) -> Option<(Vec<u8>, String)> {
+        let bytes = self.read_file_bytes(dir, target, loc, "generator file")?;
+        Some((bytes, self.rel(&dir.join(target))))
     }
 
     fn read_error(&mut self, e: &std::io::Error, target: &str, loc: &Location, what: &str) {
@@ -486,10 +512,7 @@ impl<'a> Builder<'a> {
             return self.build_dir(&path, &k, Vec::new());
         }
         if !self.fs.is_file(&path) && looks_like_host(target) {
-            self.error(
-                format!("remote resource {target:?} is not fetched: fluxgate works offline; vendor it into the repository"),
-                Some(entry.loc.clone()),
-            );
+            self.remote("resource", target, &entry.loc);
             return Vec::new();
         }
         let rel = self.rel(&path);
@@ -544,9 +567,7 @@ impl<'a> Builder<'a> {
             for entry in seq(kust.get(field)).to_vec() {
                 let mut diags = Vec::new();
                 let generated = {
-                    let mut read = |p: &str, loc: &Location| {
-                        self.read_file_bytes(dir, p, loc, "generator file")
-                    };
+                    let mut read = |p: &str, loc: &Location| self.read_generator_file(dir, p, loc);
                     generate::generate(&entry, secret, &global, &mut read, &mut diags)
                 };
                 self.diags.extend(diags);
@@ -668,8 +689,7 @@ impl<'a> Builder<'a> {
             let secret = cfg.str_at(&["kind"]) == Some("SecretGenerator");
             let mut diags = Vec::new();
             let generated = {
-                let mut read =
-                    |p: &str, loc: &Location| self.read_file_bytes(dir, p, loc, "generator file");
+                let mut read = |p: &str, loc: &Location| self.read_generator_file(dir, p, loc);
                 generate::generate(&entry, secret, &global, &mut read, &mut diags)
             };
             self.diags.extend(diags);

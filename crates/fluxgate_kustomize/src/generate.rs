@@ -83,8 +83,9 @@ pub struct Generated {
     pub behavior: Behavior,
 }
 
-/// Reads a file named by a generator, relative to the kustomization directory.
-pub type ReadFile<'a> = dyn FnMut(&str, &Location) -> Option<Vec<u8>> + 'a;
+/// Reads a file named by a generator, relative to the kustomization directory: its bytes and
+/// its path relative to the repository root (the origin of the values it gives).
+pub type ReadFile<'a> = dyn FnMut(&str, &Location) -> Option<(Vec<u8>, String)> + 'a;
 
 /// Builds one ConfigMap (`secret == false`) or Secret from a generator entry.
 pub fn generate(
@@ -155,17 +156,15 @@ pub fn generate(
                 spec.clone(),
             ),
         };
-        if let Some(bytes) = read(&path, &f.loc) {
+        if let Some((bytes, file)) = read(&path, &f.loc) {
+            // The value starts at the file's first line: a finding inside it (a `${VAR}` on
+            // line 193) points into the file, not at the generator entry.
+            let at = Location::new(file, 1, 1);
             match String::from_utf8(bytes) {
-                Ok(text) => put(key, Node::string(text, f.loc.clone()), false, diags),
+                Ok(text) => put(key, Node::string(text, at), false, diags),
                 Err(e) => {
                     let encoded = base64::engine::general_purpose::STANDARD.encode(e.as_bytes());
-                    put(
-                        key,
-                        Node::string(wrap_base64(&encoded), f.loc.clone()),
-                        true,
-                        diags,
-                    );
+                    put(key, Node::string(wrap_base64(&encoded), at), true, diags);
                 }
             }
         }
@@ -178,9 +177,10 @@ pub fn generate(
         let Some(path) = e.scalar_text() else {
             continue;
         };
-        if let Some(bytes) = read(&path, &e.loc) {
-            for (k, v) in parse_env(&String::from_utf8_lossy(&bytes)) {
-                put(k, Node::string(v, e.loc.clone()), false, diags);
+        if let Some((bytes, file)) = read(&path, &e.loc) {
+            for (line, k, v) in parse_env(&String::from_utf8_lossy(&bytes)) {
+                let at = Location::new(file.clone(), line, 1);
+                put(k, Node::string(v, at), false, diags);
             }
         }
     }
@@ -275,19 +275,20 @@ fn remove_quotes(v: &str) -> String {
 
 /// Parses an env file: `KEY=value` lines; blank lines and `#` comments skipped; a line
 /// without `=` takes its value from the environment in kustomize, which fluxgate never reads
-/// (it gets the empty string).
+/// (it gets the empty string). Each entry comes with its 1-based line.
 #[must_use]
-pub fn parse_env(text: &str) -> Vec<(String, String)> {
+pub fn parse_env(text: &str) -> Vec<(u32, String, String)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Vec::new();
-    for line in text.lines() {
+    for (n, line) in text.lines().enumerate() {
         let line = line.trim_start();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        let n = u32::try_from(n + 1).unwrap_or(u32::MAX);
         match line.split_once('=') {
-            Some((k, v)) => out.push((k.to_string(), v.to_string())),
-            None => out.push((line.trim_end().to_string(), String::new())),
+            Some((k, v)) => out.push((n, k.to_string(), v.to_string())),
+            None => out.push((n, line.trim_end().to_string(), String::new())),
         }
     }
     out
@@ -462,7 +463,7 @@ mod tests {
     fn env_files_skip_comments() {
         assert_eq!(
             parse_env("# c\n\nA=1\n  B=x=y\n"),
-            vec![("A".into(), "1".into()), ("B".into(), "x=y".into())]
+            vec![(3, "A".into(), "1".into()), (4, "B".into(), "x=y".into())]
         );
     }
 }

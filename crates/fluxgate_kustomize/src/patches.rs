@@ -275,6 +275,14 @@ fn apply_smp_by_id(b: &mut Builder<'_>, acc: &mut Vec<Resource>, doc: &Node) {
         .map(|(i, _)| i)
         .collect();
     match matches.len() {
+        0 if b.skipped_remote => b.warn(
+            format!(
+                "patch target {} not found in the resources; it may come from the remote \
+                 resource that was not fetched, so the patch is not checked",
+                id.display()
+            ),
+            Some(doc.loc.clone()),
+        ),
         0 => b.error(
             format!("patch target {} not found in the resources", id.display()),
             Some(doc.loc.clone()),

@@ -17,6 +17,11 @@ fn fixture(case: &str) -> PathBuf {
 
 /// Builds the case and checks the objects and one expected error finding.
 fn check(case: &str, file: &str, line: u32, needle: &str) {
+    check_at(case, file, line, needle, Severity::Error);
+}
+
+/// [`check`] for a finding of another severity.
+fn check_at(case: &str, file: &str, line: u32, needle: &str, severity: Severity) {
     let dir = fixture(case);
     let root = dir.join("repo");
     let fs = RealFs::new(&root);
@@ -26,7 +31,7 @@ fn check(case: &str, file: &str, line: u32, needle: &str) {
     let expected: Vec<Node> = parse_stream("expected.yaml", &text, Schema::Kube).docs;
     assert_eq!(out.objects, expected, "{case}: rendered objects");
     let found = out.diagnostics.iter().any(|d| {
-        d.severity == Severity::Error
+        d.severity == severity
             && d.location
                 .as_ref()
                 .is_some_and(|l| l.file.as_ref() == file && l.line == line)
@@ -34,7 +39,7 @@ fn check(case: &str, file: &str, line: u32, needle: &str) {
     });
     assert!(
         found,
-        "{case}: no error at {file}:{line} containing {needle:?}; got {:#?}",
+        "{case}: no {severity:?} at {file}:{line} containing {needle:?}; got {:#?}",
         out.diagnostics
     );
     let printed = format!("{:?}", out.objects);
@@ -56,8 +61,18 @@ fn resource_outside_the_root_is_a_finding() {
 
 #[test]
 fn remote_resources_are_never_fetched() {
-    check("remote", "app/kustomization.yaml", 3, "not fetched");
-    check("remote", "app/kustomization.yaml", 4, "not fetched");
+    // A warning that says what was not checked: Flux fetches it, the gate does not fail.
+    let warn = Severity::Warning;
+    check_at("remote", "app/kustomization.yaml", 3, "not fetched", warn);
+    check_at("remote", "app/kustomization.yaml", 4, "not fetched", warn);
+    // What follows only from the unfetched resource is a warning too.
+    check_at(
+        "remote",
+        "app/patch.yaml",
+        1,
+        "may come from the remote",
+        warn,
+    );
 }
 
 #[test]

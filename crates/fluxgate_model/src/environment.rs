@@ -106,6 +106,8 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         );
     }
 
+    diagnostics.extend(missing_charts_note(&releases));
+
     let bootstrap = env.ansible.as_ref().map(|a| {
         let project = Project::load(&fluxgate_ansible::Options {
             root: root.to_path_buf(),
@@ -134,4 +136,50 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         bootstrap,
         diagnostics,
     }
+}
+
+/// One note for every chart the environment's releases install that the chart cache lacks
+/// (their default values are unknown), at the first release that names each one.
+fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Diagnostic> {
+    let mut missing: IndexMap<String, (usize, fluxgate_diagnostics::Location)> = IndexMap::new();
+    for r in releases.values() {
+        let Some(c) = r.values.chart.as_ref().filter(|c| c.found.is_none()) else {
+            continue;
+        };
+        let label = format!(
+            "{} {}",
+            c.name,
+            c.version.as_deref().unwrap_or("(any version)")
+        );
+        missing
+            .entry(label)
+            .or_insert_with(|| (0, c.location.clone()))
+            .0 += 1;
+    }
+    let (_, first) = missing.values().next()?.clone();
+    let mut listed: Vec<String> = missing
+        .iter()
+        .map(|(label, (n, _))| match n {
+            1 => label.clone(),
+            n => format!("{label} ({n} releases)"),
+        })
+        .collect();
+    listed.sort();
+    let mut d = Diagnostic::new(
+        "render",
+        fluxgate_diagnostics::Severity::Note,
+        format!(
+            "{} chart{} not in the chart cache, so {} default values are unknown: {}",
+            missing.len(),
+            if missing.len() == 1 { " is" } else { "s are" },
+            if missing.len() == 1 { "its" } else { "their" },
+            listed.join(", ")
+        ),
+    )
+    .at(first)
+    .help("put each chart's .tgz (or unpacked folder) into the `charts:` folder of fluxgate.yaml");
+    for (label, (_, at)) in missing.iter().skip(1).take(9) {
+        d = d.related(at.clone(), format!("{label} is named here"));
+    }
+    Some(d)
 }

@@ -106,6 +106,7 @@ pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic
     }
     out.extend(contracts::check(config, envs));
     fluxgate_diagnostics::sort_and_dedup(&mut out);
+    fluxgate_diagnostics::merge_environments(&mut out);
     out
 }
 

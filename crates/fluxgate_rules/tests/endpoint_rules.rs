@@ -44,11 +44,22 @@ fn matches(d: &Diagnostic, rule: &str) -> bool {
 }
 
 fn key(d: &Diagnostic) -> String {
-    let env = d.environment.as_deref().unwrap_or("-");
-    match &d.location {
-        Some(l) => format!("{env} {}:{}", l.file, l.line),
-        None => format!("{env} -"),
-    }
+    keys(d).join(" + ")
+}
+
+/// `ENV FILE:LINE` for each environment the finding was seen in (one finding lists them all).
+fn keys(d: &Diagnostic) -> Vec<String> {
+    let envs: Vec<&str> = if d.environments.is_empty() {
+        vec![d.environment.as_deref().unwrap_or("-")]
+    } else {
+        d.environments.iter().map(String::as_str).collect()
+    };
+    envs.into_iter()
+        .map(|env| match &d.location {
+            Some(l) => format!("{env} {}:{}", l.file, l.line),
+            None => format!("{env} -"),
+        })
+        .collect()
 }
 
 fn show(ds: &[&Diagnostic]) -> String {
@@ -85,7 +96,7 @@ fn check_rule(rule: &str) {
             .collect();
         let all = run_repo(&case);
         let found: Vec<&Diagnostic> = all.iter().filter(|d| matches(d, rule)).collect();
-        let keys: BTreeSet<String> = found.iter().map(|d| key(d)).collect();
+        let keys: BTreeSet<String> = found.iter().flat_map(|d| keys(d)).collect();
         assert_eq!(
             keys,
             expected,

@@ -46,11 +46,22 @@ fn all_findings(root: &Path) -> Vec<Diagnostic> {
 }
 
 fn key(d: &Diagnostic) -> String {
-    let env = d.environment.as_deref().unwrap_or("-");
-    match &d.location {
-        Some(l) => format!("{env} {}:{}", l.file, l.line),
-        None => format!("{env} -"),
-    }
+    keys(d).join(" + ")
+}
+
+/// `ENV FILE:LINE` for each environment the finding was seen in (one finding lists them all).
+fn keys(d: &Diagnostic) -> Vec<String> {
+    let envs: Vec<&str> = if d.environments.is_empty() {
+        vec![d.environment.as_deref().unwrap_or("-")]
+    } else {
+        d.environments.iter().map(String::as_str).collect()
+    };
+    envs.into_iter()
+        .map(|env| match &d.location {
+            Some(l) => format!("{env} {}:{}", l.file, l.line),
+            None => format!("{env} -"),
+        })
+        .collect()
 }
 
 fn show(ds: &[Diagnostic]) -> String {
@@ -93,7 +104,7 @@ fn fixtures_pass_and_fail_as_expected() {
         }
         for case in cases(rule.name, "fail") {
             let found = findings(&case, rule.name);
-            let got: BTreeSet<String> = found.iter().map(key).collect();
+            let got: BTreeSet<String> = found.iter().flat_map(keys).collect();
             let expected: BTreeSet<String> = std::fs::read_to_string(case.join("expected.txt"))
                 .unwrap_or_default()
                 .lines()

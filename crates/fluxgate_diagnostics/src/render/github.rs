@@ -22,8 +22,7 @@ pub fn render_github(diags: &[Diagnostic]) -> String {
             }
         }
         let env = d
-            .environment
-            .as_deref()
+            .environment_label()
             .map(|e| format!(" [{e}]"))
             .unwrap_or_default();
         props.push(format!(

@@ -30,6 +30,9 @@ pub fn diagnostic_to_json(d: &Diagnostic) -> Value {
         "requirements": d.requirements,
         "related": related,
     });
+    if d.environments.len() > 1 {
+        obj["environments"] = json!(d.environments);
+    }
     if !d.notes.is_empty() {
         obj["notes"] = json!(d.notes);
     }

@@ -49,7 +49,8 @@ pub fn render_junit(diags: &[Diagnostic], rules_ran: &[&str]) -> String {
                 .as_ref()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            let env = d.environment.as_deref().unwrap_or("-");
+            let env = d.environment_label();
+            let env = env.as_deref().unwrap_or("-");
             let _ = writeln!(
                 out,
                 "    <testcase name=\"{} {}\" classname=\"fluxgate.{}\">",

@@ -45,7 +45,7 @@ pub fn render_markdown(diags: &[Diagnostic], passed: bool, environments: &[Strin
             "| {} | `{}` | {} | {} | {} |",
             d.severity,
             d.rule,
-            d.environment.as_deref().unwrap_or("—"),
+            d.environment_label().as_deref().unwrap_or("—"),
             at,
             d.message.replace('|', "\\|").replace('\n', " ")
         );

@@ -38,8 +38,7 @@ fn physical(file: &str, line: u32, column: u32) -> Value {
 
 fn result(d: &Diagnostic) -> Value {
     let env = d
-        .environment
-        .as_deref()
+        .environment_label()
         .map(|e| format!("[{e}] "))
         .unwrap_or_default();
     let mut r = json!({

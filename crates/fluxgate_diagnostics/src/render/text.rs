@@ -17,8 +17,7 @@ impl<F: Fn(&str) -> Option<std::sync::Arc<str>>> SourceLookup for F {
 /// locations, notes and help.
 pub fn render_text(out: &mut String, d: &Diagnostic, sources: &dyn SourceLookup) {
     let env = d
-        .environment
-        .as_deref()
+        .environment_label()
         .map(|e| format!(" [{e}]"))
         .unwrap_or_default();
     let _ = writeln!(out, "{}[{}]{}: {}", d.severity, d.rule, env, d.message);

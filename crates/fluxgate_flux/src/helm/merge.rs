@@ -173,6 +173,9 @@ fn parse_target_path(path: &str) -> Result<Vec<Seg>, String> {
 
 /// The value of `--set path=value` as Helm's strvals types it: quoted text is a string
 /// (quotes removed), `true`/`false`/`null` and integers are typed, anything else a string.
+/// A backslash takes the next character literally (`\,` is a comma inside the value); an
+/// unescaped comma would start a second assignment. The value itself never appears in the
+/// error: it may come from a Secret.
 pub(crate) fn typed_value(raw: &str, loc: &Location) -> Result<Node, String> {
     let quoted = raw.len() >= 2
         && ((raw.starts_with('"') && raw.ends_with('"'))
@@ -181,12 +184,8 @@ pub(crate) fn typed_value(raw: &str, loc: &Location) -> Result<Node, String> {
         let inner = raw.trim_matches(|c| c == '"' || c == '\'');
         return Ok(Node::string(inner, loc.clone()));
     }
-    if raw.contains(',') {
-        return Err(format!(
-            "the value `{raw}` contains a comma, which Helm's --set syntax reads as a second \
-             assignment; quote the value"
-        ));
-    }
+    let unescaped = unescape_strvals(raw)?;
+    let raw = unescaped.as_str();
     let value = match raw {
         _ if raw.eq_ignore_ascii_case("true") => Value::Bool(true),
         _ if raw.eq_ignore_ascii_case("false") => Value::Bool(false),
@@ -198,6 +197,32 @@ pub(crate) fn typed_value(raw: &str, loc: &Location) -> Result<Node, String> {
         _ => Value::String(raw.to_string()),
     };
     Ok(Node::new(value, loc.clone()))
+}
+
+/// Helm strvals' value escapes: `\x` is `x`; an unescaped `,` ends the value (an error here,
+/// since what follows would be read as another `key=value`).
+fn unescape_strvals(raw: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.char_indices();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some((_, next)) = chars.next() {
+                    out.push(next);
+                }
+            }
+            ',' => {
+                return Err(format!(
+                    "the value ({} bytes) has an unescaped comma at byte {at}, which Helm's \
+                     --set syntax reads as a second assignment; escape it as `\\,` or quote \
+                     the value",
+                    raw.len()
+                ));
+            }
+            c => out.push(c),
+        }
+    }
+    Ok(out)
 }
 
 /// Sets `value` at `target` inside `root`, creating maps and lists on the way; returns the
@@ -318,5 +343,12 @@ mod tests {
         assert_eq!(t("\"42\""), Ok(Value::String("42".into())));
         assert_eq!(t("null"), Ok(Value::Null));
         assert!(t("a,b").is_err());
+        // A backslash escapes the comma (Cloudflare IP lists written as `a\,b`).
+        assert_eq!(
+            t("10.0.0.0/8\\,fd00::/8\n"),
+            Ok(Value::String("10.0.0.0/8,fd00::/8\n".into()))
+        );
+        let err = t("hunter2,more").unwrap_err();
+        assert!(!err.contains("hunter2"), "the value is never echoed: {err}");
     }
 }

@@ -39,6 +39,8 @@ pub struct ChartRef {
     pub found: Option<String>,
     /// The version of the cached chart that was used.
     pub found_version: Option<String>,
+    /// Where the release names its chart (`spec.chart.spec` or `spec.chartRef`).
+    pub location: Location,
 }
 
 /// The effective values of one HelmRelease.
@@ -88,6 +90,7 @@ pub fn effective_values_with(
     let mut origins = Origins::new();
 
     let chart = resolve_chart(release, objects, &mut diagnostics).map(|(mut r, loc)| {
+        r.location = loc;
         match charts.lookup(&r.name, r.version.as_deref()) {
             Some(c) => {
                 diagnostics.extend(c.diagnostics.iter().cloned());
@@ -99,19 +102,9 @@ pub fn effective_values_with(
                 r.found = Some(c.source.clone());
                 r.found_version = Some(c.version.clone());
             }
-            None => diagnostics.push(
-                Diagnostic::new(
-                    "render",
-                    Severity::Note,
-                    format!(
-                        "chart {} {} is not in the chart cache: its default values are unknown",
-                        r.name,
-                        r.version.as_deref().unwrap_or("(any version)")
-                    ),
-                )
-                .at(loc)
-                .help("put the chart's .tgz (or unpacked folder) into the `charts:` folder of fluxgate.yaml"),
-            ),
+            // Reported once per environment for all its releases (the model aggregates the
+            // charts whose `found` is `None`), not once per release.
+            None => {}
         }
         r
     });
@@ -193,6 +186,7 @@ fn resolve_chart(
         version,
         found: None,
         found_version: None,
+        location: release.loc.clone(),
     };
     if let Some(spec) = release.path(&["spec", "chart", "spec"]) {
         let name = spec.str_at(&["chart"])?;
