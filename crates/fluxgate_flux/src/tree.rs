@@ -193,6 +193,7 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         .cloned()
         .collect();
     let mut deferred: Vec<Node> = Vec::new();
+    let mut source_problems: BTreeMap<(Option<Location>, String), usize> = BTreeMap::new();
     loop {
         let Some((ks, retried)) = queue.pop_front() else {
             if deferred.is_empty() {
@@ -236,11 +237,27 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
             continue;
         }
         first_seen.insert(id, ks.loc.clone());
-        r.diagnostics.extend(
-            var_diags
-                .into_iter()
-                .map(|d| d.related(ks.loc.clone(), "in this Kustomization")),
-        );
+        // A problem of a variable source (an invalid key in `cluster-secrets`) is one finding
+        // however many Kustomizations substitute from it; each of them is a related location.
+        for d in var_diags {
+            let key = (d.location.clone(), d.message.clone());
+            match source_problems.get(&key) {
+                Some(&i) => {
+                    let existing: &mut Diagnostic = &mut r.diagnostics[i];
+                    if existing.related.len() < 5 {
+                        existing.related.push(fluxgate_diagnostics::Related {
+                            location: ks.loc.clone(),
+                            message: "also in this Kustomization".to_string(),
+                        });
+                    }
+                }
+                None => {
+                    source_problems.insert(key, r.diagnostics.len());
+                    r.diagnostics
+                        .push(d.related(ks.loc.clone(), "in this Kustomization"));
+                }
+            }
+        }
         let rendered = r.render_one(&ks, &dir, &vars);
         if is_root {
             root_pending = false;

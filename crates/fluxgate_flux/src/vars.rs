@@ -12,7 +12,6 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use base64::Engine;
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::Node;
 use regex::Regex;
@@ -173,13 +172,23 @@ impl Vars {
     ) {
         let source = format!("{kind}/{ns}/{name}");
         let opaque = kind == "Secret" && is_sops_encrypted(obj);
+        // A SOPS dotenv or INI file read by a secretGenerator: Flux decrypts it and its
+        // `sops_*` metadata keys are gone; the other keys are the variables.
+        let generated_from_sops = opaque
+            && obj
+                .get("data")
+                .and_then(Node::as_map)
+                .is_some_and(|m| m.keys().any(|k| is_sops_metadata_key(k)));
         if let Some(data) = obj.get("data").and_then(Node::as_map) {
             for (k, v) in data {
+                if generated_from_sops && k.starts_with("sops_") {
+                    continue;
+                }
                 let text = v.scalar_text().unwrap_or_default();
                 let value = if opaque {
                     OPAQUE_VALUE.to_string()
                 } else if kind == "Secret" {
-                    match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
+                    match decode_base64(&text) {
                         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                         Err(e) => {
                             diags.push(Diagnostic::render_error(
@@ -429,7 +438,11 @@ pub(crate) fn runtime_note(
     .related(creator.loc.clone(), "created by this object")
 }
 
-/// A SOPS-encrypted manifest: a top-level `sops:` mapping, or `ENC[...]` values.
+/// A SOPS-encrypted Secret: a top-level `sops:` mapping or `ENC[...]` values (a manifest
+/// encrypted in place), or one a `secretGenerator` made from a SOPS-encrypted file, which Flux
+/// decrypts before building: a dotenv or INI file read by `envs` (its `sops_mac` and
+/// `sops_version` keys are in `data`), or a YAML, JSON, dotenv, INI or binary file read by
+/// `files` (its decoded value carries SOPS ciphertext and metadata).
 #[must_use]
 pub fn is_sops_encrypted(obj: &Node) -> bool {
     if obj.get("sops").is_some_and(|s| s.as_map().is_some()) {
@@ -437,18 +450,124 @@ pub fn is_sops_encrypted(obj: &Node) -> bool {
     }
     ["data", "stringData"].iter().any(|f| {
         obj.get(f).and_then(Node::as_map).is_some_and(|m| {
-            m.values().any(|v| {
-                v.as_str()
-                    .is_some_and(|s| s.starts_with("ENC[") && s.ends_with(']'))
-            })
+            m.keys().any(|k| is_sops_metadata_key(k))
+                || m.values().any(|v| {
+                    v.as_str().is_some_and(|s| {
+                        is_sops_ciphertext(s)
+                            || (*f == "data" && decode_base64(s).is_ok_and(|b| is_sops_file(&b)))
+                    })
+                })
         })
     })
+}
+
+/// The keys SOPS adds to a dotenv or INI file it encrypts (`sops_mac`, `sops_version`, ...).
+/// Flux removes them when it decrypts; they are never variables.
+#[must_use]
+pub fn is_sops_metadata_key(key: &str) -> bool {
+    matches!(key, "sops_mac" | "sops_version" | "sops_lastmodified")
+}
+
+fn is_sops_ciphertext(s: &str) -> bool {
+    s.starts_with("ENC[") && s.ends_with(']')
+}
+
+/// Whether a whole file's bytes are SOPS output: ciphertext plus the metadata SOPS writes in
+/// each of its formats.
+#[must_use]
+pub fn is_sops_file(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.contains("ENC[AES256_GCM,")
+        && (text.contains("sops_mac=")
+            || text.contains("\"sops\"")
+            || text.contains("[sops]")
+            || text.lines().any(|l| l.trim_end() == "sops:"))
+}
+
+/// Base64 as the Kubernetes API decodes a Secret's `data`: Go's decoder skips `\r` and `\n`,
+/// so values that kustomize (or a person) wrapped across lines decode.
+pub fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::Engine as _;
+    let compact: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+    base64::engine::general_purpose::STANDARD.decode(compact.trim())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use fluxgate_yaml::{Schema, parse_stream};
+
+    fn b64(s: &str) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(s)
+    }
+
+    fn secret_with_data(entries: &[(&str, String)]) -> Node {
+        let mut text =
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: flux-system}\ndata:\n"
+                .to_string();
+        for (k, v) in entries {
+            text.push_str(&format!("  {k}: {v}\n"));
+        }
+        docs(&text).remove(0)
+    }
+
+    #[test]
+    fn sops_files_of_every_format_read_by_a_generator_are_encrypted() {
+        let enc = "ENC[AES256_GCM,data:PVPZsOXZsg==,iv:rU5j,tag:x,type:str]";
+        // `envs: [x.sops.env]`: every line a key, SOPS's metadata among them.
+        let dotenv = secret_with_data(&[
+            ("SECRET_DOMAIN", b64(enc)),
+            ("sops_mac", b64(enc)),
+            ("sops_version", b64("3.8.1")),
+        ]);
+        assert!(is_sops_encrypted(&dotenv));
+        let files = [
+            format!("token: {enc}\nsops:\n    mac: {enc}\n    version: 3.8.1\n"),
+            format!("{{\"token\": \"{enc}\", \"sops\": {{\"mac\": \"{enc}\"}}}}"),
+            format!("TOKEN={enc}\nsops_mac={enc}\n"),
+            format!("[app]\ntoken = {enc}\n\n[sops]\nmac = {enc}\n"),
+            format!("{{\n\t\"data\": \"{enc}\",\n\t\"sops\": {{}}\n}}"),
+        ];
+        for f in &files {
+            // kustomize wraps long base64 values: Go's decoder skips the breaks.
+            let wrapped: String = b64(f)
+                .as_bytes()
+                .chunks(70)
+                .map(|c| String::from_utf8_lossy(c).into_owned())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let obj = secret_with_data(&[("values.yaml", format!("{:?}", wrapped))]);
+            assert!(is_sops_encrypted(&obj), "{f}");
+        }
+        let clear = secret_with_data(&[("token", b64("hunter2"))]);
+        assert!(!is_sops_encrypted(&clear));
+    }
+
+    #[test]
+    fn generated_sops_dotenv_defines_its_keys_as_opaque_variables() {
+        let enc = "ENC[AES256_GCM,data:zoMSER3YWX8=,iv:G2,tag:x,type:str]";
+        let obj = secret_with_data(&[
+            ("SECRET_DOMAIN", b64(enc)),
+            ("sops_mac", b64(enc)),
+            (
+                "sops_age__list_0__map_enc",
+                format!("{:?}", b64(&"x".repeat(200))),
+            ),
+        ]);
+        let mut vars = Vars::default();
+        let mut diags = Vec::new();
+        vars.add_object(&obj, "Secret", "flux-system", "s", &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(vars.len(), 1);
+        assert!(vars.get("SECRET_DOMAIN").is_some_and(|d| d.opaque));
+    }
+
+    #[test]
+    fn wrapped_base64_decodes_as_kubernetes_does() {
+        assert_eq!(decode_base64("aHVu\ndGVy\r\nMg==").unwrap(), b"hunter2");
+        assert!(decode_base64("not base64!").is_err());
+    }
 
     fn docs(text: &str) -> Vec<Node> {
         parse_stream("t.yaml", text, Schema::Kube).docs

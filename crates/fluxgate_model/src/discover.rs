@@ -54,7 +54,7 @@ pub fn discover(root: &Path) -> Vec<EnvConfig> {
             continue;
         }
         for doc in parse_stream(&rel, &text, Schema::Kube).docs {
-            if let Some(r) = root_of(&doc, &rel)
+            if let Some(r) = root_of(&doc, &rel).or_else(|| instance_values_root(root, &doc, &rel))
                 && !roots.iter().any(|x| x.path == r.path)
             {
                 roots.push(r);
@@ -135,6 +135,71 @@ fn root_of(doc: &Node, file: &str) -> Option<Root> {
             loc: node.loc.clone(),
             reason: "flux-instance HelmRelease values instance.sync.path".to_string(),
         });
+    }
+    None
+}
+
+/// The `instance.sync.path` of a flux-instance HelmRelease whose values come from a ConfigMap
+/// that the kustomization beside it generates from a file (`configMapGenerator` with
+/// `files: [values.yaml=./helm-values.yaml]`), the layout that keeps the Flux sync path only in
+/// that file.
+fn instance_values_root(root: &Path, doc: &Node, file: &str) -> Option<Root> {
+    if doc.str_at(&["kind"]) != Some("HelmRelease") {
+        return None;
+    }
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    let kustomization = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+        .iter()
+        .map(|k| dir.join(k))
+        .find(|k| root.join(k).is_file())?;
+    let ktext = std::fs::read_to_string(root.join(&kustomization)).ok()?;
+    let krel = kustomization.to_string_lossy().replace('\\', "/");
+    let kdoc = parse_stream(&krel, &ktext, Schema::Kube)
+        .docs
+        .into_iter()
+        .next()?;
+    let generators = kdoc.get("configMapGenerator").and_then(Node::as_seq)?;
+    for from in doc.path(&["spec", "valuesFrom"]).and_then(Node::as_seq)? {
+        if from.str_at(&["kind"]) != Some("ConfigMap") || from.get("targetPath").is_some() {
+            continue;
+        }
+        let name = from.str_at(&["name"])?;
+        let key = from.str_at(&["valuesKey"]).unwrap_or("values.yaml");
+        let Some(generator) = generators
+            .iter()
+            .find(|g| g.str_at(&["name"]) == Some(name))
+        else {
+            continue;
+        };
+        for f in generator
+            .get("files")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let Some(spec) = f.as_str() else { continue };
+            let (k, path) = spec
+                .split_once('=')
+                .unwrap_or((spec.rsplit('/').next().unwrap_or(spec), spec));
+            if k != key {
+                continue;
+            }
+            let values_rel = dir.join(path.trim_start_matches("./"));
+            let values_file = values_rel.to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(root.join(&values_rel)).ok()?;
+            let values = parse_stream(&values_file, &text, Schema::Kube)
+                .docs
+                .into_iter()
+                .next()?;
+            let node = values.path(&["instance", "sync", "path"])?;
+            return Some(Root {
+                path: clean(node.as_str()?),
+                loc: node.loc.clone(),
+                reason: format!(
+                    "flux-instance HelmRelease values instance.sync.path, from ConfigMap {name} \
+                     generated from {values_file}"
+                ),
+            });
+        }
     }
     None
 }

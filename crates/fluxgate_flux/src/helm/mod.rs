@@ -22,7 +22,6 @@ mod merge;
 pub use cache::{Chart, ChartCache};
 pub use merge::{Origin, Origins};
 
-use base64::Engine;
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
@@ -288,7 +287,7 @@ fn values_from(
         match (obj.path(&["data", key]), obj.path(&["stringData", key])) {
             (Some(v), _) if secret && !encrypted => {
                 let text = v.scalar_text().unwrap_or_default();
-                match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
+                match crate::vars::decode_base64(&text) {
                     Ok(b) => (String::from_utf8_lossy(&b).into_owned(), v, true),
                     Err(e) => {
                         diagnostics.push(Diagnostic::render_error(

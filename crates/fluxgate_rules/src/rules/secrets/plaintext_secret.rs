@@ -106,7 +106,7 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
 fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
     if doc.str_at(&["kind"]) != Some("Secret")
         || doc.str_at(&["apiVersion"]).is_some_and(|a| a != "v1")
-        || doc.get("sops").is_some()
+        || fluxgate_flux::vars::is_sops_encrypted(doc)
     {
         return None;
     }
