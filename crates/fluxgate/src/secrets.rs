@@ -38,8 +38,10 @@ impl Secrets {
             collect.objects(env.objects());
             for rel in env.releases.values() {
                 for (path, chain) in &rel.values.origins {
-                    if chain.iter().any(|o| is_secret_origin(&o.via)) {
-                        leaf(&rel.values.tree, path).map(|n| collect.leaves(n));
+                    if chain.iter().any(|o| is_secret_origin(&o.via))
+                        && let Some(n) = leaf(&rel.values.tree, path)
+                    {
+                        collect.leaves(n);
                     }
                 }
             }
@@ -218,9 +220,15 @@ fn mask_source_structure(root: &Path, file: &str, text: &str) -> String {
         }
         return lines.join("\n");
     }
-    if !(file.ends_with(".yaml") || file.ends_with(".yml") || file.ends_with(".json"))
-        || !(text.contains("Secret") || text.contains("secretGenerator"))
-    {
+    let yaml = Path::new(file)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| {
+            ["yaml", "yml", "json"]
+                .iter()
+                .any(|y| e.eq_ignore_ascii_case(y))
+        });
+    if !yaml || !(text.contains("Secret") || text.contains("secretGenerator")) {
         return text.to_string();
     }
     let original = lines.clone();

@@ -964,11 +964,11 @@ mod tests {
             "/r/app/kustomization.yaml",
             "resources: [../outside.yaml, ../base, inside.yaml]\nconfigMapGenerator:\n  - name: g\n    files: [../outside.txt]\n",
         );
-        fs.insert("/r/app/inside.yaml", &cm("inside"));
-        fs.insert("/r/outside.yaml", &cm("outside"));
+        fs.insert("/r/app/inside.yaml", cm("inside"));
+        fs.insert("/r/outside.yaml", cm("outside"));
         fs.insert("/r/outside.txt", "x");
         fs.insert("/r/base/kustomization.yaml", "resources: [base.yaml]\n");
-        fs.insert("/r/base/base.yaml", &cm("base"));
+        fs.insert("/r/base/base.yaml", cm("base"));
         let names = |b: &crate::Build| -> Vec<String> {
             b.objects
                 .iter()

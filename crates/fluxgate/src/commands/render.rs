@@ -90,7 +90,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut diags = repo.diagnostics.clone();
     diags.extend(rendered.diagnostics);
     if !args.show_secrets {
-        selected.iter_mut().for_each(|o| secrets.mask_object(o));
+        for o in &mut selected {
+            secrets.mask_object(o);
+        }
         secrets.redact_diagnostics(&mut diags);
         output::mask_with(secrets.redactor().clone());
     }
