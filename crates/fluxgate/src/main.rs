@@ -6,6 +6,7 @@
 mod commands;
 mod config;
 mod output;
+mod secrets;
 
 use std::process::ExitCode;
 
@@ -59,7 +60,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("fluxgate: {e:#}");
+            output::warn(&format!("fluxgate: {e:#}"));
             ExitCode::from(2)
         }
     }

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod secrets;
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -228,4 +230,72 @@ fn rules_and_explain() {
         fluxgate(&["explain", "no-such-rule"]).status.code(),
         Some(2)
     );
+}
+
+// ---- fluxgate render --kustomization ----
+
+/// kubectl's load restrictor, whatever the current directory: a file above DIR is refused,
+/// inside a git repository and outside one, from the repository's root or from elsewhere.
+#[test]
+fn render_kustomization_refuses_files_above_dir() {
+    let tmp = std::env::temp_dir().join(format!("fluxgate-restrict-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    for repo in ["plain", "git"] {
+        let root = tmp.join(repo);
+        std::fs::create_dir_all(root.join("app")).expect("temp dir");
+        std::fs::create_dir_all(root.join("base")).expect("temp dir");
+        if repo == "git" {
+            std::fs::create_dir_all(root.join(".git")).expect("temp dir");
+        }
+        let cm =
+            |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+        std::fs::write(root.join("outside.yaml"), cm("outside")).expect("write");
+        std::fs::write(root.join("app/inside.yaml"), cm("inside")).expect("write");
+        std::fs::write(root.join("base/base.yaml"), cm("base")).expect("write");
+        std::fs::write(
+            root.join("base/kustomization.yaml"),
+            "resources: [base.yaml]\n",
+        )
+        .expect("write");
+        std::fs::write(
+            root.join("app/kustomization.yaml"),
+            "resources:\n  - ../outside.yaml\n  - ../base\n  - inside.yaml\n",
+        )
+        .expect("write");
+        for cwd in [root.clone(), root.join("app"), PathBuf::from("/")] {
+            let dir = root.join("app");
+            let out = Command::new(env!("CARGO_BIN_EXE_fluxgate"))
+                .args([
+                    "render",
+                    "--kustomization",
+                    dir.to_str().expect("utf-8 path"),
+                ])
+                .current_dir(&cwd)
+                .output()
+                .expect("the fluxgate binary runs");
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            let at = format!("{repo} repository, from {}", cwd.display());
+            assert_eq!(out.status.code(), Some(1), "{at}: {stderr}");
+            // Outside any repository, with DIR as the current directory, DIR is also the
+            // repository root: the file is refused as outside it.
+            let refused = stderr
+                .contains("kustomization.yaml:2: error: resource \"../outside.yaml\": security; file")
+                || (repo == "plain"
+                    && cwd == root.join("app")
+                    && stderr.contains(
+                        "kustomization.yaml:2: error: resource \"../outside.yaml\" is outside the repository root",
+                    ));
+            assert!(refused, "{at}: {stderr}");
+            assert!(!stdout.contains("name: outside"), "{at}: {stdout}");
+            assert!(stdout.contains("name: inside"), "{at}: {stdout}");
+            if repo == "git" || cwd == root {
+                // The base is inside the repository (or the current directory): read, as kubectl does.
+                assert!(stdout.contains("name: base"), "{at}: {stdout}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -2,7 +2,8 @@
 //!
 //! A [`Diagnostic`] names a rule, a severity, a message and a primary [`Location`] (where the
 //! bad value was *set*), with related locations (where it is consumed) and notes. Renderers in
-//! [`render`] turn a sorted list of diagnostics into text, JSON and the other formats.
+//! [`render`] turn a sorted list of diagnostics into text, JSON and the other formats;
+//! [`redact`] masks secret values before anything is printed.
 //!
 //! ```
 //! use fluxgate_diagnostics::{Diagnostic, Location, Severity};
@@ -11,6 +12,7 @@
 //! assert_eq!(d.location.as_ref().map(|l| l.line), Some(3));
 //! ```
 
+pub mod redact;
 pub mod render;
 
 use std::fmt;

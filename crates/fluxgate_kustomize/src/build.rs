@@ -73,6 +73,9 @@ const KNOWN_FIELDS: &[&str] = &[
 pub struct Builder<'a> {
     pub fs: &'a dyn Fs,
     pub root: PathBuf,
+    /// kubectl kustomize's `LoadRestrictionsRootOnly`: a kustomization reads files only at or
+    /// below its own folder (bases, being folders, may be anywhere under `root`).
+    pub root_only: bool,
     pub diags: Vec<Diagnostic>,
     /// Directories being built, outermost first: a directory met again is a cycle.
     stack: Vec<PathBuf>,
@@ -93,6 +96,7 @@ impl<'a> Builder<'a> {
         Builder {
             fs,
             root: normalize(root),
+            root_only: false,
             diags: Vec::new(),
             stack: Vec::new(),
             texts: HashMap::new(),
@@ -163,6 +167,31 @@ impl<'a> Builder<'a> {
         Some(path)
     }
 
+    /// With [`Builder::root_only`], whether the file `path` that the kustomization at `dir`
+    /// names is below `dir`; if not, the error `kubectl kustomize` gives.
+    fn file_allowed(
+        &mut self,
+        dir: &Path,
+        path: &Path,
+        target: &str,
+        loc: &Location,
+        what: &str,
+    ) -> bool {
+        if !self.root_only || normalize(path).starts_with(normalize(dir)) {
+            return true;
+        }
+        let (file, folder) = (self.rel(path), self.rel(dir));
+        self.error(
+            format!(
+                "{what} {target:?}: security; file '{file}' is not in or below '{folder}' \
+                 (kustomize's load restrictor; `kubectl kustomize --load-restrictor \
+                 LoadRestrictionsNone` would read it)"
+            ),
+            Some(loc.clone()),
+        );
+        false
+    }
+
     /// Reads a file the kustomization at `dir` names.
     pub fn read_file(
         &mut self,
@@ -172,6 +201,9 @@ impl<'a> Builder<'a> {
         what: &str,
     ) -> Option<(String, String)> {
         let path = self.resolve(dir, target, loc, what)?;
+        if !self.file_allowed(dir, &path, target, loc, what) {
+            return None;
+        }
         match self.fs.read(&path) {
             Ok(text) => Some((self.rel(&path), text)),
             Err(e) => {
@@ -190,6 +222,9 @@ impl<'a> Builder<'a> {
         what: &str,
     ) -> Option<Vec<u8>> {
         let path = self.resolve(dir, target, loc, what)?;
+        if !self.file_allowed(dir, &path, target, loc, what) {
+            return None;
+        }
         match self.fs.read_bytes(&path) {
             Ok(bytes) => Some(bytes),
             Err(e) => {
@@ -513,6 +548,9 @@ impl<'a> Builder<'a> {
         }
         if !self.fs.is_file(&path) && looks_like_host(target) {
             self.remote("resource", target, &entry.loc);
+            return Vec::new();
+        }
+        if !self.file_allowed(dir, &path, target, &entry.loc, "resource") {
             return Vec::new();
         }
         let rel = self.rel(&path);
@@ -935,5 +973,45 @@ mod tests {
             ]
         );
         assert_eq!(out.objects.len(), 3);
+    }
+
+    #[test]
+    fn root_only_refuses_files_above_the_kustomization_but_not_bases() {
+        let mut fs = crate::MemFs::new();
+        let cm =
+            |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n");
+        fs.insert(
+            "/r/app/kustomization.yaml",
+            "resources: [../outside.yaml, ../base, inside.yaml]\nconfigMapGenerator:\n  - name: g\n    files: [../outside.txt]\n",
+        );
+        fs.insert("/r/app/inside.yaml", cm("inside"));
+        fs.insert("/r/outside.yaml", cm("outside"));
+        fs.insert("/r/outside.txt", "x");
+        fs.insert("/r/base/kustomization.yaml", "resources: [base.yaml]\n");
+        fs.insert("/r/base/base.yaml", cm("base"));
+        let names = |b: &crate::Build| -> Vec<String> {
+            b.objects
+                .iter()
+                .filter_map(|o| o.str_at(&["metadata", "name"]).map(str::to_string))
+                .collect()
+        };
+        let (root, dir) = (Path::new("/r"), Path::new("/r/app"));
+        let open = crate::build(&fs, root, dir);
+        assert!(
+            names(&open).contains(&"outside".to_string()),
+            "{:?}",
+            open.diagnostics
+        );
+        let strict = crate::build_restricted(&fs, root, dir, crate::LoadRestrictor::RootOnly);
+        let got = names(&strict);
+        assert!(!got.contains(&"outside".to_string()), "{got:?}");
+        assert!(got.contains(&"base".to_string()) && got.contains(&"inside".to_string()));
+        let refused: Vec<_> = strict
+            .diagnostics
+            .iter()
+            .filter(|d| d.message.contains("is not in or below 'app'"))
+            .map(|d| d.location.as_ref().map(|l| l.line))
+            .collect();
+        assert_eq!(refused, [Some(1), Some(4)], "{:?}", strict.diagnostics);
     }
 }

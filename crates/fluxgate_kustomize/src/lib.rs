@@ -64,12 +64,31 @@ impl Build {
     }
 }
 
-/// Builds the kustomization in `dir`. `root` is the load restrictor's root (the repository):
-/// nothing outside it is read, and diagnostic paths are relative to it.
+/// Which files a kustomization may read, besides staying inside the root.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoadRestrictor {
+    /// Any file under the root: Flux's kustomize-controller (`LoadRestrictionsNone`, confined
+    /// to the source).
+    #[default]
+    None,
+    /// `kubectl kustomize`'s default (`LoadRestrictionsRootOnly`): a kustomization reads files
+    /// only at or below its own folder; bases, being folders, may be anywhere under the root.
+    RootOnly,
+}
+
+/// Builds the kustomization in `dir`. `root` is the repository: nothing outside it is read,
+/// and diagnostic paths are relative to it.
 #[must_use]
 pub fn build(fs: &dyn Fs, root: &Path, dir: &Path) -> Build {
+    build_restricted(fs, root, dir, LoadRestrictor::None)
+}
+
+/// [`build`] with a load restrictor.
+#[must_use]
+pub fn build_restricted(fs: &dyn Fs, root: &Path, dir: &Path, restrictor: LoadRestrictor) -> Build {
     let _schema = patch::SchemaGuard::new();
     let mut b = build::Builder::new(fs, root);
+    b.root_only = restrictor == LoadRestrictor::RootOnly;
     let dir = normalize(dir);
     if !dir.starts_with(&b.root) {
         b.error(

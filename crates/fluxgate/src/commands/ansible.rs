@@ -132,15 +132,21 @@ fn print_diags(diags: &[Diagnostic]) {
             .as_ref()
             .map(ToString::to_string)
             .unwrap_or_default();
-        eprintln!("{}: {} [{}] {}", d.severity, loc, d.rule, d.message);
+        crate::output::warn(&format!(
+            "{}: {} [{}] {}",
+            d.severity, loc, d.rule, d.message
+        ));
         for n in &d.notes {
-            eprintln!("    note: {n}");
+            crate::output::warn(&format!("    note: {n}"));
         }
     }
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let loaded = load(args)?;
+    // Vault values are opaque already (`<vault-encrypted>`); a Vault payload or SOPS value
+    // that reaches a template's text is masked on the way out.
+    crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
     let project = &loaded.project;
     let mut findings: Vec<Diagnostic> = loaded.config_diags.clone();
     findings.extend(project.diagnostics().iter().cloned());

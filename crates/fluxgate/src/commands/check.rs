@@ -23,6 +23,7 @@ use serde_json::json;
 
 use crate::config::Repo;
 use crate::output;
+use crate::secrets::Secrets;
 
 /// Arguments of `fluxgate check`.
 #[derive(clap::Args)]
@@ -94,13 +95,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for d in &mut diags {
         relativize(d, &repo.root);
     }
+    // No format may show a Secret's value: messages are masked here, once, for all of them.
+    let secrets = Secrets::from_environments(&envs);
+    secrets.redact_diagnostics(&mut diags);
+    output::mask_with(secrets.redactor().clone());
     fluxgate_diagnostics::sort_and_dedup(&mut diags);
 
     let threshold = args.fail_on.threshold();
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let text = match args.format {
-        CheckFormat::Text => text_report(&repo.root, &diags, passed, &names),
+        CheckFormat::Text => text_report(&repo.root, &secrets, &diags, passed, &names),
         CheckFormat::Json => {
             let v = json!({
                 "decision": if passed { "pass" } else { "fail" },
@@ -217,8 +222,15 @@ fn relativize(d: &mut Diagnostic, root: &Path) {
     }
 }
 
-/// rustc-style findings, a summary and the decision; colour only on a terminal.
-fn text_report(root: &Path, diags: &[Diagnostic], passed: bool, envs: &[String]) -> String {
+/// rustc-style findings, a summary and the decision; colour only on a terminal. Source lines
+/// are shown with the values of Secrets masked.
+fn text_report(
+    root: &Path,
+    secrets: &Secrets,
+    diags: &[Diagnostic],
+    passed: bool,
+    envs: &[String],
+) -> String {
     let cache: std::cell::RefCell<BTreeMap<String, Option<Arc<str>>>> =
         std::cell::RefCell::new(BTreeMap::new());
     let lookup = |file: &str| -> Option<Arc<str>> {
@@ -231,7 +243,9 @@ fn text_report(root: &Path, diags: &[Diagnostic], passed: bool, envs: &[String])
                 if !p.starts_with(root) || file.contains("..") {
                     return None;
                 }
-                std::fs::read_to_string(p).ok().map(Arc::from)
+                std::fs::read_to_string(p)
+                    .ok()
+                    .map(|text| Arc::from(secrets.mask_source(root, file, &text)))
             })
             .clone()
     };

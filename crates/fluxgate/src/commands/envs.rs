@@ -20,6 +20,8 @@ pub struct Args {
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let repo = Repo::open(args.repo.as_deref())?;
+    // Nothing here comes from a Secret; what is encrypted is masked all the same.
+    crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
     let envs = &repo.config.environments;
     match args.format {
         Format::Json => {

@@ -3,26 +3,37 @@
 //! `--env NAME` prints every object of the environment's Flux tree after post-build
 //! substitution, in render order (the entry directory, then each Flux Kustomization).
 //!
+//! Secret values are masked by default, as flux-local and flate do: every `data` and
+//! `stringData` value of a Secret is replaced by a fixed mask (`data` by the mask's base64, so
+//! the object stays a valid Secret), keys kept; a value that post-build substitution took from
+//! a Secret is masked where it lands, and so is any known secret value inside a string.
+//! `--show-secrets` prints them as they are, for local use; never in CI, whose logs are often
+//! public.
+//!
 //! `--kustomization DIR` prints what `kubectl kustomize DIR` prints (YAML, keys sorted,
-//! documents separated by `---`), and the findings on stderr as `file:line: severity:
-//! message`. The load restrictor's root is the git repository that contains DIR (the nearest
-//! folder above it holding `.git`); outside any repository it is the current directory
-//! when DIR is below it (`cd repo && fluxgate render --kustomization overlays/prod`), else
-//! DIR itself, so nothing outside DIR is read. Exit code 1 when a finding is an error: the objects that could be
-//! rendered are printed all the same.
+//! documents separated by `---`; `--format json` a list), and the findings on stderr as
+//! `file:line: severity: message`. It applies kubectl's load restrictor
+//! (`LoadRestrictionsRootOnly`): DIR's kustomization, and each base's, reads files only at or
+//! below its own folder, so `resources: [../outside.yaml]` is an error whatever the current
+//! directory is. Bases (folders) may lie outside DIR, as with kubectl, but never outside the
+//! repository: the git repository that contains DIR (the nearest folder above it holding
+//! `.git`); outside any repository the current directory when DIR is below it, else DIR
+//! itself. Exit code 1 when a finding is an error: the objects that could be rendered are
+//! printed all the same.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use fluxgate_diagnostics::{Diagnostic, Severity};
-use fluxgate_kustomize::{RealFs, build};
+use fluxgate_kustomize::{LoadRestrictor, RealFs, build_restricted};
 use fluxgate_model::{load_environment, object_id};
 use fluxgate_yaml::{EmitOptions, Node, emit_docs};
 use serde_json::json;
 
 use crate::config::Repo;
 use crate::output;
+use crate::secrets::Secrets;
 
 /// Arguments of `fluxgate render`.
 #[derive(clap::Args)]
@@ -47,6 +58,10 @@ pub struct Args {
     /// object as `{"object", "origin": {"file", "line"}}`.
     #[arg(long)]
     pub origins: bool,
+    /// Print the values of Secrets (and what was substituted from them) instead of a mask.
+    /// For local use only: CI logs are often public.
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -57,7 +72,7 @@ pub enum RenderFormat {
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.kustomization {
-        return run_kustomization(dir);
+        return run_kustomization(dir, args);
     }
     let Some(env_name) = &args.env else {
         anyhow::bail!("render needs --env NAME or --kustomization DIR");
@@ -66,12 +81,26 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let env = repo.env(env_name)?;
     let fs = RealFs::new(&repo.root);
     let rendered = load_environment(&fs, &repo.root, &repo.config, env);
-    let selected: Vec<&Node> = rendered.objects().filter(|o| selected(o, args)).collect();
+    let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
+    let mut selected: Vec<Node> = rendered
+        .objects()
+        .filter(|o| selected(o, args))
+        .cloned()
+        .collect();
+    let mut diags = repo.diagnostics.clone();
+    diags.extend(rendered.diagnostics);
+    if !args.show_secrets {
+        for o in &mut selected {
+            secrets.mask_object(o);
+        }
+        secrets.redact_diagnostics(&mut diags);
+        output::mask_with(secrets.redactor().clone());
+    }
     let text = match args.format {
         RenderFormat::Yaml => {
-            let docs: Vec<Node> = selected.iter().map(|n| (*n).clone()).collect();
+            let docs = &selected;
             emit_docs(
-                &docs,
+                docs,
                 EmitOptions {
                     sort_keys: true,
                     origins: args.origins,
@@ -93,11 +122,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     output::emit(&text)?;
-    let mut diags = repo.diagnostics.clone();
-    diags.extend(rendered.diagnostics);
     fluxgate_diagnostics::sort_and_dedup(&mut diags);
     for d in &diags {
-        eprintln!("{}", one_line(d));
+        output::warn(&one_line(d));
     }
     Ok(if diags.iter().any(|d| d.severity == Severity::Error) {
         ExitCode::from(1)
@@ -127,7 +154,7 @@ fn selected(obj: &Node, args: &Args) -> bool {
     true
 }
 
-fn run_kustomization(dir: &Path) -> anyhow::Result<ExitCode> {
+fn run_kustomization(dir: &Path, args: &Args) -> anyhow::Result<ExitCode> {
     let dir =
         std::fs::canonicalize(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     if !dir.is_dir() {
@@ -135,16 +162,32 @@ fn run_kustomization(dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let root = repository_root(&dir);
     let fs = RealFs::new(&root);
-    let result = build(&fs, &root, &dir);
-    output::emit(&emit_docs(
-        &result.objects,
-        EmitOptions {
-            sort_keys: true,
-            ..EmitOptions::default()
-        },
-    ))?;
+    let mut result = build_restricted(&fs, &root, &dir, LoadRestrictor::RootOnly);
+    if !args.show_secrets {
+        let secrets = Secrets::from_objects(result.objects.iter());
+        result
+            .objects
+            .iter_mut()
+            .for_each(|o| secrets.mask_object(o));
+        secrets.redact_diagnostics(&mut result.diagnostics);
+        output::mask_with(secrets.redactor().clone());
+    }
+    let text = match args.format {
+        RenderFormat::Yaml => emit_docs(
+            &result.objects,
+            EmitOptions {
+                sort_keys: true,
+                ..EmitOptions::default()
+            },
+        ),
+        RenderFormat::Json => {
+            let list: Vec<serde_json::Value> = result.objects.iter().map(Node::to_json).collect();
+            format!("{}\n", serde_json::to_string_pretty(&list)?)
+        }
+    };
+    output::emit(&text)?;
     for d in &result.diagnostics {
-        eprintln!("{}", one_line(d));
+        output::warn(&one_line(d));
     }
     Ok(if result.has_errors() {
         ExitCode::from(1)

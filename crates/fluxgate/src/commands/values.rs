@@ -1,5 +1,8 @@
 //! `fluxgate values`: a HelmRelease's effective values, each leaf with where it came from
 //! (chart default, valuesFrom object, inline line, and the substitution variable behind it).
+//!
+//! A leaf whose origin is a Secret (a `valuesFrom` Secret, or a variable substituted from one)
+//! is shown as a mask: its origin says where to look, the value stays in the Secret.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -12,7 +15,9 @@ use serde_json::json;
 
 use crate::commands::render::one_line;
 use crate::config::Repo;
-use crate::output::{Format, emit};
+use crate::output::{self, Format, emit};
+use crate::secrets::Secrets;
+use fluxgate_diagnostics::redact::MASK;
 
 /// Arguments of `fluxgate values`.
 #[derive(clap::Args)]
@@ -36,6 +41,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let env = repo.env(&args.env)?;
     let fs = RealFs::new(&repo.root);
     let rendered = load_environment(&fs, &repo.root, &repo.config, env);
+    let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
+    output::mask_with(secrets.redactor().clone());
     let Some(rel) = rendered.releases.get(release) else {
         let known: Vec<&str> = rendered.releases.keys().map(String::as_str).collect();
         anyhow::bail!(
@@ -48,6 +55,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
         );
     };
+    let from_secret = |chain: &[fluxgate_flux::helm::Origin]| {
+        chain.iter().any(|o| {
+            o.via.starts_with("valuesFrom Secret/") || secrets.is_secret_place(&o.location)
+        })
+    };
+    let mut tree = rel.values.tree.clone();
+    for (path, chain) in &rel.values.origins {
+        if from_secret(chain)
+            && let Some(n) = leaf_mut(&mut tree, path)
+        {
+            *n = Node::string(MASK, n.loc.clone());
+        }
+    }
     match args.format {
         Format::Json => {
             let origins: serde_json::Map<String, serde_json::Value> = rel
@@ -62,7 +82,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     (path.clone(), json!(list))
                 })
                 .collect();
-            let out = json!({"release": release, "values": rel.values.tree.to_json(), "origins": origins});
+            let out = json!({"release": release, "values": tree.to_json(), "origins": origins});
             emit(&format!("{}\n", serde_json::to_string_pretty(&out)?))?;
         }
         Format::Text => {
@@ -82,7 +102,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 );
             }
             for (path, chain) in &rel.values.origins {
-                let value = leaf(&rel.values.tree, path).map_or_else(|| "?".to_string(), show);
+                let value = if from_secret(chain) {
+                    format!("{MASK} (from a Secret)")
+                } else {
+                    leaf(&tree, path).map_or_else(|| "?".to_string(), show)
+                };
                 let _ = writeln!(out, "{path} = {value}");
                 for o in chain {
                     let _ = writeln!(out, "    <- {} ({})", o.location, o.via);
@@ -91,15 +115,23 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             emit(&out)?;
         }
     }
-    for d in &rendered.diagnostics {
-        eprintln!("{}", one_line(d));
+    let mut diags = rendered.diagnostics.clone();
+    secrets.redact_diagnostics(&mut diags);
+    for d in &diags {
+        output::warn(&one_line(d));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The node at a dotted path as the origins map writes it (`a.b`, `list[0].c`, `\.` inside keys).
-fn leaf<'a>(tree: &'a Node, path: &str) -> Option<&'a Node> {
-    let mut node = tree;
+/// One step of a dotted values path: a key, or a list index.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The steps of a dotted path as the origins map writes it (`a.b`, `list[0].c`, `\.` inside
+/// keys); `None` when an index is not a number.
+fn steps(path: &str) -> Option<Vec<Step>> {
     let mut key = String::new();
     let mut chars = path.chars().peekable();
     let mut segments: Vec<String> = Vec::new();
@@ -114,18 +146,41 @@ fn leaf<'a>(tree: &'a Node, path: &str) -> Option<&'a Node> {
         }
     }
     segments.push(key);
+    let mut out = Vec::new();
     for seg in segments {
         let (name, indexes) = match seg.find('[') {
             Some(i) => (&seg[..i], &seg[i..]),
             None => (seg.as_str(), ""),
         };
         if !name.is_empty() {
-            node = node.get(name)?;
+            out.push(Step::Key(name.to_string()));
         }
         for idx in indexes.split(']').filter(|s| !s.is_empty()) {
-            let i: usize = idx.trim_start_matches('[').parse().ok()?;
-            node = node.as_seq()?.get(i)?;
+            out.push(Step::Index(idx.trim_start_matches('[').parse().ok()?));
         }
+    }
+    Some(out)
+}
+
+/// The node at a dotted path as the origins map writes it.
+pub(crate) fn leaf<'a>(tree: &'a Node, path: &str) -> Option<&'a Node> {
+    let mut node = tree;
+    for step in steps(path)? {
+        node = match step {
+            Step::Key(k) => node.get(&k)?,
+            Step::Index(i) => node.as_seq()?.get(i)?,
+        };
+    }
+    Some(node)
+}
+
+fn leaf_mut<'a>(tree: &'a mut Node, path: &str) -> Option<&'a mut Node> {
+    let mut node = tree;
+    for step in steps(path)? {
+        node = match step {
+            Step::Key(k) => node.get_mut(&k)?,
+            Step::Index(i) => node.as_seq_mut()?.get_mut(i)?,
+        };
     }
     Some(node)
 }

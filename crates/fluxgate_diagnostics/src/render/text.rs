@@ -3,6 +3,11 @@ use std::fmt::Write as _;
 use crate::{Diagnostic, Location};
 
 /// Gives the text of a repository file, so that the renderer can show the source line.
+///
+/// The text is what users will see: a lookup for a repository masks the values of Secrets
+/// (see [`crate::redact`]) before handing it over. The renderer itself masks what is
+/// recognisably encrypted (SOPS `ENC[...]`, Ansible Vault payloads) on every line it shows,
+/// whatever the lookup did.
 pub trait SourceLookup {
     fn source(&self, file: &str) -> Option<std::sync::Arc<str>>;
 }
@@ -56,6 +61,7 @@ fn snippet(out: &mut String, loc: &Location, label: Option<&str>, sources: &dyn 
     let Some(line) = text.lines().nth(loc.line as usize - 1) else {
         return;
     };
+    let line = crate::redact::mask_encrypted_line(line);
     let num = loc.line.to_string();
     let pad = " ".repeat(num.len());
     let caret_at = (loc.column.max(1) - 1) as usize;
@@ -94,5 +100,19 @@ mod tests {
         render_text(&mut out, &d, &src);
         assert!(out.contains(" 2 | b:  oops"), "{out}");
         assert!(out.contains("   |     ^^^^"), "{out}");
+    }
+
+    #[test]
+    fn encrypted_values_are_masked_whatever_the_lookup_gives() {
+        let d = Diagnostic::new("render", Severity::Error, "bad").at(Location::new("f.yaml", 1, 8));
+        let src = |_: &str| {
+            Some(Arc::<str>::from(
+                "token: ENC[AES256_GCM,data:c2VjcmV0,type:str]\n",
+            ))
+        };
+        let mut out = String::new();
+        render_text(&mut out, &d, &src);
+        assert!(out.contains(" 1 | token: ENC[********]"), "{out}");
+        assert!(!out.contains("c2VjcmV0"), "{out}");
     }
 }

@@ -1,0 +1,354 @@
+//! Never print a secret: a [`Redactor`] knows the values that came from Secrets and masks every
+//! occurrence of them in text, and [`mask_encrypted`] masks what is recognisable as encrypted
+//! without knowing any value (SOPS `ENC[...]`, Ansible Vault payloads).
+//!
+//! CI logs are often public, so every output of fluxgate passes through one of these before it
+//! is printed. The structural masking (a Secret's `data` in a snippet, in `render`) is done
+//! where the structure is known; this is the net under it, for values that a message
+//! interpolates.
+//!
+//! ```
+//! use fluxgate_diagnostics::redact::{Redactor, MASK};
+//! let mut r = Redactor::default();
+//! r.add("hunter2-but-longer");
+//! assert_eq!(r.redact("password is hunter2-but-longer"), format!("password is {MASK}"));
+//! ```
+
+use std::borrow::Cow;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::Diagnostic;
+
+/// What a secret value is replaced with, everywhere.
+pub const MASK: &str = "********";
+
+/// Values shorter than this are not searched for in free text: a `1` or `on` from a Secret
+/// cannot be told apart from the words and numbers of a message, and masking every `1` would
+/// make the output unreadable without hiding anything worth hiding. Structural masking still
+/// hides them where their place is known.
+pub const MIN_SECRET_LEN: usize = 4;
+
+/// A value cut short by a message (`"abc…"`) is still the value when at least this much of it
+/// is shown.
+const MIN_PREFIX_LEN: usize = 8;
+
+/// Words that a Secret may hold but that every output is full of.
+const COMMON_WORDS: [&str; 8] = ["true", "false", "null", "none", "yes", "on", "off", "no"];
+
+/// The secret values of a run, and the masking of their occurrences.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    needles: Vec<String>,
+    matcher: Option<AhoCorasick>,
+}
+
+impl Redactor {
+    /// Remembers a secret value: the value itself, each of its lines (a multi-line value is
+    /// shown a line at a time in snippets), and the escaped forms a message may give it
+    /// (JSON, Rust's `{:?}`).
+    pub fn add(&mut self, value: &str) {
+        let mut forms: Vec<String> = vec![value.to_string()];
+        if value.contains('\n') {
+            forms.extend(value.lines().map(|l| l.trim().to_string()));
+        }
+        let escaped: Vec<String> = forms
+            .iter()
+            .flat_map(|f| {
+                let json = serde_json::to_string(f).unwrap_or_default();
+                let json = json
+                    .strip_prefix('"')
+                    .and_then(|j| j.strip_suffix('"'))
+                    .unwrap_or_default()
+                    .to_string();
+                [json, f.escape_debug().to_string()]
+            })
+            .collect();
+        forms.extend(escaped);
+        for f in forms {
+            let f = f.trim();
+            if f.chars().count() >= MIN_SECRET_LEN
+                && !COMMON_WORDS.contains(&f.to_ascii_lowercase().as_str())
+            {
+                self.needles.push(f.to_string());
+            }
+        }
+        self.matcher = None;
+    }
+
+    /// Builds the matcher once all values are known. [`Redactor::redact`] works without it,
+    /// only slower.
+    #[must_use]
+    pub fn finish(mut self) -> Redactor {
+        // Longest first, so that a value containing another is masked whole.
+        self.needles
+            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        self.needles.dedup();
+        self.matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&self.needles)
+            .ok();
+        self
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// `text` with every known secret value, every value cut short with `…`, and everything
+    /// [`mask_encrypted`] recognises replaced by [`MASK`].
+    #[must_use]
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out: Cow<'a, str> = Cow::Borrowed(text);
+        if !self.needles.is_empty() {
+            let replaced = match &self.matcher {
+                Some(m) if m.is_match(text) => {
+                    Some(m.replace_all(text, &vec![MASK; self.needles.len()]))
+                }
+                Some(_) => None,
+                None => {
+                    let mut s = text.to_string();
+                    for n in &self.needles {
+                        if s.contains(n.as_str()) {
+                            s = s.replace(n.as_str(), MASK);
+                        }
+                    }
+                    (s != text).then_some(s)
+                }
+            };
+            if let Some(r) = replaced {
+                out = Cow::Owned(r);
+            }
+            if out.contains('…') {
+                out = Cow::Owned(self.mask_cut_values(&out));
+            }
+        }
+        if let Cow::Owned(masked) = mask_encrypted(&out) {
+            return Cow::Owned(masked);
+        }
+        out
+    }
+
+    /// A value a message shortened (`"first 80 characters…`): the shown prefix is masked.
+    fn mask_cut_values(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('…') {
+            let before = &rest[..at];
+            let cut = self
+                .needles
+                .iter()
+                .filter_map(|n| longest_prefix_suffix(before, n))
+                .max()
+                .unwrap_or(0);
+            out.push_str(&before[..before.len() - cut]);
+            if cut > 0 {
+                out.push_str(MASK);
+            }
+            out.push('…');
+            rest = &rest[at + '…'.len_utf8()..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Masks the message, notes, help and related labels of a diagnostic (locations are paths,
+    /// never values).
+    pub fn redact_diagnostic(&self, d: &mut Diagnostic) {
+        let fix = |s: &mut String| {
+            if let Cow::Owned(r) = self.redact(s) {
+                *s = r;
+            }
+        };
+        fix(&mut d.message);
+        d.notes.iter_mut().for_each(fix);
+        if let Some(h) = &mut d.help {
+            fix(h);
+        }
+        for r in &mut d.related {
+            fix(&mut r.message);
+        }
+    }
+}
+
+/// The byte length of the longest prefix of `needle` (at least [`MIN_PREFIX_LEN`] characters)
+/// that `text` ends with.
+fn longest_prefix_suffix(text: &str, needle: &str) -> Option<usize> {
+    let mut ends: Vec<usize> = needle.char_indices().map(|(i, _)| i).skip(1).collect();
+    ends.push(needle.len());
+    ends.into_iter()
+        .rev()
+        .filter(|&end| needle[..end].chars().count() >= MIN_PREFIX_LEN)
+        .find(|&end| text.ends_with(&needle[..end]))
+}
+
+/// Masks what is encrypted whatever its key: SOPS values (`ENC[AES256_GCM,...]` becomes
+/// `ENC[********]`) and the hex payload of Ansible Vault (the lines after `$ANSIBLE_VAULT;`).
+/// Line structure and indentation are kept, so snippets stay aligned.
+#[must_use]
+pub fn mask_encrypted(text: &str) -> Cow<'_, str> {
+    if !text.contains("ENC[") && !text.contains("$ANSIBLE_VAULT") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_vault = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let eol = &line[body.len()..];
+        let trimmed = body.trim();
+        let hex = is_hex(trimmed);
+        if hex && in_vault {
+            out.push_str(&body[..body.len() - body.trim_start().len()]);
+            out.push_str(MASK);
+        } else {
+            out.push_str(&mask_sops_values(body));
+        }
+        out.push_str(eol);
+        in_vault = body.contains("$ANSIBLE_VAULT;") || (in_vault && (hex || trimmed.is_empty()));
+    }
+    Cow::Owned(out)
+}
+
+/// [`mask_encrypted`] for one line seen without its neighbours (a snippet line): a line of
+/// nothing but 32 or more hex digits is taken for a Vault payload line.
+#[must_use]
+pub fn mask_encrypted_line(line: &str) -> Cow<'_, str> {
+    let trimmed = line.trim();
+    if trimmed.len() >= 32 && is_hex(trimmed) {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        return Cow::Owned(format!("{indent}{MASK}"));
+    }
+    mask_encrypted(line)
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `ENC[...]` -> `ENC[********]` (an unclosed one is masked to the end of the line).
+fn mask_sops_values(line: &str) -> Cow<'_, str> {
+    if !line.contains("ENC[") {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("ENC[") {
+        out.push_str(&rest[..at + 4]);
+        out.push_str(MASK);
+        let after = &rest[at + 4..];
+        match after.find(']') {
+            Some(end) => rest = &after[end..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// `line` with everything from character column `column` (1-based) on replaced by [`MASK`];
+/// a column past the end leaves the line as it is.
+#[must_use]
+pub fn mask_from_column(line: &str, column: usize) -> String {
+    let at = line
+        .char_indices()
+        .nth(column.saturating_sub(1))
+        .map(|(i, _)| i);
+    match at {
+        Some(i) if !line[i..].trim().is_empty() => format!("{}{MASK}", &line[..i]),
+        _ => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Location, Severity};
+
+    fn redactor(values: &[&str]) -> Redactor {
+        let mut r = Redactor::default();
+        for v in values {
+            r.add(v);
+        }
+        r.finish()
+    }
+
+    #[test]
+    fn masks_values_and_their_lines_longest_first() {
+        let r = redactor(&[
+            "s3cr3t-token",
+            "s3cr3t-token-and-more",
+            "line one\nsecond line",
+        ]);
+        assert_eq!(
+            r.redact("a s3cr3t-token-and-more b s3cr3t-token"),
+            "a ******** b ********"
+        );
+        assert_eq!(r.redact("shows: second line"), "shows: ********");
+    }
+
+    #[test]
+    fn short_and_common_values_are_left_to_structural_masking() {
+        let r = redactor(&["1", "on", "true", "abc"]);
+        assert!(r.is_empty());
+        assert_eq!(r.redact("1 error, true"), "1 error, true");
+    }
+
+    #[test]
+    fn escaped_and_cut_forms_are_masked() {
+        let r = redactor(&["quote\"inside-secret", "0123456789abcdefghijklmnop"]);
+        assert_eq!(
+            r.redact(r#"got String("quote\"inside-secret")"#),
+            "got String(\"********\")"
+        );
+        assert_eq!(r.redact("has \"0123456789abc…"), "has \"********…");
+        assert_eq!(r.redact("short 0123…"), "short 0123…");
+    }
+
+    #[test]
+    fn diagnostics_keep_locations() {
+        let r = redactor(&["10.77.77.77"]);
+        let mut d = Diagnostic::new("ha-endpoint", Severity::Error, "dials 10.77.77.77")
+            .at(Location::new("a.yaml", 3, 5))
+            .related(
+                Location::new("b.yaml", 1, 1),
+                "the bootstrap sets 10.77.77.77",
+            )
+            .note("endpoints: 10.77.77.77")
+            .help("not 10.77.77.77");
+        r.redact_diagnostic(&mut d);
+        assert_eq!(d.message, "dials ********");
+        assert_eq!(d.related[0].message, "the bootstrap sets ********");
+        assert_eq!(d.notes[0], "endpoints: ********");
+        assert_eq!(d.help.as_deref(), Some("not ********"));
+        assert_eq!(d.location, Some(Location::new("a.yaml", 3, 5)));
+    }
+
+    #[test]
+    fn sops_and_vault_payloads() {
+        let text = "  token: ENC[AES256_GCM,data:abc,iv:x,type:str] # c\nv: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  3563\n  3736\nnext: 1\n";
+        assert_eq!(
+            mask_encrypted(text),
+            "  token: ENC[********] # c\nv: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  ********\n  ********\nnext: 1\n"
+        );
+        let lone =
+            "    35653931626137666165613263656233376232343436623538383032306630363434623163623437";
+        assert_eq!(mask_encrypted_line(lone), "    ********");
+        assert_eq!(mask_encrypted(lone), lone);
+        assert!(matches!(
+            mask_encrypted("a: 1\nb: cafe\n"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn column_masking() {
+        assert_eq!(
+            mask_from_column("  password: hunter2", 13),
+            "  password: ********"
+        );
+        assert_eq!(mask_from_column("  password:", 13), "  password:");
+    }
+}
