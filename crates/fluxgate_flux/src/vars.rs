@@ -114,7 +114,11 @@ impl Vars {
                     vars.unknown.push(format!("{kind}/{ns}/{name}"));
                     diags.push(runtime_note("substituteFrom", kind, name, creator, entry));
                 }
-                None => diags.push(
+                None => {
+                    // Its keys are unknown: the missing source is the finding, not each
+                    // variable it would have defined.
+                    vars.unknown.push(format!("{kind}/{ns}/{name}"));
+                    diags.push(
                     Diagnostic::render_error(
                         format!(
                             "substituteFrom {kind}/{name} does not exist in namespace {ns}: \
@@ -123,7 +127,8 @@ impl Vars {
                         Some(entry.loc.clone()),
                     )
                     .help("define the object in a Kustomization this one depends on"),
-                ),
+                    );
+                }
             }
         }
         if let Some(inline) = post

@@ -1,6 +1,7 @@
 //! `fluxgate.yaml` (SPEC §2). Every key is optional except `environments.<name>.flux`;
 //! unknown keys are findings (rule `config`), so typos surface instead of being ignored.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
@@ -99,22 +100,144 @@ pub struct Contract {
 /// Parses `fluxgate.yaml`. Problems are findings; whatever is valid is kept.
 #[must_use]
 pub fn parse_config(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
+    let (cfg, diags, _) = read_config(file, text);
+    (cfg, diags)
+}
+
+fn read_config(file: &str, text: &str) -> (Config, Vec<Diagnostic>, Vec<ConfigPath>) {
     let (root, mut diags) = parse_one(file, text, Schema::Kube);
     let mut p = Reader {
         diags: Vec::new(),
         file: Arc::from(file),
+        paths: Vec::new(),
     };
     let mut cfg = Config::default();
     if let Some(root) = root {
         p.read(&root, &mut cfg);
     }
     diags.append(&mut p.diags);
+    (cfg, diags, p.paths)
+}
+
+/// [`parse_config`] for the repository at `root`: every configured path must exist, be of
+/// its kind and stay inside the repository; an environment whose `flux:` folder is missing,
+/// outside or empty is left out (with its error), so that it is never checked as empty.
+#[must_use]
+pub fn parse_config_in(root: &Path, file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
+    let (mut cfg, mut diags, paths) = read_config(file, text);
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut bad_flux: Vec<String> = Vec::new();
+    for p in &paths {
+        let Some(problem) = path_problem(&root, p) else {
+            continue;
+        };
+        if p.what == "flux" {
+            bad_flux.push(
+                p.path
+                    .trim_start_matches("./")
+                    .trim_end_matches('/')
+                    .to_string(),
+            );
+        }
+        diags.push(
+            Diagnostic::new(
+                "config",
+                Severity::Error,
+                format!("{} `{}` {problem}", p.what, p.path),
+            )
+            .at(p.loc.clone()),
+        );
+    }
+    cfg.environments
+        .retain(|e| e.flux.as_ref().is_none_or(|f| !bad_flux.contains(f)));
     (cfg, diags)
+}
+
+/// Why a configured path cannot be used, or `None`.
+fn path_problem(root: &Path, p: &ConfigPath) -> Option<String> {
+    let rel = p.path.trim_start_matches("./");
+    if Path::new(rel).is_absolute() {
+        return Some("must be relative to the repository root".to_string());
+    }
+    let full = root.join(rel);
+    let Ok(real) = full.canonicalize() else {
+        return Some("does not exist".to_string());
+    };
+    if !real.starts_with(root) {
+        return Some("is outside the repository".to_string());
+    }
+    match p.kind {
+        PathKind::Dir if !real.is_dir() => return Some("is not a directory".to_string()),
+        PathKind::File if !real.is_file() => return Some("is not a file".to_string()),
+        _ => {}
+    }
+    if p.what == "flux" && !has_yaml(&real) {
+        return Some(
+            "holds no YAML file: Flux would reconcile nothing there (is the path right?)"
+                .to_string(),
+        );
+    }
+    None
+}
+
+/// Whether a folder holds a YAML file at any depth (what Flux can build).
+fn has_yaml(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        if p.is_dir() {
+            has_yaml(&p)
+        } else {
+            matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) || p.file_name().is_some_and(|n| n == "Kustomization")
+        }
+    })
+}
+
+/// Whether a `vip:` is an IP address, a DNS name, or an Ansible expression.
+fn is_valid_vip(v: &str) -> bool {
+    if v.contains("{{") || v.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    let labels: Vec<&str> = v.trim_end_matches('.').split('.').collect();
+    !v.is_empty()
+        && v.len() <= 253
+        && !labels.iter().all(|l| l.chars().all(|c| c.is_ascii_digit()))
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
 }
 
 struct Reader {
     diags: Vec<Diagnostic>,
     file: Arc<str>,
+    paths: Vec<ConfigPath>,
+}
+
+/// What a configured path must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PathKind {
+    Dir,
+    File,
+    /// A file or a directory (an inventory, a policy folder).
+    Any,
+}
+
+/// A path read from the configuration, with where it was written.
+#[derive(Clone, Debug)]
+struct ConfigPath {
+    path: String,
+    loc: Location,
+    what: &'static str,
+    kind: PathKind,
 }
 
 impl Reader {
@@ -157,11 +280,36 @@ impl Reader {
     }
 
     fn string(&mut self, node: &Node, what: &str) -> Option<String> {
-        match node.scalar_text() {
-            Some(s) if !node.is_null() => Some(s),
+        match &node.value {
+            Value::String(s) => Some(s.clone()),
             _ => {
                 self.error(&node.loc, format!("{what} must be a string"));
                 None
+            }
+        }
+    }
+
+    /// A path of the repository: a string, recorded to be checked against the tree
+    /// ([`parse_config_in`]).
+    fn path(&mut self, node: &Node, what: &'static str, kind: PathKind) -> Option<String> {
+        let p = self.string(node, what)?;
+        self.paths.push(ConfigPath {
+            path: p.clone(),
+            loc: node.loc.clone(),
+            what,
+            kind,
+        });
+        Some(p)
+    }
+
+    /// A list of mappings (`parity:`, `contracts:`); anything else is a finding.
+    fn list<'n>(&mut self, node: &'n Node, what: &str) -> &'n [Node] {
+        match &node.value {
+            Value::Seq(items) => items,
+            Value::Null => &[],
+            _ => {
+                self.error(&node.loc, format!("{what} must be a list"));
+                &[]
             }
         }
     }
@@ -196,13 +344,15 @@ impl Reader {
                 }
                 "sources" => {
                     for (name, dir) in self.entries(v, "sources", &[]) {
-                        if let Some(d) = self.string(dir, "a source directory") {
+                        if let Some(d) = self.path(dir, "source directory", PathKind::Dir) {
                             cfg.sources.insert(name.to_string(), d);
                         }
                     }
                 }
-                "charts" => cfg.charts = self.string(v, "charts"),
-                "requirements" => cfg.requirements = self.string(v, "requirements"),
+                "charts" => cfg.charts = self.path(v, "charts", PathKind::Dir),
+                "requirements" => {
+                    cfg.requirements = self.path(v, "requirements", PathKind::File);
+                }
                 "rules" => {
                     for (name, r) in self.entries(v, "rules", &[]) {
                         let rc = self.rule(r);
@@ -210,20 +360,31 @@ impl Reader {
                     }
                 }
                 "parity" => {
-                    for g in v.as_seq().unwrap_or_default() {
+                    for g in self.list(v, "parity") {
                         if let Some(g) = self.parity(g) {
                             cfg.parity.push(g);
                         }
                     }
                 }
                 "contracts" => {
-                    for c in v.as_seq().unwrap_or_default() {
+                    for c in self.list(v, "contracts") {
                         if let Some(c) = self.contract(c) {
                             cfg.contracts.push(c);
                         }
                     }
                 }
-                "policies" => cfg.policies = self.strings(v, "a policy path"),
+                "policies" => {
+                    let items: Vec<Node> = match &v.value {
+                        Value::Seq(items) => items.clone(),
+                        Value::Null => Vec::new(),
+                        _ => vec![v.clone()],
+                    };
+                    for item in &items {
+                        if let Some(p) = self.path(item, "policy path", PathKind::Any) {
+                            cfg.policies.push(p);
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -247,13 +408,22 @@ impl Reader {
             match k {
                 "flux" => {
                     env.flux = Some(
-                        self.string(v, "flux")?
+                        self.path(v, "flux", PathKind::Dir)?
                             .trim_start_matches("./")
                             .trim_end_matches('/')
                             .to_string(),
                     );
                 }
-                "vip" => env.vip = self.string(v, "vip"),
+                "vip" => {
+                    env.vip = self.string(v, "vip");
+                    if let Some(vip) = env.vip.as_deref().filter(|x| !is_valid_vip(x)) {
+                        self.error(
+                            &v.loc,
+                            format!("vip `{vip}` is neither an IP address nor a DNS name"),
+                        );
+                        env.vip = None;
+                    }
+                }
                 "nodes" => match v.as_i64().and_then(|n| u32::try_from(n).ok()) {
                     Some(n) => env.nodes = Some(n),
                     None => self.error(&v.loc, "nodes must be a positive number"),
@@ -268,7 +438,12 @@ impl Reader {
                     for (ak, av) in
                         self.entries(v, "ansible", &["inventory", "group", "playbook", "config"])
                     {
-                        let s = self.string(av, ak);
+                        let s = match ak {
+                            "inventory" => self.path(av, "ansible inventory", PathKind::Any),
+                            "playbook" => self.path(av, "ansible playbook", PathKind::File),
+                            "config" => self.path(av, "ansible config", PathKind::File),
+                            _ => self.string(av, ak),
+                        };
                         match ak {
                             "inventory" => a.inventory = s.unwrap_or_default(),
                             "group" => a.group = s,
@@ -432,7 +607,8 @@ impl Reader {
 }
 
 /// The known key nearest to a typo, by edit distance, when it is close enough to suggest.
-fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+#[must_use]
+pub fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| (edit_distance(word, k), *k))

@@ -11,7 +11,7 @@ use std::path::Path;
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
-use crate::config::{AnsibleConfig, Config, EnvConfig, parse_config};
+use crate::config::{AnsibleConfig, Config, EnvConfig, parse_config_in};
 use crate::walk::{files_where, yaml_files};
 
 /// Reads `fluxgate.yaml` when there is one, else discovers. `Err` only when the config file
@@ -20,7 +20,7 @@ pub fn load(root: &Path) -> std::io::Result<(Config, Vec<Diagnostic>)> {
     let path = root.join("fluxgate.yaml");
     if path.is_file() {
         let text = std::fs::read_to_string(&path)?;
-        return Ok(parse_config("fluxgate.yaml", &text));
+        return Ok(parse_config_in(root, "fluxgate.yaml", &text));
     }
     let cfg = Config {
         environments: discover(root),

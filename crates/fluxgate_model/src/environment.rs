@@ -121,6 +121,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
             Some(g) => project.group_hosts(g),
             None => project.hosts(),
         };
+        diagnostics.extend(template_problems(&project, &hosts));
         Bootstrap { project, hosts }
     });
 
@@ -182,4 +183,41 @@ fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Diagnosti
         d = d.related(at.clone(), format!("{label} is named here"));
     }
     Some(d)
+}
+
+/// Renders every template that a `template` task of the site playbook writes, for each of the
+/// environment's hosts its play targets (renders are memoised in the project, so the rules
+/// reuse them): a syntax error or an undefined variable is a `render` finding at its line,
+/// once per template line however many hosts fail on it.
+fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut failing: IndexMap<(String, Option<fluxgate_diagnostics::Location>), (usize, usize)> =
+        IndexMap::new();
+    for po in project.order() {
+        for task in &po.play.tasks {
+            let Some(path) = task.template.as_ref().and_then(|t| t.resolved.clone()) else {
+                continue;
+            };
+            for host in po.hosts.iter().filter(|h| env_hosts.contains(h)) {
+                let Err(d) = project.render_template(&path, host) else {
+                    continue;
+                };
+                match failing.get_mut(&(path.clone(), d.location.clone())) {
+                    Some((_, hosts)) => *hosts += 1,
+                    None => {
+                        failing.insert((path.clone(), d.location.clone()), (out.len(), 1));
+                        out.push(d);
+                    }
+                }
+            }
+        }
+    }
+    for (i, hosts) in failing.into_values() {
+        if hosts > 1 {
+            out[i]
+                .notes
+                .push(format!("the same error on {hosts} hosts"));
+        }
+    }
+    out
 }

@@ -125,6 +125,37 @@ fn apply_settings(d: &mut Diagnostic, rule: &Rule, settings: &RuleConfig) {
     }
 }
 
+/// `rules:` entries of fluxgate.yaml that name no rule, or a key the rule does not have (a
+/// misspelled `enabeld`): each a `config` error at its line, with the nearest known name.
+#[must_use]
+pub fn check_rule_config(config: &Config) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (name, rc) in &config.rules {
+        let Some(rule) = registry::find(name) else {
+            continue;
+        };
+        for (key, node) in &rc.settings {
+            let mut known: Vec<&str> = vec!["enabled", "severity", "requirements"];
+            known.extend(rule.settings);
+            let hint = fluxgate_model::config::closest(key, &known)
+                .map(|c| format!(" (did you mean `{c}`?)"))
+                .unwrap_or_default();
+            out.push(
+                Diagnostic::new(
+                    "config",
+                    Severity::Error,
+                    format!(
+                        "unknown key `{key}` in rules.{name}{hint}; known keys: {}",
+                        known.join(", ")
+                    ),
+                )
+                .at(node.loc.clone()),
+            );
+        }
+    }
+    out
+}
+
 /// Whether a rule name is one this build knows (contracts are `contract:<id>`).
 #[must_use]
 pub fn is_known_rule(name: &str) -> bool {

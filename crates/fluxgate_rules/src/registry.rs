@@ -43,6 +43,9 @@ pub struct Rule {
     pub name: &'static str,
     pub default_severity: Severity,
     pub check: Check,
+    /// The rule's own keys under `rules.<name>` in fluxgate.yaml, besides `enabled`,
+    /// `severity` and `requirements`; any other key is a typo and a `config` finding.
+    pub settings: &'static [&'static str],
     /// The doc comment of the declaration, as written (`///` lines).
     pub raw_doc: &'static str,
 }
@@ -115,7 +118,8 @@ macro_rules! declare_rule {
             name: $name:literal,
             severity: $sev:ident,
             scope: $scope:ident,
-            check: $check:path $(,)?
+            check: $check:path
+            $(, settings: [$($setting:literal),* $(,)?])? $(,)?
         }
     ) => {
         $(#[doc = $doc])*
@@ -123,6 +127,7 @@ macro_rules! declare_rule {
             name: $name,
             default_severity: $crate::Severity::$sev,
             check: $crate::registry::Check::$scope($check),
+            settings: &[$($($setting),*)?],
             raw_doc: concat!($($doc, "\n"),*),
         };
     };

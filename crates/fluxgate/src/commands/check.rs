@@ -83,6 +83,31 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .map(|n| repo.env(n))
             .collect::<anyhow::Result<_>>()?
     };
+    // Fail closed: a run that checked no environment must never say PASS about it.
+    if selected.is_empty() {
+        let how = if repo.root.join("fluxgate.yaml").is_file() {
+            "no environment of fluxgate.yaml can be checked (declare one under `environments:`, \
+             with a `flux:` folder that exists)"
+        } else {
+            "discovery found no environment: no Flux Kustomization whose spec.path contains \
+             the file that declares it, no FluxInstance or flux-instance HelmRelease \
+             spec.sync.path, no Ansible inventory; add fluxgate.yaml"
+        };
+        let mut why = String::new();
+        for d in repo
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+        {
+            let at = d
+                .location
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            why.push_str(&format!("\n  {at}: {}", d.message));
+        }
+        anyhow::bail!("nothing to check in {}: {how}{why}", repo.root.display());
+    }
     let fs = RealFs::new(&repo.root);
     let envs: Vec<Environment> = selected
         .iter()
@@ -91,6 +116,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
     let mut diags = repo.diagnostics.clone();
     diags.extend(unknown_rules(&repo));
+    diags.extend(fluxgate_rules::check_rule_config(&repo.config));
     diags.extend(fluxgate_rules::run(&repo.root, &repo.config, &envs));
     for d in &mut diags {
         relativize(d, &repo.root);
@@ -146,12 +172,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         CheckFormat::Markdown => render_markdown(&diags, passed, &names),
     };
-    output::emit(&text)?;
-    Ok(if passed {
+    let code = if passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    };
+    // A reader that stops early (`check | head -1`) does not turn a failed gate into a pass.
+    match output::emit(&text) {
+        Err(e) if output::is_broken_pipe(&e) => Ok(code),
+        other => other.map(|()| code),
+    }
 }
 
 fn count(diags: &[Diagnostic], sev: Severity) -> usize {

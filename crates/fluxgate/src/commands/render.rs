@@ -82,6 +82,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let fs = RealFs::new(&repo.root);
     let rendered = load_environment(&fs, &repo.root, &repo.config, env);
     let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
+    let rendered_count = rendered.objects().count();
     let mut selected: Vec<Node> = rendered
         .objects()
         .filter(|o| selected(o, args))
@@ -125,6 +126,22 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     fluxgate_diagnostics::sort_and_dedup(&mut diags);
     for d in &diags {
         output::warn(&one_line(d));
+    }
+    // A filter that matches nothing says so: an empty output must not look like "all good".
+    if selected.is_empty() && (args.kind.is_some() || args.name.is_some()) {
+        let mut what = Vec::new();
+        if let Some(k) = &args.kind {
+            what.push(format!("kind {k}"));
+        }
+        if let Some(n) = &args.name {
+            what.push(format!("name {n}"));
+        }
+        output::warn(&format!(
+            "fluxgate: no object of environment {env_name} matches {} ({} objects rendered)",
+            what.join(" and "),
+            rendered_count
+        ));
+        return Ok(ExitCode::from(2));
     }
     Ok(if diags.iter().any(|d| d.severity == Severity::Error) {
         ExitCode::from(1)

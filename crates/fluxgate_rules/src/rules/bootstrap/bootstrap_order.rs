@@ -48,6 +48,7 @@ crate::declare_rule! {
         severity: Error,
         scope: Environment,
         check: check,
+        settings: ["agent_groups", "cni", "flux", "k3s", "vip", "vip_vars"],
     }
 }
 

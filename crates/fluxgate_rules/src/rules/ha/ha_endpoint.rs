@@ -49,6 +49,7 @@ crate::declare_rule! {
         severity: Error,
         scope: Environment,
         check: check,
+        settings: ["agent_groups", "vip_vars"],
     }
 }
 

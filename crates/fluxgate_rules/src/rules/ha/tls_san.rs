@@ -39,6 +39,7 @@ crate::declare_rule! {
         severity: Error,
         scope: Environment,
         check: check,
+        settings: ["agent_groups", "san_vars", "vip_vars"],
     }
 }
 

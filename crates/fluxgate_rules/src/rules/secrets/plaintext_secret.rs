@@ -46,6 +46,7 @@ crate::declare_rule! {
         severity: Error,
         scope: Repository,
         check: check,
+        settings: ["ignore"],
     }
 }
 
@@ -116,7 +117,7 @@ fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
             continue;
         };
         for (k, v) in map {
-            if is_clear_text(v) {
+            if is_clear_text(v, field == "data") {
                 clear.push((format!("{field}.{k}"), v.loc.clone()));
             }
         }
@@ -155,14 +156,20 @@ fn has_reference(doc: &Node) -> bool {
     })
 }
 
-/// A value that is a secret in clear: not empty, not a reference filled in elsewhere.
-fn is_clear_text(v: &Node) -> bool {
+/// A value that is a secret in clear: not empty, not a reference filled in elsewhere. A
+/// `data` value is read decoded (a secretGenerator's file whose secrets are `${VAR}`s that
+/// post-build substitution fills is a template, not a secret).
+fn is_clear_text(v: &Node, base64: bool) -> bool {
     let text = match &v.value {
         Value::String(s) => s.as_str(),
         Value::Null | Value::Map(_) | Value::Seq(_) => return false,
         Value::Bool(_) | Value::Int(_) | Value::Float(_) => return true,
     };
-    let t = text.trim();
+    let decoded = base64
+        .then(|| fluxgate_flux::vars::decode_base64(text).ok())
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let t = decoded.as_deref().unwrap_or(text).trim();
     !(t.is_empty() || is_reference(t))
 }
 
