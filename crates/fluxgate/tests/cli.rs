@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod fail_closed;
 mod secrets;
 
 fn workspace() -> PathBuf {
