@@ -13,8 +13,23 @@ use indexmap::IndexMap;
 use crate::VarMap;
 
 /// Upper bound on the hosts one range pattern may expand to, so that `h[1:999999999]`
-/// cannot exhaust memory.
-const MAX_RANGE: usize = 10_000;
+/// cannot exhaust memory. A pattern past it is a finding (never cut silently).
+pub const MAX_RANGE: usize = 10_000;
+
+/// [`expand_hostname`], reporting a pattern that expands past [`MAX_RANGE`] at `loc`.
+fn expand_checked(pattern: &str, loc: &Location, diags: &mut Vec<Diagnostic>) -> Vec<String> {
+    let hosts = expand_hostname(pattern);
+    if hosts.len() >= MAX_RANGE {
+        diags.push(Diagnostic::render_error(
+            format!(
+                "host range `{pattern}` expands to {MAX_RANGE} hosts or more: fluxgate checks \
+                 only the first {MAX_RANGE}, so this inventory is not fully checked"
+            ),
+            Some(loc.clone()),
+        ));
+    }
+    hosts
+}
 
 /// One host: the variables set on it in inventory files and its direct groups.
 #[derive(Clone, Debug)]
@@ -383,7 +398,7 @@ fn yaml_group(
             "hosts" => match &value.value {
                 Value::Map(hosts) => {
                     for (pattern, hvars) in hosts {
-                        for h in expand_hostname(pattern) {
+                        for h in expand_checked(pattern, &hvars.loc, diags) {
                             let host = inv.add_host(&h, &hvars.loc);
                             if let Some(vars) = hvars.as_map() {
                                 for (k, v) in vars {
@@ -501,7 +516,7 @@ fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Diagno
                     }
                 }
                 let (name_part, port) = split_port(first);
-                for h in expand_hostname(name_part) {
+                for h in expand_checked(name_part, &loc, diags) {
                     let host = inv.add_host(&h, &loc);
                     if let Some(p) = port {
                         host.vars
@@ -612,6 +627,29 @@ mod tests {
         assert_eq!(expand_hostname("db[01:03:2]"), vec!["db01", "db03"]);
         assert_eq!(expand_hostname("n[a:c].x"), vec!["na.x", "nb.x", "nc.x"]);
         assert_eq!(expand_hostname("h[1:999999999]").len(), MAX_RANGE);
+    }
+
+    #[test]
+    fn ranges_past_the_bound_are_a_finding_not_a_silent_cut() {
+        for (file, text, line) in [
+            ("hosts.ini", "[k3s]\nnode-[1:20000]\n", 2),
+            ("hosts.yml", "all:\n  hosts:\n    node-[1:20000]: {}\n", 3),
+        ] {
+            let mut inv = Inventory::default();
+            let mut d = Vec::new();
+            parse_inventory_text(&mut inv, file, text, &mut d);
+            assert_eq!(d.len(), 1, "{file}: {d:?}");
+            assert!(
+                d[0].message.contains("not fully checked"),
+                "{}",
+                d[0].message
+            );
+            assert_eq!(d[0].location.as_ref().map(|l| l.line), Some(line), "{file}");
+        }
+        let mut inv = Inventory::default();
+        let mut d = Vec::new();
+        parse_inventory_text(&mut inv, "hosts.ini", "[k3s]\nnode-[1:300]\n", &mut d);
+        assert!(d.is_empty());
     }
 
     #[test]

@@ -382,16 +382,27 @@ fn project_var_names(project: &Project, play: usize, host: &str) -> Vec<String> 
     project.var_names_in(&Scope::Play(play), host)
 }
 
-#[test]
-fn variables_agree_with_ansible_core() {
+/// The virtual environment with ansible-core (`FLUXGATE_ANSIBLE_VENV`), or `None` after
+/// saying why (a failure under CI).
+fn oracle_venv(test: &str) -> Option<PathBuf> {
     let Some(venv) = std::env::var_os("FLUXGATE_ANSIBLE_VENV").map(PathBuf::from) else {
-        println!("skipping: FLUXGATE_ANSIBLE_VENV not set");
-        return;
+        fluxgate_testkit::missing(test, "FLUXGATE_ANSIBLE_VENV is not set");
+        return None;
     };
     if !venv.join("bin/ansible-playbook").is_file() {
-        println!("skipping: no ansible-playbook in {}", venv.display());
-        return;
+        let what = format!("no ansible-playbook in {}", venv.display());
+        fluxgate_testkit::missing(test, &what);
+        return None;
     }
+    Some(venv)
+}
+
+#[test]
+fn variables_agree_with_ansible_core() {
+    const TEST: &str = "variables_agree_with_ansible_core";
+    let Some(venv) = oracle_venv(TEST) else {
+        return;
+    };
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut repos = vec![
         Repo {
@@ -474,17 +485,13 @@ fn variables_agree_with_ansible_core() {
 /// equal what ansible-core's `template` lookup gives (one ansible-playbook run).
 #[test]
 fn example_templates_agree_with_ansible_core() {
-    let Some(venv) = std::env::var_os("FLUXGATE_ANSIBLE_VENV").map(PathBuf::from) else {
-        println!("skipping: FLUXGATE_ANSIBLE_VENV not set");
+    const TEST: &str = "example_templates_agree_with_ansible_core";
+    let Some(venv) = oracle_venv(TEST) else {
         return;
     };
-    if !venv.join("bin/ansible-playbook").is_file() {
-        println!("skipping: no ansible-playbook in {}", venv.display());
-        return;
-    }
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
     if !src.join("infra/ansible/playbooks/site.yml").is_file() {
-        println!("skipping: examples/homelab has no Ansible playbook");
+        fluxgate_testkit::missing(TEST, "examples/homelab has no Ansible playbook");
         return;
     }
     let tmp = std::env::temp_dir().join(format!("fg-tpl-{}", std::process::id()));

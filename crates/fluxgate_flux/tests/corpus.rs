@@ -45,14 +45,13 @@ const CASES: &[(&str, &str, bool, usize)] = &[
 
 #[test]
 fn corpus_trees() {
-    let Some(corpus) = std::env::var_os("FLUXGATE_CORPUS").map(PathBuf::from) else {
-        println!("skipping: FLUXGATE_CORPUS not set");
+    let Some(corpus) = fluxgate_testkit::corpus("corpus_trees") else {
         return;
     };
     for (repo, entry, renders, errors) in CASES {
         let root = corpus.join(repo);
         if !root.is_dir() {
-            println!("skipping {repo}: not in the corpus");
+            fluxgate_testkit::missing("corpus_trees", &format!("{repo} is not in the corpus"));
             continue;
         }
         let fs = RealFs::new(&root);

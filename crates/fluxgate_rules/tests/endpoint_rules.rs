@@ -157,8 +157,7 @@ fn contracts() {
 /// there (classified in the commit that introduced this test; see the expectations below).
 #[test]
 fn corpus_precision() {
-    let Ok(corpus) = std::env::var("FLUXGATE_CORPUS") else {
-        eprintln!("skipping: FLUXGATE_CORPUS not set");
+    let Some(corpus) = fluxgate_testkit::corpus("corpus_precision") else {
         return;
     };
     // (repository, config, findings of these rules). Classified by hand: techno-tim's 7 are

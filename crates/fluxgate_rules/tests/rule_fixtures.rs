@@ -129,15 +129,11 @@ fn fixtures_pass_and_fail_as_expected() {
 /// templates, Secrets that an ExternalSecret creates). None may come back.
 #[test]
 fn corpus_has_no_errors_from_these_rules() {
-    let Some(corpus) = std::env::var_os("FLUXGATE_CORPUS") else {
-        println!("skipping: FLUXGATE_CORPUS not set");
+    let Some(corpus) = fluxgate_testkit::corpus("corpus_has_no_errors_from_these_rules") else {
         return;
     };
-    let gitops = Path::new(&corpus).join("gitops");
-    let Ok(entries) = std::fs::read_dir(&gitops) else {
-        println!("skipping: {} not readable", gitops.display());
-        return;
-    };
+    let gitops = corpus.join("gitops");
+    let entries = std::fs::read_dir(&gitops).expect("the corpus gitops folder is readable");
     let mut repos: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     repos.sort();
     let rules = [

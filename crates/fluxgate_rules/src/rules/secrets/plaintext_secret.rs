@@ -213,21 +213,21 @@ mod tests {
     #[test]
     fn references_are_not_clear_text() {
         let l = Location::file("x");
-        assert!(is_clear_text(&Node::string("hunter2", l.clone())));
-        assert!(!is_clear_text(&Node::string("${PASSWORD}", l.clone())));
-        assert!(!is_clear_text(&Node::string(
+        let clear = |s: &str| is_clear_text(&Node::string(s, l.clone()), false);
+        assert!(clear("hunter2"));
+        for reference in [
+            "${PASSWORD}",
             "{{ vault_token }}",
-            l.clone()
-        )));
-        assert!(!is_clear_text(&Node::string(
             "ENC[AES256_GCM,data:x]",
-            l.clone()
-        )));
-        assert!(!is_clear_text(&Node::string(
             "op://vault/item/field",
-            l.clone()
-        )));
-        assert!(!is_clear_text(&Node::string("", l)));
+            "",
+        ] {
+            assert!(!clear(reference), "{reference}");
+        }
+        // `data` is read decoded: a generated config whose secret is a `${VAR}`.
+        let data = |s: &str| is_clear_text(&Node::string(s, l.clone()), true);
+        assert!(!data("Y2xpZW50U2VjcmV0OiAke09JRENfQ0xJRU5UX1NFQ1JFVH0K"));
+        assert!(data("aHVudGVyMg=="));
     }
 
     #[test]
