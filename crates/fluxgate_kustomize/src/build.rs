@@ -583,7 +583,11 @@ impl<'a> Builder<'a> {
         supported: &[&str],
     ) -> Vec<Node> {
         let mut out = Vec::new();
-        for e in seq(kust.get(field)).to_vec() {
+        // kustomize reads the inline configs first, then the files and directories, each
+        // group in the order listed.
+        let mut entries = seq(kust.get(field)).to_vec();
+        entries.sort_by_key(|e| !e.as_str().is_some_and(|t| t.contains('\n')));
+        for e in entries {
             let Some(text) = e.as_str() else { continue };
             let docs = if text.contains('\n') {
                 parse_stream(&e.loc.file, text, Schema::Kube).docs
@@ -694,7 +698,15 @@ impl<'a> Builder<'a> {
             .get("namespace")
             .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
         {
-            transform::namespace(acc, ns.as_str().unwrap_or_default(), &ns.loc);
+            let mut specs = transform::namespace_specs();
+            specs.extend(self.config.namespace.iter().cloned());
+            let run = transform::NamespaceRun {
+                namespace: ns.as_str().unwrap_or_default(),
+                specs: &specs,
+                unset_only: false,
+                subjects: transform::Subjects::DefaultOnly,
+            };
+            transform::namespace(acc, &run, &ns.loc);
         }
         let prefix = kust.get("namePrefix");
         let suffix = kust.get("nameSuffix");

@@ -103,6 +103,8 @@ fn configurations_add_field_specs() {
     check("configurations");
     // A base's configurations reach the kustomizations above it, not its siblings.
     check("configurations-scope");
+    // A `namespace` section: the namespace also goes to a custom resource's field.
+    check("configurations-namespace");
 }
 
 #[test]
@@ -110,4 +112,12 @@ fn patch_targets_use_the_schema_scope_rule() {
     // A ClusterRole of a custom group is namespaced for kustomize, so a target naming the
     // `default` namespace selects it; the built-in rbac ClusterRole stays unselected.
     check("patch-target-scope");
+}
+
+#[test]
+fn namespace_transformer_configs_use_their_own_field_specs() {
+    // Custom fieldSpecs replace the built-in table (a Namespace is not renamed without
+    // `metadata/name`), unsetOnly, the three subject modes, a config built from a
+    // kustomization directory, and inline configs running before the directory.
+    check("namespace-transformer-configs");
 }
