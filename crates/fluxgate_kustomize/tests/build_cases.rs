@@ -40,6 +40,13 @@ fn long_strings_fold_at_eighty_columns_as_go_yaml_does() {
 }
 
 #[test]
+fn characters_go_yaml_cannot_print_force_double_quotes() {
+    // An emoji (past U+FFFF) is escaped, in a multi-line string too (no literal block);
+    // a no-break space and private-use characters are printed as they are.
+    check("non-printable-characters");
+}
+
+#[test]
 fn folded_block_scalars_read_as_go_yaml_reads_them() {
     check("folded-scalars");
 }
