@@ -422,8 +422,7 @@ fn scalar_style(s: &str) -> Style {
     if reads_as_other || is_old_bool(s) || is_base60_float(s) || is_go_timestamp(s) {
         return Style::Double;
     }
-    if s
-        .chars()
+    if s.chars()
         .any(|c| !go_printable(c) || c == '\n' || c == '\u{2028}' || c == '\u{2029}')
     {
         return Style::Double;
