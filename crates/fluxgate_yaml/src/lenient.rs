@@ -109,8 +109,12 @@ struct State {
     flows: Vec<usize>,
     /// The open quote and its column (in the rewritten text).
     quote: Option<(char, usize)>,
-    /// Inside a block scalar: lines blank or indented more than this are its content.
-    block: Option<usize>,
+    /// Inside a block scalar: the indentation its header line had, and that of its content
+    /// once its first non-empty line has set it.
+    block: Option<(usize, Option<usize>)>,
+    /// A plain scalar in block context was open at the end of a line indented this much:
+    /// lines indented further continue it.
+    plain: Option<usize>,
 }
 
 /// Rewrites `text` as described in the module documentation (indentation and tabs).
@@ -131,12 +135,28 @@ pub(crate) fn relax(text: &str) -> Relaxed {
             .position(|c| !matches!(c, ' ' | '\t'))
             .unwrap_or(chars.len());
         let first = chars.get(indent).copied();
-        if let Some(threshold) = st.block {
-            if first.is_none() || indent > threshold {
+        if let Some((header, content)) = st.block {
+            let inside = match content {
+                _ if first.is_none() => true,
+                Some(content) => indent >= content,
+                None => indent > header,
+            };
+            if inside {
+                if content.is_none() && first.is_some() {
+                    st.block = Some((header, Some(indent)));
+                }
                 out.text.push_str(raw);
                 continue;
             }
             st.block = None;
+        }
+        if let Some(from) = st.plain.take()
+            && first.is_some_and(|c| c != '#')
+            && indent > from
+        {
+            st.plain = Some(from);
+            out.text.push_str(raw);
+            continue;
         }
         let target = match (st.quote, st.flows.first()) {
             (Some((_, col)), _) => Some(col),
@@ -186,6 +206,10 @@ fn scan_line(
     let mut i = indent;
     let mut node_start = true;
     let mut plain = false;
+    // The indentation of the block collection a plain scalar ending this line would be in:
+    // its key's column, or its `-`'s.
+    let mut collection = indent;
+    let mut token = indent;
     while i < chars.len() {
         let c = chars[i];
         if let Some((q, _)) = st.quote {
@@ -216,6 +240,9 @@ fn scan_line(
         }
         let value_indicator = c == ':' && (is_blank(next) || (in_flow && is_flow_indicator(next)));
         if value_indicator {
+            if !in_flow {
+                collection = token;
+            }
             let mut j = i + 1;
             while j < chars.len() && matches!(chars[j], ' ' | '\t') {
                 if chars[j] == '\t' {
@@ -247,8 +274,13 @@ fn scan_line(
             i += 1;
             continue;
         }
+        token = i;
         match c {
-            '-' | '?' if is_blank(next) => {}
+            '-' | '?' if is_blank(next) => {
+                if !in_flow {
+                    collection = i;
+                }
+            }
             '[' | '{' => st.flows.push(i + pad),
             '\'' | '"' => st.quote = Some((c, i + pad)),
             '&' | '!' | '*' => {
@@ -261,7 +293,9 @@ fn scan_line(
                 node_start = c != '*';
             }
             '|' | '>' if !in_flow => {
-                st.block = Some(indent);
+                // An explicit indentation indicator: every more-indented line is content.
+                let explicit = chars[i + 1..].iter().any(char::is_ascii_digit);
+                st.block = Some((indent, explicit.then_some(indent + 1)));
                 return;
             }
             '%' if i == 0 => return,
@@ -269,6 +303,9 @@ fn scan_line(
             _ => plain = true,
         }
         i += 1;
+    }
+    if plain && st.flows.is_empty() {
+        st.plain = Some(collection);
     }
 }
 
@@ -286,6 +323,22 @@ mod tests {
         assert_eq!(r.pads.get(&3), Some(&6));
         assert_eq!(r.original_col(3, 6), 0);
         assert!(r.tabs.is_empty());
+    }
+
+    #[test]
+    fn block_scalars_end_where_their_content_indentation_ends() {
+        let r = relax("- patch: |-\n    kind: X\n  target:\t[\nx]\nk: |2\n   [\n");
+        assert_eq!(
+            r.text,
+            "- patch: |-\n    kind: X\n  target: [\n           x]\nk: |2\n   [\n"
+        );
+    }
+
+    #[test]
+    fn plain_scalars_continue_on_more_indented_lines() {
+        let r = relax("a: one\n [two\nb:\tc\n- k: v\n  c:\td\n");
+        assert_eq!(r.text, "a: one\n [two\nb: c\n- k: v\n  c: d\n");
+        assert!(r.pads.is_empty());
     }
 
     #[test]
