@@ -47,6 +47,13 @@ fn characters_go_yaml_cannot_print_force_double_quotes() {
 }
 
 #[test]
+fn block_scalars_ending_an_unterminated_file_keep_no_final_break() {
+    // A resource file and a patch file whose last line, with no line break after it, ends a
+    // block scalar: go-yaml reads no final line break.
+    check("unterminated-block-scalar");
+}
+
+#[test]
 fn folded_block_scalars_read_as_go_yaml_reads_them() {
     check("folded-scalars");
 }

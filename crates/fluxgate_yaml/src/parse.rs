@@ -144,6 +144,9 @@ struct Builder<'a> {
     /// Parsing a rewritten text: what its parse found, and its characters (to tell flow
     /// collections from block ones by their first character).
     evidence: Option<(lenient::Evidence, Vec<char>)>,
+    /// When the text does not end with a line break: its length in characters, and whether
+    /// its last line is blank, and then its width.
+    unterminated_end: Option<(usize, Option<usize>)>,
 }
 
 fn pos(span: &Span) -> (u32, u32) {
@@ -166,6 +169,11 @@ impl<'a> Builder<'a> {
             diagnostics: Vec::new(),
             relaxed,
             evidence: None,
+            unterminated_end: (!text.ends_with(['\n', '\r'])).then(|| {
+                let last = text.rsplit('\n').next().unwrap_or(text);
+                let blank = last.chars().all(|c| c == ' ');
+                (text.chars().count(), blank.then(|| last.chars().count()))
+            }),
         }
     }
 
@@ -291,7 +299,20 @@ impl<'a> Builder<'a> {
             }
             OwnedEvent::Scalar(text, style, anchor, tag) => {
                 self.saw_scalar(&span, style);
-                let mut node = Node::new(self.scalar(&text, style, tag.as_deref()), loc);
+                let mut value = self.scalar(&text, style, tag.as_deref());
+                // saphyr ends a block scalar that runs into the end of an unterminated text with
+                // a line break the text does not have (when the last line is content, or blank
+                // but as indented as the content); go-yaml (as the spec) does not.
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && let Some((end, blank_width)) = self.unterminated_end
+                    && end == span.end.index()
+                    && blank_width.is_none_or(|w| w >= span.start.col())
+                    && let Value::String(s) = &mut value
+                    && s.ends_with('\n')
+                {
+                    s.pop();
+                }
+                let mut node = Node::new(value, loc);
                 node.implicit_null =
                     tag.is_none() && style == ScalarStyle::Plain && text.is_empty();
                 if let Some(t) = tag.filter(|t| !t.starts_with("tag:yaml.org,2002:")) {
@@ -540,6 +561,30 @@ mod tests {
         // Ansible reads with PyYAML, which folds as the spec says.
         let s = parse_stream("t.yaml", "a: >-\n  one\n    two\n", Schema::Yaml11);
         assert_eq!(s.docs[0].str_at(&["a"]), Some("one\n  two"));
+    }
+
+    #[test]
+    fn block_scalars_at_an_unterminated_end_have_no_extra_line_break() {
+        // Values as go-yaml v3 reads them.
+        let cases = [
+            ("a: |\n  x", "x"),
+            ("a: |+\n  x", "x"),
+            ("a: >\n  x\n  y", "x y"),
+            ("a: |-\n  x", "x"),
+            ("a: |\n  x\n  ", "x\n"),
+            ("a: |+\n  x\n\n  ", "x\n\n"),
+            ("a: |\n  x\n# c", "x\n"),
+            ("a: |\n  x\n", "x\n"),
+            ("a:\n  b: |\n      x\n  ", "x\n"),
+            ("a: |\n  x\n ", "x\n"),
+        ];
+        for (text, want) in cases {
+            let n = one(text);
+            let got = n.str_at(&["a"]).or_else(|| n.str_at(&["a", "b"]));
+            assert_eq!(got, Some(want), "{text:?}");
+        }
+        let s = parse_stream("t.yaml", "- |\n  x\n- |\n  y", Schema::Kube);
+        assert_eq!(s.docs[0].to_json(), serde_json::json!(["x\n", "y"]));
     }
 
     #[test]
