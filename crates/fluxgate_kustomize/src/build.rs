@@ -70,6 +70,21 @@ const KNOWN_FIELDS: &[&str] = &[
     "validators",
 ];
 
+/// kustomize's "kustomization.yaml is empty": nothing but `apiVersion` and `kind` is set to
+/// other than its zero value (null or `""`; an empty list or map is set), `bases` counting
+/// only with entries (kustomize appends them to `resources` first). A file with no document,
+/// only comments, or `{}` is empty too.
+fn is_empty_kustomization(doc: &Node) -> bool {
+    let Some(map) = doc.as_map() else {
+        return false;
+    };
+    map.iter().all(|(k, v)| match k.as_str() {
+        "apiVersion" | "kind" => true,
+        "bases" => v.is_null() || v.as_seq().is_some_and(<[Node]>::is_empty),
+        _ => v.is_null() || v.as_str() == Some(""),
+    })
+}
+
 pub struct Builder<'a> {
     pub fs: &'a dyn Fs,
     pub root: PathBuf,
@@ -305,18 +320,38 @@ impl<'a> Builder<'a> {
         if failed {
             return None;
         }
-        let doc = docs
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| Node::map(Location::new(rel.clone(), 1, 1)));
-        if doc.is_null() {
-            return Some(Node::map(Location::new(rel, 1, 1)));
-        }
-        if doc.as_map().is_none() {
-            self.error("a kustomization must be a mapping", Some(doc.loc.clone()));
+        // kustomize reads the first document only.
+        let doc = docs.into_iter().next().filter(|d| !d.is_null());
+        let go_type = match doc.as_ref().map(|d| &d.value) {
+            Some(Value::Map(_) | Value::Null) | None => None,
+            Some(Value::Seq(_)) => Some("array"),
+            Some(Value::String(_)) => Some("string"),
+            Some(Value::Bool(_)) => Some("bool"),
+            Some(Value::Int(_) | Value::Float(_)) => Some("number"),
+        };
+        if let (Some(go_type), Some(d)) = (go_type, &doc) {
+            self.error(
+                format!(
+                    "invalid Kustomization: json: cannot unmarshal {go_type} into Go value of \
+                     type types.Kustomization (a kustomization must be a mapping)"
+                ),
+                Some(d.loc.clone()),
+            );
             return None;
         }
-        Some(doc)
+        match doc {
+            Some(d) if !is_empty_kustomization(&d) => Some(d),
+            _ => {
+                self.error(
+                    format!(
+                        "kustomization.yaml is empty: {rel} sets no field, which kustomize \
+                         refuses to build"
+                    ),
+                    Some(Location::new(rel, 1, 1)),
+                );
+                None
+            }
+        }
     }
 
     /// Builds the kustomization in `dir` (whose content is `kust`). `incoming` holds the
@@ -642,7 +677,11 @@ impl<'a> Builder<'a> {
         supported: &[&str],
     ) -> Vec<Node> {
         let mut out = Vec::new();
-        for e in seq(kust.get(field)).to_vec() {
+        // kustomize reads the inline configs first, then the files and directories, each
+        // group in the order listed.
+        let mut entries = seq(kust.get(field)).to_vec();
+        entries.sort_by_key(|e| !e.as_str().is_some_and(|t| t.contains('\n')));
+        for e in entries {
             let Some(text) = e.as_str() else { continue };
             let docs = if text.contains('\n') {
                 parse_stream(&e.loc.file, text, Schema::Kube).docs
@@ -752,7 +791,15 @@ impl<'a> Builder<'a> {
             .get("namespace")
             .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
         {
-            transform::namespace(acc, ns.as_str().unwrap_or_default(), &ns.loc);
+            let mut specs = transform::namespace_specs();
+            specs.extend(self.config.namespace.iter().cloned());
+            let run = transform::NamespaceRun {
+                namespace: ns.as_str().unwrap_or_default(),
+                specs: &specs,
+                unset_only: false,
+                subjects: transform::Subjects::DefaultOnly,
+            };
+            transform::namespace(acc, &run, &ns.loc);
         }
         let prefix = kust.get("namePrefix");
         let suffix = kust.get("nameSuffix");
@@ -927,6 +974,23 @@ fn looks_like_host(target: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn emptiness_is_kustomize_s_zero_value_check() {
+        // Each checked with kubectl kustomize: empty, or built (to nothing or something).
+        let empty = |text: &str| {
+            let doc = parse_stream("k.yaml", text, Schema::Kube).docs.remove(0);
+            is_empty_kustomization(&doc)
+        };
+        assert!(empty("{}\n"));
+        assert!(empty("kind: Kustomization\n"));
+        assert!(empty("namespace: \"\"\nnamePrefix:\nresources: ~\n"));
+        assert!(empty("bases: []\n"));
+        assert!(!empty("resources: []\n"));
+        assert!(!empty("commonLabels: {}\n"));
+        assert!(!empty("sortOptions:\n  order: fifo\n"));
+        assert!(!empty("bases: [../x]\n"));
+    }
 
     #[test]
     fn remote_addresses_are_recognised() {

@@ -4,8 +4,8 @@
 //! As in kustomize, a kustomization's configurations, with those of everything it includes,
 //! apply to its own transformers and to those of the kustomizations that include it (not to
 //! its siblings); name references and vars, done once at the end, use them all.
-//! `nameReference`, `varReference`, `commonLabels`, `commonAnnotations` and `images` are
-//! applied; other sections are reported.
+//! `nameReference`, `varReference`, `commonLabels`, `commonAnnotations`, `images` and
+//! `namespace` are applied; other sections are reported.
 
 use std::path::Path;
 
@@ -23,6 +23,7 @@ pub struct Config {
     pub common_labels: Vec<FieldSpec>,
     pub common_annotations: Vec<FieldSpec>,
     pub images: Vec<FieldSpec>,
+    pub namespace: Vec<FieldSpec>,
 }
 
 impl Config {
@@ -32,6 +33,7 @@ impl Config {
         self.common_labels.extend(other.common_labels);
         self.common_annotations.extend(other.common_annotations);
         self.images.extend(other.images);
+        self.namespace.extend(other.namespace);
     }
 }
 
@@ -78,6 +80,7 @@ pub fn load(b: &mut Builder<'_>, dir: &Path, kust: &Node) -> Config {
                     "commonLabels" => config.common_labels.extend(specs(Some(value))),
                     "commonAnnotations" => config.common_annotations.extend(specs(Some(value))),
                     "images" => config.images.extend(specs(Some(value))),
+                    "namespace" => config.namespace.extend(specs(Some(value))),
                     other => b.warn(
                         format!("configurations: {other} is not applied by fluxgate"),
                         Some(value.loc.clone()),

@@ -58,14 +58,7 @@ pub fn transform(b: &mut Builder<'_>, dir: &Path, cfg: &Node, acc: &mut Vec<Reso
                 transform::set_map_entries(acc, &entries, &field_specs(cfg), &values.loc);
             }
         }
-        "NamespaceTransformer" => {
-            if let Some(ns) = cfg
-                .path(&["metadata", "namespace"])
-                .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
-            {
-                transform::namespace(acc, ns.as_str().unwrap_or_default(), &ns.loc);
-            }
-        }
+        "NamespaceTransformer" => namespace(b, cfg, acc),
         "PrefixSuffixTransformer" => prefix_suffix(cfg, acc),
         "ReplicaCountTransformer" => {
             if let Some(r) = cfg.get("replica")
@@ -94,6 +87,48 @@ pub fn transform(b: &mut Builder<'_>, dir: &Path, cfg: &Node, acc: &mut Vec<Reso
         }
         _ => {}
     }
+}
+
+/// `NamespaceTransformer`: the namespace is the config's own `metadata.namespace`; its
+/// `fieldSpecs` replace kustomize's built-in namespace table (without them only
+/// `metadata.namespace` and binding subjects are set).
+fn namespace(b: &mut Builder<'_>, cfg: &Node, acc: &mut [Resource]) {
+    let subjects = match cfg.get("setRoleBindingSubjects") {
+        None => transform::Subjects::DefaultOnly,
+        Some(mode) => match mode.as_str() {
+            Some("" | "defaultOnly") => transform::Subjects::DefaultOnly,
+            Some("allServiceAccounts") => transform::Subjects::AllServiceAccounts,
+            Some("none") => transform::Subjects::None,
+            _ => {
+                b.error(
+                    format!(
+                        "NamespaceTransformer: invalid value {:?} for setRoleBindingSubjects: \
+                         must be one of \"defaultOnly\", \"none\" or \"allServiceAccounts\"",
+                        mode.as_str().unwrap_or_default()
+                    ),
+                    Some(mode.loc.clone()),
+                );
+                return;
+            }
+        },
+    };
+    let Some(ns) = cfg
+        .path(&["metadata", "namespace"])
+        .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
+    else {
+        return;
+    };
+    let specs = field_specs(cfg);
+    let run = transform::NamespaceRun {
+        namespace: ns.as_str().unwrap_or_default(),
+        specs: &specs,
+        unset_only: cfg
+            .get("unsetOnly")
+            .and_then(Node::as_bool)
+            .unwrap_or(false),
+        subjects,
+    };
+    transform::namespace(acc, &run, &ns.loc);
 }
 
 /// `PrefixSuffixTransformer`: a field spec at `metadata/name` renames the object (recorded

@@ -8,51 +8,94 @@ use fluxgate_yaml::{Node, Value};
 use crate::fieldspec::{FieldSpec, table};
 use crate::resource::{ResId, Resource};
 
-/// `namespace:`: sets `metadata.namespace` on every namespaced object, and the namespace of
-/// ServiceAccount subjects named `default` in (Cluster)RoleBindings (kustomize's
-/// `defaultOnly` subject mode).
-pub fn namespace(resources: &mut [Resource], ns: &str, loc: &Location) {
+/// Which RoleBinding/ClusterRoleBinding subjects the namespace transformer sets
+/// (`setRoleBindingSubjects`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subjects {
+    /// ServiceAccount subjects named `default` (kustomize's default mode).
+    DefaultOnly,
+    /// Every ServiceAccount subject.
+    AllServiceAccounts,
+    /// None.
+    None,
+}
+
+/// One run of kustomize's namespace transformer: the `namespace:` field of a kustomization
+/// or a `NamespaceTransformer` config.
+pub struct NamespaceRun<'a> {
+    pub namespace: &'a str,
+    /// Where else the namespace goes. kustomize never takes `metadata/namespace` from these
+    /// (it sets that on namespaced objects itself) and renames only `v1` objects through
+    /// `metadata/name`.
+    pub specs: &'a [FieldSpec],
+    /// Set a field only where it is missing or empty (`unsetOnly`).
+    pub unset_only: bool,
+    pub subjects: Subjects,
+}
+
+/// The field specs of kustomize's built-in namespace configuration, which the `namespace:`
+/// field uses (a `NamespaceTransformer` config uses its own `fieldSpecs` instead).
+#[must_use]
+pub fn namespace_specs() -> Vec<FieldSpec> {
+    table(&[
+        ("", "Namespace", "metadata/name", true),
+        (
+            "apiregistration.k8s.io",
+            "APIService",
+            "spec/service/namespace",
+            true,
+        ),
+        (
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            "spec/conversion/webhook/clientConfig/service/namespace",
+            false,
+        ),
+    ])
+}
+
+/// `namespace:`: sets `metadata.namespace` on every namespaced object, the run's other field
+/// specs (a `v1` Namespace's name, APIService and CRD conversion service namespaces by
+/// default), and the namespace of the (Cluster)RoleBinding subjects its mode selects.
+pub fn namespace(resources: &mut [Resource], run: &NamespaceRun<'_>, loc: &Location) {
+    let ns = run.namespace;
+    let mut set = |n: &mut Node| {
+        if !run.unset_only || n.is_null() || n.as_str() == Some("") {
+            *n = Node::string(ns, loc.clone());
+        }
+    };
+    let is_binding = |kind: &str| matches!(kind, "RoleBinding" | "ClusterRoleBinding");
     for r in resources.iter_mut() {
         let id = r.id();
         // kustomize records the id of every resource here, cluster-scoped ones included:
         // that makes them all candidates for name references afterwards.
         r.remember_id();
-        if id.kind == "Namespace" && id.group.is_empty() && id.version == "v1" {
-            // kustomize renames Namespace objects to the namespace being set.
-            r.set_meta("name", ns, loc);
-        } else if !id.is_cluster_scoped() {
+        if !id.is_cluster_scoped() && (!run.unset_only || id.namespace.is_empty()) {
             r.set_meta("namespace", ns, loc);
         }
-        // Service references of APIServices (created) and CRD conversion webhooks.
-        let service_ns = match (id.group.as_str(), id.kind.as_str()) {
-            ("apiregistration.k8s.io", "APIService") => {
-                Some(FieldSpec::new("", "", "spec/service/namespace", true))
-            }
-            ("apiextensions.k8s.io", "CustomResourceDefinition") => Some(FieldSpec::new(
-                "",
-                "",
-                "spec/conversion/webhook/clientConfig/service/namespace",
-                false,
-            )),
-            _ => None,
-        };
-        if let Some(spec) = service_ns {
-            spec.visit(&mut r.node, loc, &mut |n| {
-                *n = Node::string(ns, loc.clone());
-            });
-        }
-        if matches!(id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding")
-            && let Some(subjects) = r.node.get_mut("subjects").and_then(Node::as_seq_mut)
-        {
+        let api_version = r.node.str_at(&["apiVersion"]).unwrap_or("").to_string();
+        for spec in run.specs.iter().filter(|s| s.applies_to(&id)) {
+            let path = spec.path.trim_matches('/');
+            if path == "metadata/namespace"
+                || (path == "metadata/name" && api_version != "v1")
+                || (is_binding(&id.kind) && is_binding(&spec.kind) && path == "subjects")
             {
-                for s in subjects {
-                    if s.str_at(&["kind"]) == Some("ServiceAccount")
-                        && s.str_at(&["name"]) == Some("default")
-                        && let Some(m) = s.as_map_mut()
-                    {
-                        m.insert("namespace".into(), Node::string(ns, loc.clone()));
-                    }
+                continue;
+            }
+            spec.visit(&mut r.node, loc, &mut set);
+        }
+        if run.subjects == Subjects::None || !is_binding(&id.kind) {
+            continue;
+        }
+        if let Some(subjects) = r.node.get_mut("subjects").and_then(Node::as_seq_mut) {
+            for s in subjects {
+                if s.str_at(&["kind"]) != Some("ServiceAccount")
+                    || (run.subjects == Subjects::DefaultOnly
+                        && s.str_at(&["name"]) != Some("default"))
+                {
+                    continue;
                 }
+                FieldSpec::new("", "", "namespace", true).visit(s, loc, &mut set);
             }
         }
     }

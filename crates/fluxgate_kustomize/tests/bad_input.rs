@@ -151,3 +151,53 @@ fn a_patch_file_with_only_comments_is_a_finding() {
         "holds only comments or blank lines",
     );
 }
+
+#[test]
+fn empty_and_non_mapping_kustomizations_fail_as_in_kustomize() {
+    // kubectl kustomize refuses each of these, at any depth: "kustomization.yaml is empty"
+    // for no document, only comments, `{}` or nothing set but apiVersion and kind; "cannot
+    // unmarshal array/string into Go value of type types.Kustomization" for a list or a
+    // scalar. Never an empty build.
+    let cases = [
+        ("empty", "kustomization.yaml is empty"),
+        ("comments", "kustomization.yaml is empty"),
+        ("kind-only", "kustomization.yaml is empty"),
+        ("empty-map", "kustomization.yaml is empty"),
+        ("list", "cannot unmarshal array into Go value"),
+        ("scalar", "cannot unmarshal string into Go value"),
+    ];
+    let root = fixture("empty-kustomizations").join("repo");
+    let fs = RealFs::new(&root);
+    let has_error = |out: &fluxgate_kustomize::Build, file: &str, needle: &str| {
+        out.diagnostics.iter().any(|d| {
+            d.severity == Severity::Error
+                && d.location
+                    .as_ref()
+                    .is_some_and(|l| l.file.as_ref() == file && l.line == 1)
+                && d.message.contains(needle)
+        })
+    };
+    for (case, needle) in cases {
+        let file = format!("{case}/kustomization.yaml");
+        let top = build(&fs, &root, &root.join(case));
+        assert!(top.objects.is_empty(), "{case}: {:?}", top.objects);
+        assert!(
+            has_error(&top, &file, needle),
+            "{case}: {:#?}",
+            top.diagnostics
+        );
+        // As a base of `app`, each is an error of its own and the rest still renders.
+        let app = build(&fs, &root, &root.join("app"));
+        assert!(
+            has_error(&app, &file, needle),
+            "app/{case}: {:#?}",
+            app.diagnostics
+        );
+    }
+    check(
+        "empty-kustomizations",
+        "empty/kustomization.yaml",
+        1,
+        "is empty",
+    );
+}

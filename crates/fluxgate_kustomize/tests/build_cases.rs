@@ -40,6 +40,20 @@ fn long_strings_fold_at_eighty_columns_as_go_yaml_does() {
 }
 
 #[test]
+fn characters_go_yaml_cannot_print_force_double_quotes() {
+    // An emoji (past U+FFFF) is escaped, in a multi-line string too (no literal block);
+    // a no-break space and private-use characters are printed as they are.
+    check("non-printable-characters");
+}
+
+#[test]
+fn block_scalars_ending_an_unterminated_file_keep_no_final_break() {
+    // A resource file and a patch file whose last line, with no line break after it, ends a
+    // block scalar: go-yaml reads no final line break.
+    check("unterminated-block-scalar");
+}
+
+#[test]
 fn folded_block_scalars_read_as_go_yaml_reads_them() {
     check("folded-scalars");
 }
@@ -103,6 +117,8 @@ fn configurations_add_field_specs() {
     check("configurations");
     // A base's configurations reach the kustomizations above it, not its siblings.
     check("configurations-scope");
+    // A `namespace` section: the namespace also goes to a custom resource's field.
+    check("configurations-namespace");
 }
 
 #[test]
@@ -110,4 +126,12 @@ fn patch_targets_use_the_schema_scope_rule() {
     // A ClusterRole of a custom group is namespaced for kustomize, so a target naming the
     // `default` namespace selects it; the built-in rbac ClusterRole stays unselected.
     check("patch-target-scope");
+}
+
+#[test]
+fn namespace_transformer_configs_use_their_own_field_specs() {
+    // Custom fieldSpecs replace the built-in table (a Namespace is not renamed without
+    // `metadata/name`), unsetOnly, the three subject modes, a config built from a
+    // kustomization directory, and inline configs running before the directory.
+    check("namespace-transformer-configs");
 }

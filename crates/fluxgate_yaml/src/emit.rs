@@ -210,9 +210,15 @@ fn write_plain_scalar(out: &mut String, node: &Node, indent: usize) {
 }
 
 fn literal_allowed(s: &str) -> bool {
-    !s.chars()
-        .any(|c| (c.is_control() && c != '\n') || c == '\u{feff}')
+    s.chars().all(|c| c == '\n' || go_printable(c))
         && !s.split('\n').any(|l| l.ends_with(' ') || l.ends_with('\t'))
+}
+
+/// go-yaml's `is_printable`: the characters its emitter writes as they are. Anything else (C0
+/// and C1 controls but the line feed, DEL, the byte order mark, U+FFFE and U+FFFF, and every
+/// character past U+FFFF, emoji included) forces a double-quoted scalar and is escaped there.
+fn go_printable(c: char) -> bool {
+    matches!(c as u32, 0x0A | 0x20..=0x7E | 0xA0..=0xD7FF | 0xE000..=0xFFFD) && c != '\u{feff}'
 }
 
 fn write_literal(out: &mut String, s: &str, indent: usize) {
@@ -416,9 +422,9 @@ fn scalar_style(s: &str) -> Style {
     if reads_as_other || is_old_bool(s) || is_base60_float(s) || is_go_timestamp(s) {
         return Style::Double;
     }
-    if s.chars().any(|c| {
-        c.is_control() || c == '\u{feff}' || c == '\u{85}' || c == '\u{2028}' || c == '\u{2029}'
-    }) {
+    if s.chars()
+        .any(|c| !go_printable(c) || c == '\n' || c == '\u{2028}' || c == '\u{2029}')
+    {
         return Style::Double;
     }
     if plain_allowed(s) {
@@ -539,15 +545,16 @@ fn push_double_escaped(out: &mut String, c: char) {
         '\u{c}' => out.push_str("\\f"),
         '\u{1b}' => out.push_str("\\e"),
         '\u{85}' => out.push_str("\\N"),
-        '\u{a0}' => out.push_str("\\_"),
         '\u{2028}' => out.push_str("\\L"),
         '\u{2029}' => out.push_str("\\P"),
-        c if c.is_control() || c == '\u{feff}' => {
+        c if !go_printable(c) => {
             let n = c as u32;
             if n <= 0xff {
                 let _ = write!(out, "\\x{n:02X}");
-            } else {
+            } else if n <= 0xffff {
                 let _ = write!(out, "\\u{n:04X}");
+            } else {
+                let _ = write!(out, "\\U{n:08X}");
             }
         }
         c => out.push(c),
@@ -583,6 +590,12 @@ mod tests {
         assert_eq!(quote_string("nginx:1.2"), "nginx:1.2");
         assert_eq!(quote_string("-x"), "-x");
         assert_eq!(quote_string(""), "\"\"");
+        // go-yaml prints only its printable characters: no emoji, no DEL, no C1 control.
+        assert_eq!(quote_string("\u{1F3E0}"), "\"\\U0001F3E0\"");
+        assert_eq!(quote_string("a\u{7f}"), "\"a\\x7F\"");
+        assert_eq!(quote_string("\u{a0}x\t"), "\"\u{a0}x\\t\"");
+        assert_eq!(quote_string("\u{e000}"), "\u{e000}");
+        assert_eq!(quote_string("\u{fffe}"), "\"\\uFFFE\"");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 mod comments;
 mod emit;
+mod lenient;
 mod node;
 mod parse;
 mod scalar;

@@ -8,6 +8,7 @@ use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
 use crate::comments::Comments;
+use crate::lenient;
 use crate::node::{Map, Node, Value};
 use crate::scalar::{Schema, resolve_plain};
 
@@ -40,16 +41,14 @@ impl Stream {
 #[must_use]
 pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
     let file: Arc<str> = Arc::from(file);
-    let mut builder = Builder {
-        parser: Parser::new_from_str(text),
-        file: file.clone(),
-        schema,
-        anchors: HashMap::new(),
-        budget: NODE_BUDGET,
-        diagnostics: Vec::new(),
-    };
+    let mut builder = Builder::new(text, file.clone(), schema, None);
     let mut docs = Vec::new();
     if let Err(e) = builder.stream(&mut docs) {
+        if (lenient::is_relaxable(&e.message) || e.message == lenient::COMMENT_UNSEPARATED)
+            && let Some(stream) = parse_relaxed(text, &file, schema)
+        {
+            return stream;
+        }
         builder.diagnostics.push(e.into_diagnostic(&file));
     }
     Stream {
@@ -57,6 +56,44 @@ pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
         comments: Comments::scan(text),
         diagnostics: builder.diagnostics,
     }
+}
+
+/// How many unseparated comments one stream may have put right ([`parse_relaxed`] parses
+/// once more for each).
+const MAX_COMMENT_FIXES: usize = 32;
+
+/// The parse of `text` rewritten as go-yaml would read it (see [`lenient`]), when the rewrite
+/// parses and its parse confirms every edit.
+fn parse_relaxed(text: &str, file: &Arc<str>, schema: Schema) -> Option<Stream> {
+    let mut relaxed = lenient::relax(text);
+    for _ in 0..=MAX_COMMENT_FIXES {
+        let chars: Vec<char> = relaxed.text.chars().collect();
+        let mut builder = Builder::new(&relaxed.text, file.clone(), schema, Some(&relaxed));
+        builder.evidence = Some((lenient::Evidence::default(), chars));
+        let mut docs = Vec::new();
+        match builder.stream(&mut docs) {
+            Ok(()) => {
+                let (evidence, _) = builder.evidence.take()?;
+                if !relaxed.confirmed_by(&evidence) {
+                    return None;
+                }
+                return Some(Stream {
+                    docs,
+                    comments: Comments::scan(text),
+                    diagnostics: builder.diagnostics,
+                });
+            }
+            Err(e) if e.message == lenient::COMMENT_UNSEPARATED => {
+                let (index, line, col) = e.at?;
+                drop(builder);
+                if !relaxed.separate_comment(index, line, col) {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Parses a single-document file; an empty file is `None`.
@@ -82,6 +119,8 @@ struct Failure {
     message: String,
     line: u32,
     column: u32,
+    /// For scanner errors: saphyr's character index, line and 0-based column.
+    at: Option<(usize, usize, usize)>,
 }
 
 impl Failure {
@@ -100,13 +139,66 @@ struct Builder<'a> {
     anchors: HashMap<usize, Node>,
     budget: usize,
     diagnostics: Vec<Diagnostic>,
+    /// Parsing a rewritten text: its edits, to give locations in the original.
+    relaxed: Option<&'a lenient::Relaxed>,
+    /// Parsing a rewritten text: what its parse found, and its characters (to tell flow
+    /// collections from block ones by their first character).
+    evidence: Option<(lenient::Evidence, Vec<char>)>,
+    /// When the text does not end with a line break: its length in characters, and whether
+    /// its last line is blank, and then its width.
+    unterminated_end: Option<(usize, Option<usize>)>,
 }
 
 fn pos(span: &Span) -> (u32, u32) {
     (span.start.line() as u32, span.start.col() as u32 + 1)
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
+    fn new(
+        text: &'a str,
+        file: Arc<str>,
+        schema: Schema,
+        relaxed: Option<&'a lenient::Relaxed>,
+    ) -> Builder<'a> {
+        Builder {
+            parser: Parser::new_from_str(text),
+            file,
+            schema,
+            anchors: HashMap::new(),
+            budget: NODE_BUDGET,
+            diagnostics: Vec::new(),
+            relaxed,
+            evidence: None,
+            unterminated_end: (!text.ends_with(['\n', '\r'])).then(|| {
+                let last = text.rsplit('\n').next().unwrap_or(text);
+                let blank = last.chars().all(|c| c == ' ');
+                (text.chars().count(), blank.then(|| last.chars().count()))
+            }),
+        }
+    }
+
+    /// Records a scalar's span for [`lenient::Relaxed::confirmed_by`].
+    fn saw_scalar(&mut self, span: &Span, style: ScalarStyle) {
+        if let Some((ev, _)) = &mut self.evidence {
+            let at = |m: &saphyr_parser::Marker| (m.line(), m.col());
+            ev.scalars.push((at(&span.start), at(&span.end)));
+            if matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted) {
+                ev.quoted.push((span.start.line(), span.end.line()));
+            }
+        }
+    }
+
+    /// Records a collection from its start to its end event when it is a flow collection.
+    fn saw_collection(&mut self, start: &Span, end: &Span) {
+        if let Some((ev, chars)) = &mut self.evidence {
+            let opens = matches!(chars.get(start.start.index()), Some('[' | '{'));
+            let closes = matches!(chars.get(end.start.index()), Some(']' | '}'));
+            if opens && closes {
+                ev.flows.push((start.start.line(), end.start.line()));
+            }
+        }
+    }
+
     fn next(&mut self) -> Result<Option<(Event<'_>, Span)>, Failure> {
         match self.parser.next_event() {
             None => Ok(None),
@@ -115,12 +207,17 @@ impl Builder<'_> {
                 message: e.info().to_string(),
                 line: e.marker().line() as u32,
                 column: e.marker().col() as u32 + 1,
+                at: Some((e.marker().index(), e.marker().line(), e.marker().col())),
             }),
         }
     }
 
     fn loc(&self, span: &Span) -> Location {
-        let (line, column) = pos(span);
+        let (line, mut column) = pos(span);
+        if let Some(r) = self.relaxed {
+            let col = r.original_col(span.start.line(), span.start.col());
+            column = u32::try_from(col + 1).unwrap_or(u32::MAX);
+        }
         Location {
             file: self.file.clone(),
             line,
@@ -166,6 +263,7 @@ impl Builder<'_> {
                 ),
                 line,
                 column,
+                at: None,
             });
         }
         self.budget -= n;
@@ -179,6 +277,7 @@ impl Builder<'_> {
                 message: format!("nesting deeper than {MAX_DEPTH}"),
                 line,
                 column,
+                at: None,
             });
         }
         self.spend(1, &span)?;
@@ -191,6 +290,7 @@ impl Builder<'_> {
                         message: "unknown anchor".into(),
                         line,
                         column,
+                        at: None,
                     });
                 };
                 let n = n.clone();
@@ -198,7 +298,21 @@ impl Builder<'_> {
                 Ok(n)
             }
             OwnedEvent::Scalar(text, style, anchor, tag) => {
-                let mut node = Node::new(self.scalar(&text, style, tag.as_deref()), loc);
+                self.saw_scalar(&span, style);
+                let mut value = self.scalar(&text, style, tag.as_deref());
+                // saphyr ends a block scalar that runs into the end of an unterminated text with
+                // a line break the text does not have (when the last line is content, or blank
+                // but as indented as the content); go-yaml (as the spec) does not.
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && let Some((end, blank_width)) = self.unterminated_end
+                    && end == span.end.index()
+                    && blank_width.is_none_or(|w| w >= span.start.col())
+                    && let Value::String(s) = &mut value
+                    && s.ends_with('\n')
+                {
+                    s.pop();
+                }
+                let mut node = Node::new(value, loc);
                 node.implicit_null =
                     tag.is_none() && style == ScalarStyle::Plain && text.is_empty();
                 if let Some(t) = tag.filter(|t| !t.starts_with("tag:yaml.org,2002:")) {
@@ -211,12 +325,13 @@ impl Builder<'_> {
             }
             OwnedEvent::SeqStart(anchor, tag) => {
                 let mut items = Vec::new();
-                while let Some((ev, span)) = self.next()? {
+                while let Some((ev, item_span)) = self.next()? {
                     if matches!(ev, Event::SequenceEnd) {
+                        self.saw_collection(&span, &item_span);
                         break;
                     }
                     let ev = owned_event(ev);
-                    items.push(self.node(ev, span, depth + 1)?);
+                    items.push(self.node(ev, item_span, depth + 1)?);
                 }
                 let mut node = Node::new(Value::Seq(items), loc);
                 node.tag = tag
@@ -228,7 +343,7 @@ impl Builder<'_> {
                 Ok(node)
             }
             OwnedEvent::MapStart(anchor, tag) => {
-                let node = self.mapping(loc, depth)?;
+                let node = self.mapping(loc, &span, depth)?;
                 let mut node = node;
                 node.tag = tag
                     .filter(|t| !t.starts_with("tag:yaml.org,2002:"))
@@ -244,16 +359,18 @@ impl Builder<'_> {
                     message: "unexpected event".into(),
                     line,
                     column,
+                    at: None,
                 })
             }
         }
     }
 
-    fn mapping(&mut self, loc: Location, depth: usize) -> Result<Node, Failure> {
+    fn mapping(&mut self, loc: Location, start: &Span, depth: usize) -> Result<Node, Failure> {
         let mut map = Map::new();
         let mut merges: Vec<Node> = Vec::new();
         while let Some((ev, kspan)) = self.next()? {
             if matches!(ev, Event::MappingEnd) {
+                self.saw_collection(start, &kspan);
                 break;
             }
             let kev = owned_event(ev);
@@ -447,6 +564,30 @@ mod tests {
     }
 
     #[test]
+    fn block_scalars_at_an_unterminated_end_have_no_extra_line_break() {
+        // Values as go-yaml v3 reads them.
+        let cases = [
+            ("a: |\n  x", "x"),
+            ("a: |+\n  x", "x"),
+            ("a: >\n  x\n  y", "x y"),
+            ("a: |-\n  x", "x"),
+            ("a: |\n  x\n  ", "x\n"),
+            ("a: |+\n  x\n\n  ", "x\n\n"),
+            ("a: |\n  x\n# c", "x\n"),
+            ("a: |\n  x\n", "x\n"),
+            ("a:\n  b: |\n      x\n  ", "x\n"),
+            ("a: |\n  x\n ", "x\n"),
+        ];
+        for (text, want) in cases {
+            let n = one(text);
+            let got = n.str_at(&["a"]).or_else(|| n.str_at(&["a", "b"]));
+            assert_eq!(got, Some(want), "{text:?}");
+        }
+        let s = parse_stream("t.yaml", "- |\n  x\n- |\n  y", Schema::Kube);
+        assert_eq!(s.docs[0].to_json(), serde_json::json!(["x\n", "y"]));
+    }
+
+    #[test]
     fn nulls_written_as_nothing_are_marked() {
         let n = one("a:\nb: null\nc: ~\nd: ''\n");
         let implicit = |k: &str| n.get(k).expect("key").implicit_null;
@@ -494,6 +635,87 @@ mod tests {
         let s = parse_stream("t.yaml", "a: 1\na: 2\n", Schema::Kube);
         assert_eq!(s.diagnostics.len(), 1);
         assert_eq!(s.diagnostics[0].location.as_ref().map(|l| l.line), Some(2));
+    }
+
+    #[test]
+    fn flow_collections_ignore_indentation_as_go_yaml_does() {
+        // Values as go-yaml v3 reads them; each text is one saphyr alone refuses.
+        let n = one(concat!(
+            "spec:\n",
+            "  args: [\n",
+            "    \"--port\", \"80\"\n",
+            "  ]\n",
+            "  map: {\n",
+            "    x: 1,\n",
+            " y: 2\n",
+            "}\n",
+            "  list:\n",
+            "  - args: [\n",
+            "a,\n",
+            "    ]\n",
+            "top: [\n",
+            "1, [2,\n",
+            " 3]\n",
+            "]\n",
+        ));
+        assert_eq!(
+            n.to_json(),
+            serde_json::json!({"spec": {"args": ["--port", "80"], "map": {"x": 1, "y": 2},
+                "list": [{"args": ["a"]}]}, "top": [1, [2, 3]]})
+        );
+        // Locations are those of the original text.
+        let y = n.path(&["spec", "map", "y"]).expect("y");
+        assert_eq!((y.loc.line, y.loc.column), (7, 5));
+        let a = &n
+            .path(&["spec", "list"])
+            .expect("list")
+            .as_seq()
+            .expect("seq")[0];
+        let a0 = &a.get("args").and_then(Node::as_seq).expect("args")[0];
+        assert_eq!((a0.loc.line, a0.loc.column), (11, 1));
+    }
+
+    #[test]
+    fn quoted_scalars_continue_at_any_indentation() {
+        let n = one("a:\n  b: \"one\ntwo\"\n  c: 'three\n four'\n");
+        assert_eq!(n.path(&["a", "b"]).and_then(Node::as_str), Some("one two"));
+        assert_eq!(
+            n.path(&["a", "c"]).and_then(Node::as_str),
+            Some("three four")
+        );
+    }
+
+    #[test]
+    fn a_tab_after_a_colon_separates() {
+        let n = one("a:\tb\nc :\tvalue\nd: 'x:\ty'\n");
+        assert_eq!(n.get("a").and_then(Node::as_str), Some("b"));
+        assert_eq!(n.get("c").and_then(Node::as_str), Some("value"));
+        assert_eq!(n.get("d").and_then(Node::as_str), Some("x:\ty"));
+    }
+
+    #[test]
+    fn a_comment_may_follow_a_quote_or_bracket_unseparated() {
+        let n = one("a: [1, 2]#c\nb: \"x\"#d\nc: {k: v}#e\nd: x#notacomment\n");
+        assert_eq!(
+            n.to_json(),
+            serde_json::json!({"a": [1, 2], "b": "x",
+            "c": {"k": "v"}, "d": "x#notacomment"})
+        );
+    }
+
+    #[test]
+    fn leniency_does_not_reach_block_indentation() {
+        // go-yaml refuses these too.
+        for text in [
+            "a:\n    b: 1\n  c: 2\n",
+            "a: [\n1,\n",
+            "a:\n  b: |\n  x\n",
+            "a: \"x\n---\ny\"\n",
+            "a: [1]#c\n  b: 2\n",
+        ] {
+            let s = parse_stream("t.yaml", text, Schema::Kube);
+            assert!(s.has_errors(), "{text:?} parsed: {:?}", s.docs);
+        }
     }
 
     #[test]
