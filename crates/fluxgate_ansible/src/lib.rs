@@ -235,6 +235,23 @@ impl Project {
         &self.data.book.roles
     }
 
+    /// The text of a file of the project (path relative to the root), as the renderers read it.
+    #[must_use]
+    pub fn read_source(&self, path: &str) -> Option<String> {
+        self.data
+            .root
+            .read(&files::normalize(&self.data.root.dir.join(path)))
+    }
+
+    /// Whether `name` is a variable a template at `path` (relative to the root) sees for
+    /// `host`: a variable of its scope or a magic variable.
+    #[must_use]
+    pub fn template_sees(&self, path: &str, host: &str, name: &str) -> bool {
+        let scope = self.template_scope(path, host);
+        self.data.table(&scope, host).contains_key(name)
+            || self.data.magic(&scope, host, name).is_some()
+    }
+
     /// The scope a template is rendered in: the role that owns it (in the first play that
     /// runs that role on the host), else the host's playbook-wide scope.
     fn template_scope(&self, rel: &str, host: &str) -> Scope {

@@ -450,7 +450,10 @@ fn variables_agree_with_ansible_core() {
                 floor: 1.0,
             });
         }
-        None => println!("FLUXGATE_CORPUS not set: comparing the example platform only"),
+        None => fluxgate_testkit::missing(
+            TEST,
+            "FLUXGATE_CORPUS is not set: comparing the example platform only",
+        ),
     }
     let mut failures = Vec::new();
     for repo in &repos {

@@ -41,21 +41,9 @@ enum Outcome {
     Mismatch(String),
 }
 
-fn corpus() -> Option<PathBuf> {
-    let Some(c) = std::env::var_os("FLUXGATE_CORPUS") else {
-        println!("skipping: FLUXGATE_CORPUS not set");
-        return None;
-    };
-    if Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_err()
-    {
-        println!("skipping: kubectl not on the PATH");
-        return None;
-    }
-    Some(PathBuf::from(c))
+fn corpus(test: &str) -> Option<PathBuf> {
+    let corpus = fluxgate_testkit::corpus(test)?;
+    fluxgate_testkit::kubectl(test).then_some(corpus)
 }
 
 fn has_kustomization(dir: &Path) -> bool {
@@ -323,14 +311,18 @@ fn report(name: &str, corpus: &Path, cases: &[Case], ratchet: &Ratchet) {
 
 #[test]
 fn gitops_repositories_render_like_kubectl() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus("gitops_repositories_render_like_kubectl") else {
+        return;
+    };
     let cases = gitops_cases(&corpus);
     report("gitops", &corpus, &cases, &RATCHET_GITOPS);
 }
 
 #[test]
 fn kustomize_cases_render_like_kubectl() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = corpus("kustomize_cases_render_like_kubectl") else {
+        return;
+    };
     let cases = kustomize_cases(&corpus);
     report("kustomize-cases", &corpus, &cases, &RATCHET_CASES);
 }

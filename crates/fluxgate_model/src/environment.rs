@@ -187,8 +187,11 @@ fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Diagnosti
 
 /// Renders every template that a `template` task of the site playbook writes, for each of the
 /// environment's hosts its play targets (renders are memoised in the project, so the rules
-/// reuse them): a syntax error or an undefined variable is a `render` finding at its line,
-/// once per template line however many hosts fail on it.
+/// reuse them). A syntax error, or a variable that the template's scope does not define at
+/// all, in a task that always runs, is a `render` error at its line; a failure fluxgate cannot
+/// judge offline (a conditional or looped task, a value built from facts gathered at run
+/// time, a filter it lacks) is a warning that says the template was not checked. Once per
+/// template line however many hosts fail on it.
 fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::new();
     let mut failing: IndexMap<(String, Option<fluxgate_diagnostics::Location>), (usize, usize)> =
@@ -199,9 +202,21 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Diagnostic>
                 continue;
             };
             for host in po.hosts.iter().filter(|h| env_hosts.contains(h)) {
-                let Err(d) = project.render_template(&path, host) else {
+                let Err(mut d) = project.render_template(&path, host) else {
                     continue;
                 };
+                if !is_certain_template_defect(project, task, &path, host, &d) {
+                    d.severity = fluxgate_diagnostics::Severity::Warning;
+                    d.message.push_str(
+                        "; fluxgate could not render it offline, so what it writes is not checked",
+                    );
+                    d.help = Some(
+                        "facts gathered at run time, registered results, loop variables and \
+                         task conditions are unknown offline; give the variables a default to \
+                         make the template checkable"
+                            .to_string(),
+                    );
+                }
                 match failing.get_mut(&(path.clone(), d.location.clone())) {
                     Some((_, hosts)) => *hosts += 1,
                     None => {
@@ -220,4 +235,78 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Diagnostic>
         }
     }
     out
+}
+
+/// Whether a template failure is the template's own defect: a syntax error, or (in a task
+/// that always runs, without loop or task vars) a name on the failing line that nothing
+/// defines for the host.
+fn is_certain_template_defect(
+    project: &Project,
+    task: &fluxgate_ansible::Task,
+    path: &str,
+    host: &str,
+    d: &Diagnostic,
+) -> bool {
+    if d.message.contains("syntax error") {
+        return true;
+    }
+    let conditional = task.when.is_some()
+        || task
+            .keywords
+            .keys()
+            .any(|k| k == "loop" || k == "vars" || k == "loop_control" || k.starts_with("with_"));
+    if conditional || !d.message.contains("is undefined") {
+        return false;
+    }
+    let Some(line) = d.location.as_ref().map(|l| l.line).filter(|l| *l > 0) else {
+        return false;
+    };
+    let Some(text) = project.read_source(path) else {
+        return false;
+    };
+    let Some(src) = text.lines().nth(line as usize - 1) else {
+        return false;
+    };
+    expression_heads(src)
+        .iter()
+        .any(|name| !name.starts_with("ansible_") && !project.template_sees(path, host, name))
+}
+
+/// The first name of each `{{ expression }}` on a line (`{{ x | default(1) }}` -> `x`).
+fn expression_heads(line: &str) -> Vec<&str> {
+    line.split("{{")
+        .skip(1)
+        .filter_map(|rest| {
+            let rest = rest.trim_start();
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let name = &rest[..end];
+            let call = rest[end..].trim_start().starts_with('(');
+            let literal = matches!(
+                name,
+                "true" | "false" | "none" | "True" | "False" | "None" | "not" | "omit"
+            );
+            (!name.is_empty()
+                && !call
+                && !literal
+                && !name.starts_with(|c: char| c.is_ascii_digit()))
+            .then_some(name)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expression_heads;
+
+    #[test]
+    fn expression_heads_are_the_names_a_line_reads() {
+        assert_eq!(
+            expression_heads(
+                "a: {{ x | default(1) }} {{ y.z }} {{ lookup('env', 'H') }} {{ 'lit' }} {{ true }}"
+            ),
+            ["x", "y"]
+        );
+    }
 }

@@ -32,11 +32,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_file_go_yaml_accepts_parses() {
-    let Some(corpus) = std::env::var_os("FLUXGATE_CORPUS") else {
-        println!("skipping: FLUXGATE_CORPUS not set");
+    let Some(corpus) = fluxgate_testkit::corpus("every_file_go_yaml_accepts_parses") else {
         return;
     };
-    let gitops = PathBuf::from(corpus).join("gitops");
+    let gitops = corpus.join("gitops");
     let mut files = Vec::new();
     walk(&gitops, &mut files);
     let mut failed = Vec::new();
