@@ -341,6 +341,25 @@ impl Renderer<'_> {
                 best = Some((rank, ks));
             }
         }
+        // A Flux Operator `FluxInstance` creates the source it syncs from (named by
+        // `spec.sync.name`, `flux-system` by default, in its own namespace): that source is
+        // this repository.
+        for fi in entry_objects.iter().filter(|o| {
+            o.str_at(&["kind"]) == Some("FluxInstance")
+                && o.str_at(&["apiVersion"])
+                    .is_some_and(|a| a.starts_with("fluxcd.controlplane.io/"))
+        }) {
+            let kind = fi
+                .str_at(&["spec", "sync", "kind"])
+                .unwrap_or("GitRepository");
+            let name = fi
+                .str_at(&["spec", "sync", "name"])
+                .unwrap_or("flux-system");
+            let ns = fi
+                .str_at(&["metadata", "namespace"])
+                .unwrap_or("flux-system");
+            self.repo_sources.insert(format!("{kind}/{ns}/{name}"));
+        }
         let mut root = None;
         if let Some(((depth, key), ks)) = best {
             self.repo_sources.insert(key);

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_yaml::Node;
+use fluxgate_yaml::{Node, parse_stream};
 use regex::Regex;
 
 /// What an encrypted value substitutes to: a plain scalar that reads back as a string.
@@ -412,14 +412,77 @@ pub fn created_by<'a>(
     if relevant.is_empty() {
         return None;
     }
-    objects.iter().find(|o| {
+    let creates = |o: &Node| {
         relevant.iter().any(|c| {
             let in_ns =
                 c.any_namespace || o.str_at(&["metadata", "namespace"]).is_none_or(|n| n == ns);
             in_ns && c.names(o).iter().any(|n| n == name)
         })
+    };
+    objects.iter().find(|o| {
+        creates(o)
+            || resource_set_objects(o).iter().any(|t| {
+                let same = t.str_at(&["kind"]) == Some(kind)
+                    && t.str_at(&["metadata", "name"]) == Some(name)
+                    && t.str_at(&["metadata", "namespace"]).is_none_or(|n| n == ns);
+                same || creates(t)
+            })
     })
 }
+
+/// The objects a Flux Operator `ResourceSet` applies: its `spec.resources` and its
+/// `spec.resourcesTemplate` documents, with each `<< input >>` placeholder left unknown (a
+/// templated namespace counts as the ResourceSet's own).
+fn resource_set_objects(o: &Node) -> Vec<Node> {
+    if o.str_at(&["kind"]) != Some("ResourceSet")
+        || !o
+            .str_at(&["apiVersion"])
+            .is_some_and(|a| a.starts_with("fluxcd.controlplane.io/"))
+    {
+        return Vec::new();
+    }
+    let mut out: Vec<Node> = o
+        .path(&["spec", "resources"])
+        .and_then(Node::as_seq)
+        .map(<[Node]>::to_vec)
+        .unwrap_or_default();
+    if let Some(template) = o.str_at(&["spec", "resourcesTemplate"]) {
+        // Control lines (`<<- if inputs.x >>`, `<<- end >>`) go: every branch is kept, which
+        // is enough to know which objects the set may create.
+        let kept: String = template
+            .lines()
+            .filter(|l| {
+                let t = l.trim();
+                !(t.starts_with("<<") && t.ends_with(">>") && !t[2..].contains("<<"))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut text = String::with_capacity(kept.len());
+        let mut rest = kept.as_str();
+        while let Some(at) = rest.find("<<") {
+            text.push_str(&rest[..at]);
+            let Some(end) = rest[at..].find(">>") else {
+                break;
+            };
+            text.push_str(RESOURCE_SET_INPUT);
+            rest = &rest[at + end + 2..];
+        }
+        text.push_str(rest);
+        out.extend(parse_stream(&o.loc.file, &text, fluxgate_yaml::Schema::Kube).docs);
+    }
+    for t in &mut out {
+        let templated = t
+            .str_at(&["metadata", "namespace"])
+            .is_some_and(|n| n.contains(RESOURCE_SET_INPUT));
+        if templated && let Some(meta) = t.get_mut("metadata").and_then(Node::as_map_mut) {
+            meta.shift_remove("namespace");
+        }
+    }
+    out
+}
+
+/// What a `<< input >>` of a ResourceSet template stands for offline.
+const RESOURCE_SET_INPUT: &str = "resourceset-input";
 
 /// The note for a reference to a Secret that only the running cluster creates.
 pub(crate) fn runtime_note(
@@ -566,6 +629,30 @@ mod tests {
         assert!(diags.is_empty(), "{diags:?}");
         assert_eq!(vars.len(), 1);
         assert!(vars.get("SECRET_DOMAIN").is_some_and(|d| d.opaque));
+    }
+
+    #[test]
+    fn controllers_create_what_the_repository_references() {
+        let objects = docs(concat!(
+            "apiVersion: objectbucket.io/v1alpha1\nkind: ObjectBucketClaim\nmetadata: {name: loki-bucket, namespace: monitoring}\n---\n",
+            "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: web, namespace: net}\nspec: {secretName: web-tls}\n---\n",
+            "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: app-db, namespace: app}\nspec:\n  resourcesTemplate: |\n    apiVersion: postgresql.cnpg.io/v1\n    kind: Cluster\n    metadata:\n      name: app-db\n      namespace: << inputs.provider.namespace >>\n    spec:\n      bootstrap:\n        <<- if inputs.initdb >>\n        initdb: {database: app}\n        <<- end >>\n",
+        ));
+        let made = |kind: &str, ns: &str, name: &str| {
+            created_at_runtime(&objects, kind, ns, name).and_then(|o| o.str_at(&["kind"]))
+        };
+        assert_eq!(
+            made("ConfigMap", "monitoring", "loki-bucket"),
+            Some("ObjectBucketClaim")
+        );
+        assert_eq!(
+            made("Secret", "monitoring", "loki-bucket"),
+            Some("ObjectBucketClaim")
+        );
+        assert_eq!(made("Secret", "net", "web-tls"), Some("Certificate"));
+        assert_eq!(made("Secret", "app", "app-db-app"), Some("ResourceSet"));
+        assert_eq!(made("Secret", "other", "web-tls"), None);
+        assert_eq!(made("ConfigMap", "net", "web-tls"), None);
     }
 
     #[test]

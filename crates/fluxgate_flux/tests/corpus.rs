@@ -21,6 +21,11 @@ use fluxgate_kustomize::RealFs;
 ///   Kustomization reached (and `fluxgate envs` finds no environment there).
 /// - billimek's `valuesFrom Secret/alertmanager-webhooks` is created by an ExternalSecret of the
 ///   environment: a note, not an error.
+/// - the repositories added later have their errors judged one by one in fluxgate_rules'
+///   `corpus_errors_are_the_judged_ones` (ahinko: 6 `${...}` in evcc's generated config;
+///   angelnu: `${SECRET_DOMAIN}`, defined nowhere, in lidarr; jfroy: 4 substituteFrom Secrets
+///   nothing in the repository creates; mirceanton: 3 dashboards' `${DS_PROMETHEUS}` and a
+///   shell `${STATIC_CRON_TOKEN}`).
 const CASES: &[(&str, &str, bool, usize)] = &[
     ("gitops/billimek__k8s-gitops", "setup/flux/cluster", true, 0),
     (
@@ -41,6 +46,40 @@ const CASES: &[(&str, &str, bool, usize)] = &[
         false,
         3,
     ),
+    ("gitops/Diaoul__home-ops", "cluster/flux", true, 0),
+    ("gitops/ahinko__home-ops", "kubernetes/main/flux", true, 6),
+    (
+        "gitops/ahinko__home-ops",
+        "kubernetes/storage/flux",
+        true,
+        0,
+    ),
+    (
+        "gitops/angelnu__k8s-gitops",
+        "clusters/prod/config",
+        true,
+        1,
+    ),
+    (
+        "gitops/angelnu__k8s-gitops",
+        "clusters/test/config",
+        true,
+        1,
+    ),
+    (
+        "gitops/coolguy1771__home-ops",
+        "kubernetes/kyak/flux",
+        true,
+        0,
+    ),
+    (
+        "gitops/coolguy1771__home-ops",
+        "kubernetes/sol/flux",
+        true,
+        0,
+    ),
+    ("gitops/jfroy__flatops", "kubernetes/cluster", true, 4),
+    ("gitops/mirceanton__home-ops", "apps", true, 4),
 ];
 
 #[test]

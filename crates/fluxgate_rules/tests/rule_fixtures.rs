@@ -123,38 +123,197 @@ fn fixtures_pass_and_fail_as_expected() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// Precision on real repositories: every error the rules of this file's families report on
-/// the corpus was classified as a false positive and fixed (billimek's `${VAR}` text that
-/// Flux never substitutes, 1Password `op://` references, cluster-template's Secret
-/// templates, Secrets that an ExternalSecret creates). None may come back.
+/// Every error fluxgate reports on the corpus, judged by hand as a true defect, with the
+/// reason: `(repository, rule, file, line, why it is true)`. Every other error on a corpus
+/// repository is a false alarm and fails this test; so does a listed one that is no longer
+/// found (recall). The false classes fixed so far: billimek's `${VAR}` text that Flux never
+/// substitutes, 1Password `op://` references, cluster-template's Secret templates, Secrets and
+/// ConfigMaps that controllers create (ExternalSecret, ObjectBucketClaim, Certificate, ...),
+/// SOPS dotenv files read by a secretGenerator (coolguy1771: 388 errors), remote resources
+/// (warnings), escaped commas in a valuesFrom targetPath value, dependsOn on a Kustomization
+/// of another source, a GitRepository's spec.ignore re-including what .sourceignore hides,
+/// templates that only render with facts gathered at run time (techno-tim: warnings).
+const JUDGED_TRUE: &[(&str, &str, &str, u32, &str)] = &[
+    (
+        "ahinko__home-ops",
+        "substitution-undefined",
+        "kubernetes/main/apps/home-automation/evcc/app/config/evcc.yaml",
+        193,
+        "the generated ConfigMap's text (commented-out evcc message templates included) is \
+         substituted by the evcc Kustomization: `${mode}` is unset, so Flux >= 2.9 fails it \
+         (older Flux blanked the text)",
+    ),
+    (
+        "ahinko__home-ops",
+        "substitution-undefined",
+        "kubernetes/main/apps/home-automation/evcc/app/config/evcc.yaml",
+        196,
+        "as above: `${chargedEnergy:%.1fk}`",
+    ),
+    (
+        "ahinko__home-ops",
+        "substitution-undefined",
+        "kubernetes/main/apps/home-automation/evcc/app/config/evcc.yaml",
+        196,
+        "as above: `${chargeDuration}`",
+    ),
+    (
+        "ahinko__home-ops",
+        "substitution-undefined",
+        "kubernetes/main/apps/home-automation/evcc/app/config/evcc.yaml",
+        199,
+        "as above: `${pvPower:%.1fk}`",
+    ),
+    (
+        "ahinko__home-ops",
+        "substitution-undefined",
+        "kubernetes/main/apps/home-automation/evcc/app/config/evcc.yaml",
+        202,
+        "as above: `${connectedDuration}`",
+    ),
+    (
+        "ahinko__home-ops",
+        "substitution-undefined",
+        "kubernetes/main/apps/home-automation/evcc/app/config/evcc.yaml",
+        205,
+        "as above: `${vehicleSoc:%.0f}`",
+    ),
+    (
+        "angelnu__k8s-gitops",
+        "plaintext-secret",
+        "apps/longhorn-system/operator/app/cifs-secret.yaml",
+        7,
+        "a CIFS username and password committed in clear text (stringData)",
+    ),
+    (
+        "angelnu__k8s-gitops",
+        "substitution-undefined",
+        "apps/vpn/lidarr/app/helmrelease.yaml",
+        106,
+        "`${SECRET_DOMAIN}` appears nowhere else in the repository (the others use \
+         CLUSTER_DOMAIN): lidarr's external-dns target is blanked, or the Kustomization fails \
+         under Flux >= 2.9; seen in prod and test, one finding",
+    ),
+    (
+        "jfroy__flatops",
+        "render",
+        "kubernetes/apps/default/esphome/ks.yaml",
+        25,
+        "substituteFrom Secret esphome-ipv6-config, which nothing in the repository creates: a \
+         cluster rebuilt from git stalls at this Kustomization (made by hand on the live one)",
+    ),
+    (
+        "jfroy__flatops",
+        "render",
+        "kubernetes/apps/kube-system/cilium/ks.yaml",
+        42,
+        "as above: Secret cluster-ipv6-config, for cilium-config",
+    ),
+    (
+        "jfroy__flatops",
+        "render",
+        "kubernetes/apps/kube-system/coredns/ks.yaml",
+        19,
+        "as above: Secret cluster-ipv6-config, for coredns",
+    ),
+    (
+        "jfroy__flatops",
+        "render",
+        "kubernetes/apps/kube-system/multus/ks.yaml",
+        46,
+        "as above: Secret cluster-ipv6-config, for multus",
+    ),
+    (
+        "mirceanton__home-ops",
+        "substitution-undefined",
+        "apps/ai/litellm/app/dashboard.json",
+        28,
+        "a Grafana dashboard's `${DS_PROMETHEUS}` (40 uses) in a ConfigMap the substituting \
+         litellm Kustomization renders without `substitute: disabled`: Flux fails it, older Flux \
+         blanked the datasource the grafana-operator was to fill in",
+    ),
+    (
+        "mirceanton__home-ops",
+        "substitution-undefined",
+        "apps/maker/bambuddy/app/dashboard.json",
+        17,
+        "as above, bambuddy's dashboard",
+    ),
+    (
+        "mirceanton__home-ops",
+        "substitution-undefined",
+        "apps/media/karakeep/app/dashboard.json",
+        30,
+        "as above, karakeep's dashboard",
+    ),
+    (
+        "mirceanton__home-ops",
+        "substitution-undefined",
+        "apps/finance/firefly/app/helm-release.yaml",
+        127,
+        "a shell `${STATIC_CRON_TOKEN}` in the cron job's command (meant for the container's \
+         env) that Flux substitutes: it fails the Kustomization; write `$${STATIC_CRON_TOKEN}`",
+    ),
+];
+
 #[test]
-fn corpus_has_no_errors_from_these_rules() {
-    let Some(corpus) = fluxgate_testkit::corpus("corpus_has_no_errors_from_these_rules") else {
+fn corpus_errors_are_the_judged_ones() {
+    let Some(corpus) = fluxgate_testkit::corpus("corpus_errors_are_the_judged_ones") else {
         return;
     };
     let gitops = corpus.join("gitops");
     let entries = std::fs::read_dir(&gitops).expect("the corpus gitops folder is readable");
     let mut repos: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     repos.sort();
-    let rules = [
-        "render",
-        "substitution-undefined",
-        "plaintext-secret",
-        "rollout-blast-radius",
-        "parity",
-    ];
-    let mut problems = String::new();
+    let mut unexpected = String::new();
+    let mut found: BTreeSet<(String, String, String, u32)> = BTreeSet::new();
+    let mut summary = String::new();
     for repo in repos {
-        let errors: Vec<Diagnostic> = all_findings(&repo)
-            .into_iter()
-            .filter(|d| {
-                d.severity == fluxgate_diagnostics::Severity::Error
-                    && rules.contains(&d.rule.as_str())
-            })
-            .collect();
-        if !errors.is_empty() {
-            problems.push_str(&format!("{}:\n{}", repo.display(), show(&errors)));
+        let name = repo
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let all = all_findings(&repo);
+        let count = |sev| all.iter().filter(|d| d.severity == sev).count();
+        summary.push_str(&format!(
+            "{name}: {} errors, {} warnings, {} notes\n",
+            count(fluxgate_diagnostics::Severity::Error),
+            count(fluxgate_diagnostics::Severity::Warning),
+            count(fluxgate_diagnostics::Severity::Note)
+        ));
+        for d in all
+            .iter()
+            .filter(|d| d.severity == fluxgate_diagnostics::Severity::Error)
+        {
+            let (file, line) = d
+                .location
+                .as_ref()
+                .map_or((String::new(), 0), |l| (l.file.to_string(), l.line));
+            let judged = JUDGED_TRUE.iter().any(|(r, rule, f, l, _)| {
+                *r == name && *rule == d.rule && *f == file && *l == line
+            });
+            if judged {
+                found.insert((name.clone(), d.rule.clone(), file, line));
+            } else {
+                unexpected.push_str(&format!(
+                    "  {name}: {}\n",
+                    show(std::slice::from_ref(d)).trim()
+                ));
+            }
         }
     }
-    assert!(problems.is_empty(), "{problems}");
+    let missing: Vec<String> = JUDGED_TRUE
+        .iter()
+        .filter(|(r, rule, f, l, _)| {
+            !found.contains(&((*r).to_string(), (*rule).to_string(), (*f).to_string(), *l))
+        })
+        .map(|(r, rule, f, l, why)| format!("  {r}: [{rule}] {f}:{l} ({why})"))
+        .collect();
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), summary.as_bytes());
+    assert!(
+        unexpected.is_empty() && missing.is_empty(),
+        "errors not judged true (fix the class, or judge and list them):\n{unexpected}\njudged \
+         true but no longer found:\n{}",
+        missing.join("\n")
+    );
 }
