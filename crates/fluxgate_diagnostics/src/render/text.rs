@@ -62,9 +62,9 @@ fn snippet(out: &mut String, loc: &Location, label: Option<&str>, sources: &dyn 
         return;
     };
     let line = crate::redact::mask_encrypted_line(line);
+    let (line, caret_at) = cut_long_line(&line, (loc.column.max(1) - 1) as usize);
     let num = loc.line.to_string();
     let pad = " ".repeat(num.len());
-    let caret_at = (loc.column.max(1) - 1) as usize;
     let prefix: String = line
         .chars()
         .take(caret_at)
@@ -86,11 +86,58 @@ fn snippet(out: &mut String, loc: &Location, label: Option<&str>, sources: &dyn 
     );
 }
 
+/// The widest source line shown, in characters: a minified JSON dashboard or a long
+/// annotation is cut around the span, with `…` where text was left out.
+const MAX_LINE: usize = 120;
+
+/// `line` cut to [`MAX_LINE`] characters around the character column `caret`, and the caret's
+/// column in what is returned.
+fn cut_long_line(line: &str, caret: usize) -> (String, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= MAX_LINE {
+        return (line.to_string(), caret);
+    }
+    let caret = caret.min(chars.len());
+    // Some context before the span, the rest after it.
+    let start = caret.saturating_sub(MAX_LINE / 4);
+    let end = (start + MAX_LINE).min(chars.len());
+    let start = end.saturating_sub(MAX_LINE).min(start);
+    let mut out = String::new();
+    let mut at = caret - start;
+    if start > 0 {
+        out.push('…');
+        at += 1;
+    }
+    out.extend(&chars[start..end]);
+    if end < chars.len() {
+        out.push('…');
+    }
+    (out, at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Severity;
     use std::sync::Arc;
+
+    #[test]
+    fn long_lines_are_cut_around_the_span_with_the_caret_aligned() {
+        let long = format!("{}TARGET{}", "a".repeat(300), "b".repeat(300));
+        let d = Diagnostic::new("render", Severity::Error, "bad").at(Location::new("f.json", 1, 301));
+        let text = format!("{long}\n");
+        let src = move |_: &str| Some(Arc::<str>::from(text.as_str()));
+        let mut out = String::new();
+        render_text(&mut out, &d, &src);
+        let shown = out.lines().find(|l| l.starts_with(" 1 | ")).expect("the source line");
+        let caret = out.lines().find(|l| l.contains('^')).expect("the caret line");
+        assert!(shown.chars().count() <= 130, "{shown}");
+        assert!(shown.contains("…") && shown.ends_with('…'), "{shown}");
+        let col = |l: &str, pat: char| l.chars().position(|c| c == pat);
+        assert_eq!(col(shown, 'T'), col(caret, '^'), "{shown}\n{caret}");
+        // Short lines are shown whole.
+        assert_eq!(cut_long_line("abc", 1), ("abc".to_string(), 1));
+    }
 
     #[test]
     fn shows_source_line_with_caret() {
