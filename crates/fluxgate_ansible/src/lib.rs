@@ -82,6 +82,10 @@ pub struct PlayOrder<'a> {
     pub hosts: &'a [String],
 }
 
+/// The most text one template may render to (the engine's fuel bounds the work; this bounds
+/// what is kept and parsed).
+pub const MAX_TEMPLATE_OUTPUT: usize = 64 * 1024 * 1024;
+
 /// A loaded inventory + playbook. Cheap to clone; resolution is lazy and memoised.
 #[derive(Clone, Debug)]
 pub struct Project {
@@ -325,6 +329,16 @@ impl Project {
                 return Err(d);
             }
         };
+        if rendered.len() > MAX_TEMPLATE_OUTPUT {
+            return Err(Diagnostic::render_error(
+                format!(
+                    "cannot render {rel} for {host}: its output exceeds 64 MiB ({} bytes); \
+                     fluxgate does not check it",
+                    rendered.len()
+                ),
+                Some(Location::file(rel)),
+            ));
+        }
         let opaque = resolve::opaque_probe_end(before) || rendered.contains(OPAQUE);
         let stream = parse_stream(&rel, &rendered, Schema::Yaml11);
         let value = if stream.has_errors() {

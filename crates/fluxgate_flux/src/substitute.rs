@@ -151,6 +151,17 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
     let locator = Locator::new(&text, resource);
     let expansion = match envsubst::expand(&text, &lookup) {
         Ok(e) => e,
+        Err(e) if e.message == envsubst::TOO_LARGE => {
+            let mut out = Outcome::unchanged(resource, Status::Failed);
+            out.diagnostics.push(Diagnostic::render_error(
+                format!(
+                    "post-build substitution stopped: {}; fluxgate does not check this resource",
+                    e.message
+                ),
+                Some(locator.locate(e.offset).0),
+            ));
+            return out;
+        }
         Err(e) => {
             let mut out = Outcome::unchanged(resource, Status::Failed);
             let snippet = snippet(&text, e.offset);
@@ -582,6 +593,24 @@ spec:
         // The lenient render: what shipped in the incident (an empty plain scalar is null).
         let host = out.resource.path(&["spec", "values", "k8sServiceHost"]);
         assert!(host.is_some_and(Node::is_null));
+    }
+
+    #[test]
+    fn substitution_output_is_bounded() {
+        let big = "x".repeat(1024 * 1024);
+        let refs = "${BIG}".repeat(70);
+        let text = format!("kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {refs}\n");
+        let out = substitute_resource(&doc(&text), &vars(&[("BIG", &big)]), Options::default());
+        assert_eq!(out.status, Status::Failed);
+        assert!(
+            out.diagnostics[0].message.contains("64 MiB"),
+            "{:?}",
+            out.diagnostics
+        );
+        assert_eq!(
+            out.diagnostics[0].location.as_ref().map(|l| l.line),
+            Some(5)
+        );
     }
 
     #[test]

@@ -124,13 +124,20 @@ mod tests {
     #[test]
     fn long_lines_are_cut_around_the_span_with_the_caret_aligned() {
         let long = format!("{}TARGET{}", "a".repeat(300), "b".repeat(300));
-        let d = Diagnostic::new("render", Severity::Error, "bad").at(Location::new("f.json", 1, 301));
+        let d =
+            Diagnostic::new("render", Severity::Error, "bad").at(Location::new("f.json", 1, 301));
         let text = format!("{long}\n");
         let src = move |_: &str| Some(Arc::<str>::from(text.as_str()));
         let mut out = String::new();
         render_text(&mut out, &d, &src);
-        let shown = out.lines().find(|l| l.starts_with(" 1 | ")).expect("the source line");
-        let caret = out.lines().find(|l| l.contains('^')).expect("the caret line");
+        let shown = out
+            .lines()
+            .find(|l| l.starts_with(" 1 | "))
+            .expect("the source line");
+        let caret = out
+            .lines()
+            .find(|l| l.contains('^'))
+            .expect("the caret line");
         assert!(shown.chars().count() <= 130, "{shown}");
         assert!(shown.contains("…") && shown.ends_with('…'), "{shown}");
         let col = |l: &str, pat: char| l.chars().position(|c| c == pat);

@@ -81,10 +81,27 @@ pub fn expand(
     };
     for p in &parts {
         let s = eval_part(p, lookup, &mut out.refs);
+        if out.text.len() + s.len() > MAX_OUTPUT {
+            let offset = match p {
+                Part::Func(f) => f.start,
+                Part::Text(_) => 0,
+            };
+            return Err(ParseError {
+                offset,
+                message: TOO_LARGE,
+            });
+        }
         out.text.push_str(&s);
     }
     Ok(out)
 }
+
+/// The most text one resource may substitute to (values are inserted, never expanded again,
+/// but one long value used many times still multiplies): past it, a finding, not gigabytes.
+pub const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+
+/// The [`ParseError`] message of an expansion past [`MAX_OUTPUT`].
+pub const TOO_LARGE: &str = "the substituted resource would exceed 64 MiB";
 
 fn eval_part(
     part: &Part,
