@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::Path;
 
-use fluxgate_ansible::{Project, RenderedTemplate, Task};
+use fluxgate_ansible::{Project, RenderedTemplate};
 use fluxgate_diagnostics::Location;
 use fluxgate_model::Environment;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
@@ -368,13 +368,95 @@ pub(crate) fn bootstrap_renders(env: &Environment, topo: &Topology, root: &Path)
                 if !seen.insert((po.index, ti, host.clone())) {
                     continue;
                 }
-                if let Some(r) = render(&boot.project, root, &path, host, po.index, ti, task) {
+                if let Some(r) = render(&boot.project, root, &path, host, po.index, ti, &task.loc) {
                     out.push(r);
                 }
             }
         }
     }
+    out.extend(auto_deploy_renders(env, topo, root));
     out
+}
+
+/// The variable through which an external k3s role (xanmanning.k3s) renders templates into
+/// k3s' auto-deploy folder (`/var/lib/rancher/k3s/server/manifests`).
+const MANIFEST_TEMPLATES_VAR: &str = "k3s_server_manifests_templates";
+
+/// Manifests that k3s deploys from its auto-deploy folder, rendered from the templates listed
+/// in [`MANIFEST_TEMPLATES_VAR`] for the environment's first server: bootstrap-installed
+/// objects (a Cilium `HelmChart`, a kube-vip DaemonSet) without a `template` task of the
+/// repository's own. They count as installed by the play that installs k3s on that host.
+fn auto_deploy_renders(env: &Environment, topo: &Topology, root: &Path) -> Vec<Render> {
+    let Some(boot) = &env.bootstrap else {
+        return Vec::new();
+    };
+    let Some(server) = boot
+        .hosts
+        .iter()
+        .find(|h| topo.contains(h) && !topo.is_agent(h))
+    else {
+        return Vec::new();
+    };
+    let Ok(list) = boot.project.resolve(server, MANIFEST_TEMPLATES_VAR) else {
+        return Vec::new();
+    };
+    let set_at = list
+        .origin
+        .first()
+        .map_or_else(|| Location::file(""), |o| o.loc.clone());
+    let order = boot.project.order();
+    let plays: Vec<_> = order
+        .iter()
+        .filter(|po| po.hosts.contains(server))
+        .collect();
+    let Some(play) = plays
+        .iter()
+        .find(|po| po.play.roles.iter().any(|r| r.contains("k3s")))
+        .or(plays.first())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in list.value.as_seq().unwrap_or_default() {
+        let Some(name) = item.as_str() else { continue };
+        let Some(path) = locate_template(&boot.project, name) else {
+            continue;
+        };
+        if let Some(r) = render(&boot.project, root, &path, server, play.index, 0, &set_at) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Where Ansible's search path finds a template named in a variable: a role's `templates/`
+/// folder, else the playbook folder's `templates/`, else the playbook folder itself.
+fn locate_template(project: &Project, name: &str) -> Option<String> {
+    let name = name.trim_start_matches("./");
+    let mut candidates: Vec<String> = project
+        .roles()
+        .values()
+        .map(|r| format!("{}/templates/{name}", r.path))
+        .collect();
+    if let Some(dir) = project
+        .playbook_files()
+        .first()
+        .and_then(|f| Path::new(f).parent())
+    {
+        let dir = dir.to_string_lossy();
+        let join = |p: &str| {
+            if dir.is_empty() {
+                p.to_string()
+            } else {
+                format!("{dir}/{p}")
+            }
+        };
+        candidates.push(join(&format!("templates/{name}")));
+        candidates.push(join(name));
+    }
+    candidates
+        .into_iter()
+        .find(|c| project.read_source(c).is_some())
 }
 
 fn render(
@@ -384,7 +466,7 @@ fn render(
     host: &str,
     play: usize,
     ti: usize,
-    task: &Task,
+    task_loc: &Location,
 ) -> Option<Render> {
     let rendered = project.render_template(path, host).ok()?;
     let source = read_source(root, path).unwrap_or_default();
@@ -397,7 +479,7 @@ fn render(
     Some(Render {
         play,
         task: ti,
-        task_loc: task.loc.clone(),
+        task_loc: task_loc.clone(),
         host: host.to_string(),
         rendered,
         docs,
