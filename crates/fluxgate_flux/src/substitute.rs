@@ -188,22 +188,19 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         let (consumer, path) = locator.locate(r.start);
         // A source whose keys are unknown offline may define it: not reported.
         if r.is_strict_error() && !vars.has_unknown_keys() {
-            match first_use.get_mut(r.name.as_str()) {
-                Some((i, uses)) => {
-                    *uses += 1;
-                    let d: &mut Diagnostic = &mut out.diagnostics[*i];
-                    if d.related.len() < MAX_RELATED_USES {
-                        d.related.push(fluxgate_diagnostics::Related {
-                            location: consumer.clone(),
-                            message: "also used here".to_string(),
-                        });
-                    }
+            if let Some((i, uses)) = first_use.get_mut(r.name.as_str()) {
+                *uses += 1;
+                let d: &mut Diagnostic = &mut out.diagnostics[*i];
+                if d.related.len() < MAX_RELATED_USES {
+                    d.related.push(fluxgate_diagnostics::Related {
+                        location: consumer.clone(),
+                        message: "also used here".to_string(),
+                    });
                 }
-                None => {
-                    first_use.insert(r.name.as_str(), (out.diagnostics.len(), 1));
-                    out.diagnostics
-                        .push(undefined_diagnostic(r, &text, &consumer, opts));
-                }
+            } else {
+                first_use.insert(r.name.as_str(), (out.diagnostics.len(), 1));
+                out.diagnostics
+                    .push(undefined_diagnostic(r, &text, &consumer, opts));
             }
             out.undefined.push(Undefined {
                 var: r.name.clone(),

@@ -241,21 +241,18 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         // however many Kustomizations substitute from it; each of them is a related location.
         for d in var_diags {
             let key = (d.location.clone(), d.message.clone());
-            match source_problems.get(&key) {
-                Some(&i) => {
-                    let existing: &mut Diagnostic = &mut r.diagnostics[i];
-                    if existing.related.len() < 5 {
-                        existing.related.push(fluxgate_diagnostics::Related {
-                            location: ks.loc.clone(),
-                            message: "also in this Kustomization".to_string(),
-                        });
-                    }
+            if let Some(&i) = source_problems.get(&key) {
+                let existing: &mut Diagnostic = &mut r.diagnostics[i];
+                if existing.related.len() < 5 {
+                    existing.related.push(fluxgate_diagnostics::Related {
+                        location: ks.loc.clone(),
+                        message: "also in this Kustomization".to_string(),
+                    });
                 }
-                None => {
-                    source_problems.insert(key, r.diagnostics.len());
-                    r.diagnostics
-                        .push(d.related(ks.loc.clone(), "in this Kustomization"));
-                }
+            } else {
+                source_problems.insert(key, r.diagnostics.len());
+                r.diagnostics
+                    .push(d.related(ks.loc.clone(), "in this Kustomization"));
             }
         }
         let rendered = r.render_one(&ks, &dir, &vars);

@@ -309,14 +309,14 @@ impl RuntimeCreator {
                 out.push(std::borrow::Cow::Borrowed(n));
             }
         }
-        if self.name_fields.is_empty() || out.is_empty() {
-            if let Some(own) = own {
-                if self.suffixes.is_empty() {
-                    out.push(std::borrow::Cow::Borrowed(own));
-                }
-                for s in &self.suffixes {
-                    out.push(std::borrow::Cow::Owned(format!("{own}{s}")));
-                }
+        if (self.name_fields.is_empty() || out.is_empty())
+            && let Some(own) = own
+        {
+            if self.suffixes.is_empty() {
+                out.push(std::borrow::Cow::Borrowed(own));
+            }
+            for s in &self.suffixes {
+                out.push(std::borrow::Cow::Owned(format!("{own}{s}")));
             }
         }
         out
@@ -455,8 +455,11 @@ fn resource_set_objects(o: &Node) -> Vec<Node> {
                 let t = l.trim();
                 !(t.starts_with("<<") && t.ends_with(">>") && !t[2..].contains("<<"))
             })
-            .map(|l| format!("{l}\n"))
-            .collect();
+            .fold(String::new(), |mut acc, l| {
+                acc.push_str(l);
+                acc.push('\n');
+                acc
+            });
         let mut text = String::with_capacity(kept.len());
         let mut rest = kept.as_str();
         while let Some(at) = rest.find("<<") {
@@ -605,7 +608,7 @@ mod tests {
                 .map(|c| String::from_utf8_lossy(c).into_owned())
                 .collect::<Vec<_>>()
                 .join("\n");
-            let obj = secret_with_data(&[("values.yaml", format!("{:?}", wrapped))]);
+            let obj = secret_with_data(&[("values.yaml", format!("{wrapped:?}"))]);
             assert!(is_sops_encrypted(&obj), "{f}");
         }
         let clear = secret_with_data(&[("token", b64("hunter2"))]);

@@ -3,7 +3,6 @@
 //! substituting Kustomization renders must not be flagged) and that every environment renders
 //! a tree.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use fluxgate_diagnostics::Severity;

@@ -280,12 +280,11 @@ impl Reader {
     }
 
     fn string(&mut self, node: &Node, what: &str) -> Option<String> {
-        match &node.value {
-            Value::String(s) => Some(s.clone()),
-            _ => {
-                self.error(&node.loc, format!("{what} must be a string"));
-                None
-            }
+        if let Value::String(s) = &node.value {
+            Some(s.clone())
+        } else {
+            self.error(&node.loc, format!("{what} must be a string"));
+            None
         }
     }
 

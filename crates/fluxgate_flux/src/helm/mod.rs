@@ -91,20 +91,17 @@ pub fn effective_values_with(
 
     let chart = resolve_chart(release, objects, &mut diagnostics).map(|(mut r, loc)| {
         r.location = loc;
-        match charts.lookup(&r.name, r.version.as_deref()) {
-            Some(c) => {
-                diagnostics.extend(c.diagnostics.iter().cloned());
-                let label = format!("{CHART_DEFAULT} ({} {})", c.name, c.version);
-                if let Some(values) = c.values.as_ref().filter(|v| v.as_map().is_some()) {
-                    let chain = |n: &Node| vec![origin(&n.loc, &label)];
-                    merge::merge(&mut tree, values, "", &mut origins, &chain);
-                }
-                r.found = Some(c.source.clone());
-                r.found_version = Some(c.version.clone());
+        // A chart missing from the cache is reported once per environment for all its
+        // releases (the model aggregates the charts whose `found` is `None`).
+        if let Some(c) = charts.lookup(&r.name, r.version.as_deref()) {
+            diagnostics.extend(c.diagnostics.iter().cloned());
+            let label = format!("{CHART_DEFAULT} ({} {})", c.name, c.version);
+            if let Some(values) = c.values.as_ref().filter(|v| v.as_map().is_some()) {
+                let chain = |n: &Node| vec![origin(&n.loc, &label)];
+                merge::merge(&mut tree, values, "", &mut origins, &chain);
             }
-            // Reported once per environment for all its releases (the model aggregates the
-            // charts whose `found` is `None`), not once per release.
-            None => {}
+            r.found = Some(c.source.clone());
+            r.found_version = Some(c.version.clone());
         }
         r
     });

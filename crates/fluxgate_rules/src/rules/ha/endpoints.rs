@@ -506,7 +506,14 @@ pub(crate) fn helmchart_values(obj: &Node) -> Option<(String, Node)> {
     let text = content.as_str()?;
     let stream = parse_stream(&content.loc.file, text, Schema::Yaml11);
     let mut doc = stream.docs.into_iter().next()?;
-    shift_lines(&mut doc, content.loc.line);
+    // A block scalar (`valuesContent: |`) is located at its first content line, which is
+    // line 1 of the parsed values.
+    let by = if text.contains('\n') {
+        content.loc.line.saturating_sub(1)
+    } else {
+        content.loc.line
+    };
+    shift_lines(&mut doc, by);
     Some((chart, doc))
 }
 

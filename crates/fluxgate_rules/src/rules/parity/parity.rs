@@ -27,6 +27,21 @@ crate::declare_rule! {
     /// in an environment (no such release, no Ansible bootstrap) are left out there, and
     /// values derived from vault-encrypted variables are never compared.
     ///
+    /// Without any configured group, a built-in one applies wherever the bootstrap installs a
+    /// chart (a k3s `HelmChart` from a template task or from the auto-deploy templates of
+    /// `k3s_server_manifests_templates`) that a Flux HelmRelease of the same chart adopts: the
+    /// chart version, and for
+    /// - `cilium`: k8sServicePort, kubeProxyReplacement, routingMode, tunnelProtocol, tunnel,
+    ///   ipam.mode, cluster.name, cluster.id, bpf.masquerade, enableIPv4Masquerade,
+    ///   autoDirectNodeRoutes, ipv4NativeRoutingCIDR, devices (k8sServiceHost is
+    ///   `ha-endpoint`'s);
+    /// - `tigera-operator` (Calico): installation.kubernetesProvider, installation.cni.type,
+    ///   installation.calicoNetwork.bgp, installation.calicoNetwork.ipPools;
+    /// - `kube-vip`: config.address, env.vip_interface, env.cp_enable, env.svc_enable;
+    /// - `coredns`: service.clusterIP, servers.
+    ///
+    /// A key set on one side only is not compared (its default is unknown offline).
+    ///
     /// ## Why it matters
     /// The bootstrap installs a component (the CNI) before Flux can run, and Flux then adopts
     /// it. If the two disagree, the adoption silently changes the running component on the
@@ -56,6 +71,9 @@ crate::declare_rule! {
 }
 
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
+    if ctx.config.parity.is_empty() {
+        super::builtin::check(ctx, out);
+    }
     for group in &ctx.config.parity {
         check_group(ctx, group, out);
     }
@@ -201,7 +219,7 @@ fn finding(
 }
 
 /// A value as the message shows it: JSON, so that types are visible (`"6443"` vs `6443`).
-fn show(n: &Node) -> String {
+pub(super) fn show(n: &Node) -> String {
     let s = n.to_json().to_string();
     if s.len() > 80 {
         format!("{}…", s.chars().take(80).collect::<String>())
