@@ -33,6 +33,9 @@ pub struct TreeOptions {
     pub sources: BTreeMap<String, String>,
     /// Substitution options (strict by default).
     pub substitution: Options,
+    /// Controllers fluxgate.yaml declares as creating Secrets or ConfigMaps at runtime, beside
+    /// the built-in ones ([`crate::vars::builtin_creators`]).
+    pub extra_creators: Vec<crate::vars::RuntimeCreator>,
     /// Keep each Kustomization's objects as kustomize built them, before post-build
     /// substitution and `commonMetadata` ([`FluxKustomization::built`]): for differential
     /// tests against `kubectl kustomize`.
@@ -193,6 +196,8 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         .cloned()
         .collect();
     let mut deferred: Vec<Node> = Vec::new();
+    let mut creators = crate::vars::builtin_creators();
+    creators.extend(opts.extra_creators.iter().cloned());
     let mut source_problems: BTreeMap<(Option<Location>, String), usize> = BTreeMap::new();
     loop {
         let Some((ks, retried)) = queue.pop_front() else {
@@ -224,9 +229,9 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         };
         // Until the root has rendered, the entry's own objects are what the cluster holds.
         let (vars, var_diags) = if root_pending {
-            Vars::for_kustomization(&ks, &raw_entry)
+            Vars::for_kustomization_with(&ks, &raw_entry, &creators)
         } else {
-            Vars::for_kustomization(&ks, &sources)
+            Vars::for_kustomization_with(&ks, &sources, &creators)
         };
         let missing_source = var_diags
             .iter()

@@ -86,6 +86,17 @@ impl Vars {
     /// Kustomization; the name is left out here so that the rest still renders).
     #[must_use]
     pub fn for_kustomization(ks: &Node, objects: &[Node]) -> (Vars, Vec<Diagnostic>) {
+        Vars::for_kustomization_with(ks, objects, &builtin_creators())
+    }
+
+    /// [`Vars::for_kustomization`] with the controllers that create sources at runtime
+    /// (the built-in ones and those fluxgate.yaml declares).
+    #[must_use]
+    pub fn for_kustomization_with(
+        ks: &Node,
+        objects: &[Node],
+        creators: &[RuntimeCreator],
+    ) -> (Vars, Vec<Diagnostic>) {
         let mut vars = Vars::default();
         let mut diags = Vec::new();
         let ns = ks
@@ -110,7 +121,7 @@ impl Vars {
             match find_object(objects, kind, ns, name) {
                 Some(obj) => vars.add_object(obj, kind, ns, name, &mut diags),
                 None if optional => {}
-                None if let Some(creator) = created_at_runtime(objects, kind, ns, name) => {
+                None if let Some(creator) = created_by(objects, creators, kind, ns, name) => {
                     vars.unknown.push(format!("{kind}/{ns}/{name}"));
                     diags.push(runtime_note("substituteFrom", kind, name, creator, entry));
                 }
@@ -284,7 +295,10 @@ pub struct RuntimeCreator {
 }
 
 impl RuntimeCreator {
-    fn new(kind: &str, group: &str, creates: &str, name_fields: &[&str]) -> Self {
+    /// A creator of `creates` (`Secret` or `ConfigMap`) objects named by `name_fields` of a
+    /// `kind` object whose apiVersion starts with `group`.
+    #[must_use]
+    pub fn new(kind: &str, group: &str, creates: &str, name_fields: &[&str]) -> Self {
         RuntimeCreator {
             kind: kind.to_string(),
             group: group.to_string(),

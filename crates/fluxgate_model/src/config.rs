@@ -20,6 +20,20 @@ pub struct Config {
     pub parity: Vec<ParityGroup>,
     pub contracts: Vec<Contract>,
     pub policies: Vec<String>,
+    /// Controllers that create Secrets or ConfigMaps in the cluster, beside the built-in ones
+    /// (ExternalSecret, ObjectBucketClaim, Certificate, ...): what they create is not missing.
+    pub generators: Vec<Generator>,
+}
+
+/// `generators:` entry: objects of `kind` (apiVersion starting with `group`) create a
+/// `creates` (`Secret` or `ConfigMap`) named by the first of `name` (dotted field paths) that
+/// is set, else by the object's own name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generator {
+    pub kind: String,
+    pub group: String,
+    pub creates: String,
+    pub name: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -331,6 +345,7 @@ impl Reader {
             "parity",
             "contracts",
             "policies",
+            "generators",
         ];
         for (key, v) in self.entries(root, "fluxgate.yaml", &top) {
             match key {
@@ -369,6 +384,13 @@ impl Reader {
                     for c in self.list(v, "contracts") {
                         if let Some(c) = self.contract(c) {
                             cfg.contracts.push(c);
+                        }
+                    }
+                }
+                "generators" => {
+                    for g in self.list(v, "generators") {
+                        if let Some(g) = self.generator(g) {
+                            cfg.generators.push(g);
                         }
                     }
                 }
@@ -560,6 +582,35 @@ impl Reader {
         }
         if g.name.is_empty() {
             self.error(&node.loc, "a parity group needs a `name`");
+            return None;
+        }
+        Some(g)
+    }
+
+    fn generator(&mut self, node: &Node) -> Option<Generator> {
+        let mut g = Generator {
+            kind: String::new(),
+            group: String::new(),
+            creates: String::new(),
+            name: Vec::new(),
+        };
+        for (k, v) in self.entries(
+            node,
+            "a generator",
+            &["kind", "apiVersion", "creates", "name"],
+        ) {
+            match k {
+                "kind" => g.kind = self.string(v, "kind").unwrap_or_default(),
+                "apiVersion" => g.group = self.string(v, "apiVersion").unwrap_or_default(),
+                "creates" => g.creates = self.string(v, "creates").unwrap_or_default(),
+                _ => g.name = self.strings(v, "a dotted field path"),
+            }
+        }
+        if g.kind.is_empty() || !matches!(g.creates.as_str(), "Secret" | "ConfigMap") {
+            self.error(
+                &node.loc,
+                "a generator needs `kind` and `creates: Secret` or `creates: ConfigMap`",
+            );
             return None;
         }
         Some(g)

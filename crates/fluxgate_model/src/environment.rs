@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use fluxgate_ansible::Project;
 use fluxgate_diagnostics::Diagnostic;
-use fluxgate_flux::helm::{ChartCache, Values, effective_values};
+use fluxgate_flux::helm::{ChartCache, Values, effective_values_in};
 use fluxgate_flux::tree::{Tree, TreeOptions, render_tree};
+use fluxgate_flux::vars::{RuntimeCreator, builtin_creators};
 use fluxgate_kustomize::Fs;
 use fluxgate_yaml::Node;
 use indexmap::IndexMap;
@@ -65,12 +66,23 @@ pub fn object_id(obj: &Node) -> String {
 
 /// Renders one environment of the repository at `root`.
 pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConfig) -> Environment {
+    let extra_creators: Vec<RuntimeCreator> = config
+        .generators
+        .iter()
+        .map(|g| {
+            let fields: Vec<&str> = g.name.iter().map(String::as_str).collect();
+            RuntimeCreator::new(&g.kind, &g.group, &g.creates, &fields)
+        })
+        .collect();
+    let mut creators = builtin_creators();
+    creators.extend(extra_creators.iter().cloned());
     let opts = TreeOptions {
         sources: config
             .sources
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        extra_creators,
         ..TreeOptions::default()
     };
     let tree = env
@@ -93,7 +105,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         {
             continue;
         }
-        let values = effective_values(obj, &objects, &charts);
+        let values = effective_values_in(obj, &objects, &charts, &[], &creators);
         diagnostics.extend(values.diagnostics.iter().cloned());
         let id = object_id(obj);
         releases.insert(

@@ -27,7 +27,10 @@ use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
 use crate::substitute::Substituted;
-use crate::vars::{OPAQUE_VALUE, created_at_runtime, find_object, is_sops_encrypted, runtime_note};
+use crate::vars::{
+    OPAQUE_VALUE, RuntimeCreator, builtin_creators, created_by, find_object, is_sops_encrypted,
+    runtime_note,
+};
 
 /// The chart a release installs, as far as it can be known offline.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,6 +85,19 @@ pub fn effective_values_with(
     charts: &ChartCache,
     substituted: &[Substituted],
 ) -> Values {
+    effective_values_in(release, objects, charts, substituted, &builtin_creators())
+}
+
+/// As [`effective_values_with`], knowing which controllers create the ConfigMaps and Secrets
+/// a `valuesFrom` may name at runtime (the built-in ones and those fluxgate.yaml declares).
+#[must_use]
+pub fn effective_values_in(
+    release: &Node,
+    objects: &[Node],
+    charts: &ChartCache,
+    substituted: &[Substituted],
+    creators: &[RuntimeCreator],
+) -> Values {
     let ns = release
         .str_at(&["metadata", "namespace"])
         .unwrap_or("default");
@@ -112,6 +128,7 @@ pub fn effective_values_with(
                 entry,
                 ns,
                 objects,
+                creators,
                 &mut tree,
                 &mut origins,
                 &mut diagnostics,
@@ -244,6 +261,7 @@ fn values_from(
     entry: &Node,
     ns: &str,
     objects: &[Node],
+    creators: &[RuntimeCreator],
     tree: &mut Node,
     origins: &mut Origins,
     diagnostics: &mut Vec<Diagnostic>,
@@ -269,7 +287,7 @@ fn values_from(
         return;
     }
     let Some(obj) = find_object(objects, kind, ns, name) else {
-        if let Some(creator) = created_at_runtime(objects, kind, ns, name) {
+        if let Some(creator) = created_by(objects, creators, kind, ns, name) {
             diagnostics.push(runtime_note("valuesFrom", kind, name, creator, entry));
             return;
         }
