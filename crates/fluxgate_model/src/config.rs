@@ -199,7 +199,7 @@ fn has_yaml(dir: &Path) -> bool {
 }
 
 /// Whether a `vip:` is an IP address, a DNS name, or an Ansible expression.
-fn is_valid_vip(v: &str) -> bool {
+pub(crate) fn is_valid_vip(v: &str) -> bool {
     if v.contains("{{") || v.parse::<std::net::IpAddr>().is_ok() {
         return true;
     }
@@ -280,12 +280,11 @@ impl Reader {
     }
 
     fn string(&mut self, node: &Node, what: &str) -> Option<String> {
-        match &node.value {
-            Value::String(s) => Some(s.clone()),
-            _ => {
-                self.error(&node.loc, format!("{what} must be a string"));
-                None
-            }
+        if let Value::String(s) = &node.value {
+            Some(s.clone())
+        } else {
+            self.error(&node.loc, format!("{what} must be a string"));
+            None
         }
     }
 

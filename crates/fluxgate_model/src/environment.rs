@@ -217,12 +217,11 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Diagnostic>
                             .to_string(),
                     );
                 }
-                match failing.get_mut(&(path.clone(), d.location.clone())) {
-                    Some((_, hosts)) => *hosts += 1,
-                    None => {
-                        failing.insert((path.clone(), d.location.clone()), (out.len(), 1));
-                        out.push(d);
-                    }
+                if let Some((_, hosts)) = failing.get_mut(&(path.clone(), d.location.clone())) {
+                    *hosts += 1;
+                } else {
+                    failing.insert((path.clone(), d.location.clone()), (out.len(), 1));
+                    out.push(d);
                 }
             }
         }
