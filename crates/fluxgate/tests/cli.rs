@@ -38,6 +38,110 @@ fn envs_json_lists_the_example_environments() {
     assert_eq!(names, ["dev", "prod"]);
     assert_eq!(v[1]["flux"], "clusters/prod");
     assert_eq!(v[1]["ansible"]["group"], "k3s_prod");
+    assert_eq!(v[1]["vip"], "192.168.2.9");
+    assert_eq!(
+        v[1]["why"],
+        "declared in fluxgate.yaml (fluxgate.yaml:14:5)"
+    );
+}
+
+/// Two discovered clusters sharing one inventory folder, a hosts file each: each gets its
+/// own file and its own VIP, and a VIP that only an encrypted file holds is never printed.
+#[test]
+fn envs_json_maps_each_cluster_to_its_own_hosts() {
+    let dir = std::env::temp_dir().join(format!("fluxgate-cli-envs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files = [
+        ("kubernetes/kyak/flux/config/cluster.yaml", "kyak"),
+        ("kubernetes/sol/flux/config/cluster.yaml", "sol"),
+        ("kubernetes/lab/flux/config/cluster.yaml", "lab"),
+    ];
+    for (file, name) in files {
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("temp dir");
+        std::fs::write(
+            path,
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: cluster}}\nspec:\n  path: ./kubernetes/{name}/flux\n"),
+        )
+        .expect("write");
+    }
+    let inv = dir.join("ansible/inventory");
+    std::fs::create_dir_all(inv.join("host_vars/l1")).expect("temp dir");
+    std::fs::write(
+        dir.join("ansible/ansible.cfg"),
+        "[defaults]\ninventory = inventory\n",
+    )
+    .expect("write");
+    std::fs::write(
+        inv.join("kyak-hosts.yaml"),
+        "k3s:\n  hosts:\n    k1:\n  vars: {kube_vip_address: 10.0.1.9}\n",
+    )
+    .expect("write");
+    std::fs::write(
+        inv.join("sol-hosts.yaml"),
+        "k3s:\n  hosts:\n    s1:\n  vars: {kube_vip_address: 10.0.2.9}\n",
+    )
+    .expect("write");
+    std::fs::write(inv.join("lab-hosts.yaml"), "k3s:\n  hosts:\n    l1:\n").expect("write");
+    std::fs::write(
+        inv.join("host_vars/l1/vip.sops.yaml"),
+        "kube_vip_address: 10.6.6.6\nsops: {version: 3.8.1}\n",
+    )
+    .expect("write");
+    let out = fluxgate(&[
+        "envs",
+        dir.to_str().expect("utf-8 path"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows: Vec<(String, String, String)> = v
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap_or("").to_string(),
+                e["ansible"]["inventory"].as_str().unwrap_or("").to_string(),
+                e["vip"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (
+                "kyak".into(),
+                "ansible/inventory/kyak-hosts.yaml".into(),
+                "\"10.0.1.9\"".into()
+            ),
+            (
+                "lab".into(),
+                "ansible/inventory/lab-hosts.yaml".into(),
+                "null".into()
+            ),
+            (
+                "sol".into(),
+                "ansible/inventory/sol-hosts.yaml".into(),
+                "\"10.0.2.9\"".into()
+            ),
+        ]
+    );
+    assert!(
+        v[0]["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("its name names `kyak`")),
+        "{}",
+        v[0]["why"]
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("10.6.6.6"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -213,7 +213,7 @@ fn has_yaml(dir: &Path) -> bool {
 }
 
 /// Whether a `vip:` is an IP address, a DNS name, or an Ansible expression.
-fn is_valid_vip(v: &str) -> bool {
+pub(crate) fn is_valid_vip(v: &str) -> bool {
     if v.contains("{{") || v.parse::<std::net::IpAddr>().is_ok() {
         return true;
     }

@@ -1,50 +1,93 @@
 //! Environments without `fluxgate.yaml` (SPEC §2): every self-reconciling root is one
 //! environment. A root is a Flux `Kustomization` whose `spec.path` contains the file that
-//! declares it (what `flux bootstrap` writes), a `FluxInstance`'s `spec.sync.path`, or the
-//! `instance.sync.path` of a flux-instance HelmRelease. Ansible is found through `ansible.cfg`
-//! (its `inventory`), else through a conventional inventory (`inventory/<name>/hosts.ini`,
-//! `inventory*.yml`, `hosts.yml`); a repository with an inventory and no Flux root is one
-//! bootstrap-only environment.
+//! declares it (what `flux bootstrap` writes), a `FluxInstance`'s `spec.sync.path` (also one a
+//! Flux Operator `ResourceSet` makes), or the `instance.sync.path` of a flux-instance
+//! HelmRelease. A self-reconciling Kustomization inside another root's folder (an app's own
+//! `ks.yaml`) is part of that environment. A root that reconciles from an OCI artifact or an
+//! ExternalArtifact built from a folder of this repository is mapped to that folder
+//! ([`roots`]). Ansible is found through `ansible.cfg` (its `inventory`), else through a
+//! conventional inventory, and split between the environments ([`ansible`]); a repository
+//! with an inventory and no Flux root is one bootstrap-only environment.
 
+mod ansible;
+mod roots;
+
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_yaml::{Node, Schema, parse_stream};
+use fluxgate_yaml::{Schema, parse_one, parse_stream};
+use indexmap::IndexMap;
 
-use crate::config::{AnsibleConfig, Config, EnvConfig, parse_config_in};
-use crate::walk::{files_where, yaml_files};
+use crate::config::{Config, EnvConfig, parse_config_in};
+use crate::walk::yaml_files;
+use roots::{Context, Root, instance_values_root, roots_of};
 
-/// Reads `fluxgate.yaml` when there is one, else discovers. `Err` only when the config file
-/// exists but cannot be read.
+/// Reads `fluxgate.yaml` when there is one, else discovers. A `fluxgate.yaml` without
+/// `environments:` keeps its other settings and has its environments discovered, its
+/// `sources:` winning over the folders discovery maps artifact sources to. `Err` only when
+/// the config file exists but cannot be read.
 pub fn load(root: &Path) -> std::io::Result<(Config, Vec<Diagnostic>)> {
     let path = root.join("fluxgate.yaml");
     if path.is_file() {
         let text = std::fs::read_to_string(&path)?;
-        return Ok(parse_config_in(root, "fluxgate.yaml", &text));
+        let (mut cfg, diags) = parse_config_in(root, "fluxgate.yaml", &text);
+        let declares = parse_one("fluxgate.yaml", &text, Schema::Kube)
+            .0
+            .is_some_and(|n| n.get("environments").is_some());
+        if !declares {
+            let found = discover_with(root, &cfg.sources);
+            cfg.environments = found.environments;
+            for (name, dir) in found.sources {
+                cfg.sources.entry(name).or_insert(dir);
+            }
+        }
+        return Ok((cfg, diags));
     }
+    let found = discover_with(root, &IndexMap::new());
     let cfg = Config {
-        environments: discover(root),
+        environments: found.environments,
+        sources: found.sources,
         ..Config::default()
     };
     Ok((cfg, Vec::new()))
 }
 
-struct Root {
-    path: String,
-    loc: Location,
-    reason: String,
+/// What discovery finds: the environments, and the folders of this repository that the
+/// artifact sources of their roots were built from (source name -> folder).
+#[derive(Clone, Debug, Default)]
+pub struct Discovery {
+    pub environments: Vec<EnvConfig>,
+    pub sources: IndexMap<String, String>,
 }
 
 /// Finds the environments of a repository without configuration.
 #[must_use]
 pub fn discover(root: &Path) -> Vec<EnvConfig> {
+    discover_with(root, &IndexMap::new()).environments
+}
+
+/// [`discover`], with the artifact sources that `fluxgate.yaml` maps to folders.
+#[must_use]
+pub fn discover_with(root: &Path, sources: &IndexMap<String, String>) -> Discovery {
+    let files = yaml_files(root);
+    let rels: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.strip_prefix(root)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    let dirs = folders(&rels);
+    let cx = Context {
+        dirs: &dirs,
+        sources,
+    };
     let mut roots: Vec<Root> = Vec::new();
-    for file in yaml_files(root) {
-        let Ok(rel) = file.strip_prefix(root) else {
-            continue;
-        };
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        let Ok(text) = std::fs::read_to_string(&file) else {
+    for (file, rel) in files.iter().zip(&rels) {
+        let Ok(text) = std::fs::read_to_string(file) else {
             continue;
         };
         if !(text.contains("kind: Kustomization")
@@ -53,19 +96,32 @@ pub fn discover(root: &Path) -> Vec<EnvConfig> {
         {
             continue;
         }
-        for doc in parse_stream(&rel, &text, Schema::Kube).docs {
-            if let Some(r) = root_of(&doc, &rel).or_else(|| instance_values_root(root, &doc, &rel))
-                && !roots.iter().any(|x| x.path == r.path)
-            {
-                roots.push(r);
+        for doc in parse_stream(rel, &text, Schema::Kube).docs {
+            let mut found = roots_of(&doc, rel, &cx);
+            if found.is_empty() {
+                found.extend(instance_values_root(root, &doc, rel));
+            }
+            for r in found {
+                if !roots.iter().any(|x| x.path == r.path) {
+                    roots.push(r);
+                }
             }
         }
     }
     roots.sort_by(|a, b| a.path.cmp(&b.path));
+    let roots = absorb_nested(roots);
+    let mut out = Discovery::default();
+    for r in &roots {
+        if let Some((name, dir)) = &r.source {
+            out.sources
+                .entry(name.clone())
+                .or_insert_with(|| dir.clone());
+        }
+    }
     let names = names_for(&roots.iter().map(|r| r.path.as_str()).collect::<Vec<_>>());
-    let ansible = find_ansible(root);
+    let found = ansible::find_ansible(root);
     if roots.is_empty() {
-        return ansible
+        out.environments = found
             .map(|a| EnvConfig {
                 name: "default".to_string(),
                 flux: None,
@@ -77,131 +133,84 @@ pub fn discover(root: &Path) -> Vec<EnvConfig> {
             })
             .into_iter()
             .collect();
+        return out;
     }
-    roots
+    let mappings = found
+        .as_ref()
+        .map(|a| ansible::map_inventory(root, a, &names));
+    out.environments = roots
         .into_iter()
         .zip(names)
-        .map(|(r, name)| EnvConfig {
-            name,
-            flux: Some(r.path),
-            vip: None,
-            nodes: None,
-            ansible: ansible.clone(),
-            loc: r.loc,
-            reason: r.reason,
-        })
-        .collect()
-}
-
-fn clean(path: &str) -> String {
-    let p = path.trim().trim_start_matches("./").trim_end_matches('/');
-    if p == "." {
-        String::new()
-    } else {
-        p.to_string()
-    }
-}
-
-fn root_of(doc: &Node, file: &str) -> Option<Root> {
-    let api = doc.str_at(&["apiVersion"]).unwrap_or_default();
-    let kind = doc.str_at(&["kind"]).unwrap_or_default();
-    if kind == "Kustomization" && api.starts_with("kustomize.toolkit.fluxcd.io/") {
-        let node = doc.path(&["spec", "path"])?;
-        let path = clean(node.as_str()?);
-        let contains = path.is_empty() || file.starts_with(&format!("{path}/"));
-        let own_source = doc.str_at(&["spec", "sourceRef", "kind"]) != Some("OCIRepository");
-        if contains && own_source {
-            let name = doc.str_at(&["metadata", "name"]).unwrap_or("?");
-            return Some(Root {
-                path,
-                loc: node.loc.clone(),
-                reason: format!("Kustomization `{name}` reconciles the directory that declares it"),
-            });
-        }
-        return None;
-    }
-    if kind == "FluxInstance" {
-        let node = doc.path(&["spec", "sync", "path"])?;
-        return Some(Root {
-            path: clean(node.as_str()?),
-            loc: node.loc.clone(),
-            reason: "FluxInstance spec.sync.path".to_string(),
-        });
-    }
-    if kind == "HelmRelease" {
-        let node = doc.path(&["spec", "values", "instance", "sync", "path"])?;
-        return Some(Root {
-            path: clean(node.as_str()?),
-            loc: node.loc.clone(),
-            reason: "flux-instance HelmRelease values instance.sync.path".to_string(),
-        });
-    }
-    None
-}
-
-/// The `instance.sync.path` of a flux-instance HelmRelease whose values come from a ConfigMap
-/// that the kustomization beside it generates from a file (`configMapGenerator` with
-/// `files: [values.yaml=./helm-values.yaml]`), the layout that keeps the Flux sync path only in
-/// that file.
-fn instance_values_root(root: &Path, doc: &Node, file: &str) -> Option<Root> {
-    if doc.str_at(&["kind"]) != Some("HelmRelease") {
-        return None;
-    }
-    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
-    let kustomization = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
-        .iter()
-        .map(|k| dir.join(k))
-        .find(|k| root.join(k).is_file())?;
-    let ktext = std::fs::read_to_string(root.join(&kustomization)).ok()?;
-    let krel = kustomization.to_string_lossy().replace('\\', "/");
-    let kdoc = parse_stream(&krel, &ktext, Schema::Kube)
-        .docs
-        .into_iter()
-        .next()?;
-    let generators = kdoc.get("configMapGenerator").and_then(Node::as_seq)?;
-    for from in doc.path(&["spec", "valuesFrom"]).and_then(Node::as_seq)? {
-        if from.str_at(&["kind"]) != Some("ConfigMap") || from.get("targetPath").is_some() {
-            continue;
-        }
-        let name = from.str_at(&["name"])?;
-        let key = from.str_at(&["valuesKey"]).unwrap_or("values.yaml");
-        let Some(generator) = generators
-            .iter()
-            .find(|g| g.str_at(&["name"]) == Some(name))
-        else {
-            continue;
-        };
-        for f in generator
-            .get("files")
-            .and_then(Node::as_seq)
-            .unwrap_or_default()
-        {
-            let Some(spec) = f.as_str() else { continue };
-            let (k, path) = spec
-                .split_once('=')
-                .unwrap_or((spec.rsplit('/').next().unwrap_or(spec), spec));
-            if k != key {
-                continue;
+        .enumerate()
+        .map(|(i, (r, name))| {
+            let mapping = mappings.as_ref().map(|m| m[i].clone());
+            let reason = match &mapping {
+                Some(m) if !m.why.is_empty() => format!("{}; {}", r.reason, m.why),
+                _ => r.reason,
+            };
+            EnvConfig {
+                name,
+                flux: Some(r.path),
+                vip: None,
+                nodes: None,
+                ansible: mapping.and_then(|m| m.ansible),
+                loc: r.loc,
+                reason,
             }
-            let values_rel = dir.join(path.trim_start_matches("./"));
-            let values_file = values_rel.to_string_lossy().replace('\\', "/");
-            let text = std::fs::read_to_string(root.join(&values_rel)).ok()?;
-            let values = parse_stream(&values_file, &text, Schema::Kube)
-                .docs
-                .into_iter()
-                .next()?;
-            let node = values.path(&["instance", "sync", "path"])?;
-            return Some(Root {
-                path: clean(node.as_str()?),
-                loc: node.loc.clone(),
-                reason: format!(
-                    "flux-instance HelmRelease values instance.sync.path, from ConfigMap {name} \
-                     generated from {values_file}"
-                ),
-            });
+        })
+        .collect();
+    out
+}
+
+/// Every folder that holds a YAML file, and the folders above them.
+fn folders(files: &[String]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for f in files {
+        let mut dir = f.as_str();
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            if !out.insert(parent.to_string()) {
+                break;
+            }
+            dir = parent;
         }
     }
-    None
+    out
+}
+
+/// Drops the self-reconciling Kustomizations that lie inside another root's folder (an app
+/// folder whose own `ks.yaml` points at itself): Flux reaches them from that root, so they are
+/// part of its environment, which says so. `roots` is sorted by path.
+fn absorb_nested(roots: Vec<Root>) -> Vec<Root> {
+    let mut kept: Vec<Root> = Vec::new();
+    let mut parts: Vec<Vec<String>> = Vec::new();
+    for r in roots {
+        let outer = kept.iter().position(|o| {
+            o.path != r.path && (o.path.is_empty() || r.path.starts_with(&format!("{}/", o.path)))
+        });
+        match outer {
+            Some(i) if r.kustomization => parts[i].push(format!("{} ({})", r.path, r.file)),
+            _ => {
+                kept.push(r);
+                parts.push(Vec::new());
+            }
+        }
+    }
+    for (r, inner) in kept.iter_mut().zip(parts) {
+        if let Some(first) = inner.first() {
+            r.reason = format!(
+                "{}; the self-reconciling Kustomization{} inside it ({first}{}) belong{} to it",
+                r.reason,
+                if inner.len() > 1 { "s" } else { "" },
+                if inner.len() > 1 {
+                    format!(" and {} more", inner.len() - 1)
+                } else {
+                    String::new()
+                },
+                if inner.len() > 1 { "" } else { "s" },
+            );
+        }
+    }
+    kept
 }
 
 /// Directories that say nothing about which cluster a path belongs to.
@@ -249,90 +258,28 @@ fn names_for(paths: &[&str]) -> Vec<String> {
     names
 }
 
-fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
-    let rel = |p: &Path| {
-        p.strip_prefix(root)
-            .ok()
-            .map(|r| r.to_string_lossy().replace('\\', "/"))
-    };
-    let mut cfgs: Vec<_> = walk_named(root, &["ansible.cfg"]);
-    cfgs.sort();
-    let cfg = cfgs.first();
-    let from_cfg = cfg.and_then(|cfg| {
-        let text = std::fs::read_to_string(cfg).ok()?;
-        let inventory = text.lines().find_map(|l| {
-            let (k, v) = l.split_once('=')?;
-            (k.trim() == "inventory")
-                .then(|| v.trim().split(',').next().unwrap_or("").trim().to_string())
-        })?;
-        let path = cfg.parent()?.join(inventory);
-        path.exists().then_some(path)
-    });
-    let inventory = from_cfg.or_else(|| conventional_inventory(root))?;
-    let base = cfg.and_then(|c| c.parent()).unwrap_or(root);
-    let playbook = [
-        "site.yml",
-        "site.yaml",
-        "playbooks/site.yml",
-        "playbooks/site.yaml",
-        "playbook/site.yml",
-    ]
-    .iter()
-    .flat_map(|p| [base.join(p), root.join(p)])
-    .find(|p| p.is_file())
-    .and_then(|p| rel(&p));
-    Some(AnsibleConfig {
-        inventory: rel(&inventory)?,
-        group: None,
-        playbook,
-        config: cfg.and_then(|c| rel(c)),
-    })
-}
-
-/// The first inventory by convention: `inventory/<name>/hosts.{ini,yml,yaml}`, then
-/// `inventory*.yml`/`hosts.yml`/`hosts.ini` files, outside test and molecule folders.
-fn conventional_inventory(root: &Path) -> Option<std::path::PathBuf> {
-    let names = [
-        "hosts.ini",
-        "hosts.yml",
-        "hosts.yaml",
-        "hosts",
-        "inventory.yml",
-        "inventory.yaml",
-        "inventory-sample.yml",
-        "inventory.ini",
-    ];
-    let mut found: Vec<_> = walk_named(root, &names)
-        .into_iter()
-        .filter(|p| {
-            let r = p
-                .strip_prefix(root)
-                .unwrap_or(p)
-                .to_string_lossy()
-                .to_string();
-            ![
-                "molecule/",
-                "tests/",
-                "test/",
-                "example/",
-                "examples/",
-                "vagrant/",
-            ]
-            .iter()
-            .any(|d| r.starts_with(d) || r.contains(&format!("/{d}")))
-        })
-        .collect();
-    found.sort_by_key(|p| (p.components().count(), p.clone()));
-    found.into_iter().next()
-}
-
-fn walk_named(dir: &Path, names: &[&str]) -> Vec<std::path::PathBuf> {
-    files_where(dir, |name| names.contains(&name))
+/// Repositories written to a temporary folder, for the tests of discovery.
+#[cfg(test)]
+pub(crate) fn temp_repo(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fg-discover-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a file has a folder")).expect("temp dir");
+        std::fs::write(path, text).expect("write");
+    }
+    dir
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sync(name: &str, path: &str) -> String {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+        )
+    }
 
     #[test]
     fn names_tell_roots_apart() {
@@ -350,13 +297,151 @@ mod tests {
 
     #[test]
     fn self_reconciling_kustomization_is_a_root() {
+        let dirs = BTreeSet::new();
+        let sources = IndexMap::new();
+        let cx = Context {
+            dirs: &dirs,
+            sources: &sources,
+        };
         let doc = parse_stream(
             "clusters/prod/flux-system/gotk-sync.yaml",
             "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system}\nspec:\n  path: ./clusters/prod\n",
             Schema::Kube,
         );
-        let r = root_of(&doc.docs[0], "clusters/prod/flux-system/gotk-sync.yaml").expect("a root");
-        assert_eq!(r.path, "clusters/prod");
-        assert!(root_of(&doc.docs[0], "platform/ks.yaml").is_none());
+        let r = roots_of(
+            &doc.docs[0],
+            "clusters/prod/flux-system/gotk-sync.yaml",
+            &cx,
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].path, "clusters/prod");
+        assert!(roots_of(&doc.docs[0], "platform/ks.yaml", &cx).is_empty());
+    }
+
+    #[test]
+    fn app_kustomization_inside_a_root_belongs_to_its_environment() {
+        let dir = temp_repo(
+            "nested",
+            &[
+                (
+                    "clusters/prod/flux-system/gotk-sync.yaml",
+                    &sync("flux-system", "./clusters/prod"),
+                ),
+                (
+                    "clusters/prod/apps/grafana/ks.yaml",
+                    &sync("grafana", "./clusters/prod/apps/grafana"),
+                ),
+                (
+                    "clusters/dev/flux-system/gotk-sync.yaml",
+                    &sync("flux-system", "./clusters/dev"),
+                ),
+            ],
+        );
+        let envs = discover(&dir);
+        let names: Vec<&str> = envs.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["dev", "prod"]);
+        assert_eq!(envs[1].flux.as_deref(), Some("clusters/prod"));
+        assert!(
+            envs[1].reason.contains("clusters/prod/apps/grafana")
+                && envs[1].reason.contains("belongs to it"),
+            "{}",
+            envs[1].reason
+        );
+        assert!(!envs[0].reason.contains("belongs"), "{}", envs[0].reason);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn oci_sync(path: &str) -> String {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: OCIRepository, name: cluster}}\n"
+        )
+    }
+
+    #[test]
+    fn artifact_root_maps_to_the_one_subfolder_that_holds_its_path() {
+        let dir = temp_repo(
+            "oci",
+            &[(
+                "kubernetes/clusters/x/flux-system/sync.yaml",
+                &oci_sync("./clusters/x"),
+            )],
+        );
+        let found = discover_with(&dir, &IndexMap::new());
+        assert_eq!(found.environments.len(), 1);
+        let env = &found.environments[0];
+        assert_eq!(env.flux.as_deref(), Some("kubernetes/clusters/x"));
+        assert!(
+            env.reason.contains("taken as built from `kubernetes`"),
+            "{}",
+            env.reason
+        );
+        assert_eq!(
+            found.sources.get("cluster").map(String::as_str),
+            Some("kubernetes")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn artifact_root_below_two_subfolders_needs_sources_in_fluxgate_yaml() {
+        let files = [
+            (
+                "kubernetes/clusters/x/flux-system/sync.yaml",
+                oci_sync("./clusters/x"),
+            ),
+            (
+                "legacy/clusters/x/flux-system/sync.yaml",
+                oci_sync("./clusters/x"),
+            ),
+        ];
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        let dir = temp_repo("oci-two", &files);
+        assert!(discover(&dir).is_empty(), "ambiguous: no environment");
+        std::fs::write(
+            dir.join("fluxgate.yaml"),
+            "sources:\n  cluster: legacy\ncharts: legacy\n",
+        )
+        .expect("write");
+        let (cfg, diags) = load(&dir).expect("readable");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(cfg.environments.len(), 1);
+        assert_eq!(
+            cfg.environments[0].flux.as_deref(),
+            Some("legacy/clusters/x")
+        );
+        assert!(
+            cfg.environments[0]
+                .reason
+                .contains("by `sources:` in fluxgate.yaml"),
+            "{}",
+            cfg.environments[0].reason
+        );
+        assert_eq!(
+            cfg.sources.get("cluster").map(String::as_str),
+            Some("legacy")
+        );
+        assert_eq!(cfg.charts.as_deref(), Some("legacy"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn declared_environments_are_not_discovered() {
+        let dir = temp_repo(
+            "declared",
+            &[
+                (
+                    "clusters/prod/flux-system/gotk-sync.yaml",
+                    &sync("flux-system", "./clusters/prod"),
+                ),
+                (
+                    "fluxgate.yaml",
+                    "environments:\n  live:\n    flux: clusters/prod\n",
+                ),
+            ],
+        );
+        let (cfg, _) = load(&dir).expect("readable");
+        let names: Vec<&str> = cfg.environments.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["live"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,6 +11,7 @@
 pub mod config;
 pub mod discover;
 pub mod environment;
+pub mod vip;
 mod walk;
 
 pub use environment::{Bootstrap, Environment, Release, load_environment, object_id};

@@ -31,7 +31,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     let ansible = e.ansible.as_ref().map(|a| {
                         json!({"inventory": a.inventory, "group": a.group, "playbook": a.playbook, "config": a.config})
                     });
-                    json!({"name": e.name, "flux": e.flux, "ansible": ansible})
+                    let vip = fluxgate_model::vip::endpoint(&repo.root, e).map(|v| v.host);
+                    let why = format!("{} ({})", e.reason, e.loc);
+                    json!({"name": e.name, "flux": e.flux, "ansible": ansible, "why": why, "vip": vip})
                 })
                 .collect();
             emit(&format!("{}\n", serde_json::to_string_pretty(&list)?))?;
