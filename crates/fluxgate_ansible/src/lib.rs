@@ -239,6 +239,40 @@ impl Project {
         &self.data.book.roles
     }
 
+    /// Where Ansible's search path finds a template that a variable names (not a task of the
+    /// playbook: an external role renders it, such as xanmanning.k3s'
+    /// `k3s_server_manifests_templates`): a loaded role's `templates/`, a role folder of
+    /// `roles_path`, the playbook folder's `templates/` or the playbook folder. The path is
+    /// relative to the root; only paths inside it.
+    #[must_use]
+    pub fn find_template(&self, name: &str) -> Option<String> {
+        let name = name.trim_start_matches("./");
+        let mut candidates: Vec<std::path::PathBuf> = self
+            .data
+            .book
+            .roles
+            .values()
+            .map(|r| r.abs.join("templates").join(name))
+            .collect();
+        for dir in &self.data.roles_path {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut roles: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            roles.sort();
+            candidates.extend(roles.into_iter().map(|r| r.join("templates").join(name)));
+        }
+        if let Some(dir) = &self.data.playbook_dir {
+            candidates.push(dir.join("templates").join(name));
+            candidates.push(dir.join(name));
+        }
+        candidates.into_iter().find_map(|c| {
+            let c = files::normalize(&c);
+            (c.starts_with(&self.data.root.dir) && self.data.root.read(&c).is_some())
+                .then(|| self.data.root.rel(&c))
+        })
+    }
+
     /// The text of a file of the project (path relative to the root), as the renderers read it.
     #[must_use]
     pub fn read_source(&self, path: &str) -> Option<String> {

@@ -51,6 +51,8 @@ pub enum PerHostVarsFile {
 /// Everything loaded, shared by the lazy template objects.
 pub struct Data {
     pub root: Root,
+    /// `roles_path` of ansible.cfg (absolute), where roles a playbook names are looked up.
+    pub roles_path: Vec<PathBuf>,
     pub inventory: Inventory,
     pub inventory_files: Vec<String>,
     pub playbook_dir: Option<PathBuf>,
@@ -296,6 +298,7 @@ pub fn load(opts: &Options) -> Data {
         .map(|p| crate::varfiles::include_vars(&root, &book, p, &mut diags))
         .collect();
     let mut data = Data {
+        roles_path: cfg.roles_path.clone(),
         root,
         inventory,
         inventory_files,

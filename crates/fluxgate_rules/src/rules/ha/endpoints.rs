@@ -409,54 +409,23 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology, root: &Path) -> Vec<R
         .iter()
         .filter(|po| po.hosts.contains(server))
         .collect();
-    let Some(play) = plays
+    // Without a site playbook there is no order to place them in: the first play stands.
+    let play = plays
         .iter()
         .find(|po| po.play.roles.iter().any(|r| r.contains("k3s")))
         .or(plays.first())
-    else {
-        return Vec::new();
-    };
+        .map_or(0, |po| po.index);
     let mut out = Vec::new();
     for item in list.value.as_seq().unwrap_or_default() {
         let Some(name) = item.as_str() else { continue };
-        let Some(path) = locate_template(&boot.project, name) else {
+        let Some(path) = boot.project.find_template(name) else {
             continue;
         };
-        if let Some(r) = render(&boot.project, root, &path, server, play.index, 0, &set_at) {
+        if let Some(r) = render(&boot.project, root, &path, server, play, 0, &set_at) {
             out.push(r);
         }
     }
     out
-}
-
-/// Where Ansible's search path finds a template named in a variable: a role's `templates/`
-/// folder, else the playbook folder's `templates/`, else the playbook folder itself.
-fn locate_template(project: &Project, name: &str) -> Option<String> {
-    let name = name.trim_start_matches("./");
-    let mut candidates: Vec<String> = project
-        .roles()
-        .values()
-        .map(|r| format!("{}/templates/{name}", r.path))
-        .collect();
-    if let Some(dir) = project
-        .playbook_files()
-        .first()
-        .and_then(|f| Path::new(f).parent())
-    {
-        let dir = dir.to_string_lossy();
-        let join = |p: &str| {
-            if dir.is_empty() {
-                p.to_string()
-            } else {
-                format!("{dir}/{p}")
-            }
-        };
-        candidates.push(join(&format!("templates/{name}")));
-        candidates.push(join(name));
-    }
-    candidates
-        .into_iter()
-        .find(|c| project.read_source(c).is_some())
 }
 
 fn render(
