@@ -44,6 +44,8 @@ pub struct EnvConfig {
     /// with an Ansible inventory and no Flux root.
     pub flux: Option<String>,
     pub vip: Option<String>,
+    /// The line of `vip:` (rules locate the VIP there).
+    pub vip_loc: Option<Location>,
     pub nodes: Option<u32>,
     pub ansible: Option<AnsibleConfig>,
     /// Where the environment was declared (or the file that made discovery find it).
@@ -416,6 +418,7 @@ impl Reader {
             name: name.to_string(),
             flux: None,
             vip: None,
+            vip_loc: None,
             nodes: None,
             ansible: None,
             loc: node.loc.clone(),
@@ -437,6 +440,7 @@ impl Reader {
                 }
                 "vip" => {
                     env.vip = self.string(v, "vip");
+                    env.vip_loc = Some(v.loc.clone());
                     if let Some(vip) = env.vip.as_deref().filter(|x| !is_valid_vip(x)) {
                         self.error(
                             &v.loc,

@@ -135,6 +135,7 @@ macro_rules! declare_rule {
 
 /// Every rule, sorted by name.
 pub static RULES: &[&Rule] = &[
+    &rules::network::address_conflict::ADDRESS_CONFLICT,
     &rules::bootstrap::bootstrap_order::BOOTSTRAP_ORDER,
     &rules::bootstrap::check_mode_probe::CHECK_MODE_PROBE,
     &rules::ha::ha_endpoint::HA_ENDPOINT,

@@ -121,6 +121,7 @@ fn homelab_is_clean() {
         .iter()
         .filter(|d| {
             [
+                "address-conflict",
                 "ha-endpoint",
                 "tls-san",
                 "bootstrap-order",

@@ -4,6 +4,7 @@
 pub mod bootstrap;
 pub mod flux;
 pub mod ha;
+pub mod network;
 pub mod parity;
 pub mod rollout;
 pub mod secrets;

@@ -196,7 +196,7 @@ pub(crate) fn vips_of(
     };
     let primary = topo.primary().map(str::to_string);
     if let Some(raw) = &env.config.vip {
-        let loc = Some(env.config.loc.clone());
+        let loc = Some(env.config.vip_loc.clone().unwrap_or(env.config.loc.clone()));
         match (jinja_var(raw), &env.bootstrap, &primary) {
             (Some(var), Some(boot), Some(host)) => {
                 if let Ok(r) = boot.project.resolve(host, &var)
