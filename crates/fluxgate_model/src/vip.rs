@@ -99,6 +99,7 @@ mod tests {
             name: "prod".into(),
             flux: None,
             vip: vip.map(str::to_string),
+            vip_loc: None,
             nodes: None,
             ansible: Some(AnsibleConfig {
                 inventory: "inventory/hosts.yml".into(),
