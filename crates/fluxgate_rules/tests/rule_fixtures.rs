@@ -187,6 +187,23 @@ const JUDGED_TRUE: &[(&str, &str, &str, u32, &str)] = &[
         "as above: `${vehicleSoc:%.0f}`",
     ),
     (
+        "ahinko__home-ops",
+        "parity",
+        "infrastructure/ansible/roles/k3s/templates/custom-cilium-helmchart.yaml.j2",
+        11,
+        "the storage cluster's bootstrap HelmChart (rendered into k3s' auto-deploy folder by \
+         xanmanning.k3s) still pins Cilium 1.15.4 while the Flux HelmRelease that adopts it \
+         runs 1.16.2: a rebuilt cluster comes up on the old minor and is upgraded on adoption",
+    ),
+    (
+        "ahinko__home-ops",
+        "parity",
+        "infrastructure/ansible/roles/k3s/templates/custom-cilium-helmchart.yaml.j2",
+        38,
+        "the same bootstrap copy dials the API on 127.0.0.1:6443, the Flux values on :6444 (k3s' \
+         local proxy): adoption re-points every agent in a rollout",
+    ),
+    (
         "angelnu__k8s-gitops",
         "plaintext-secret",
         "apps/longhorn-system/operator/app/cifs-secret.yaml",

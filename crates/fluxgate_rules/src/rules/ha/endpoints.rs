@@ -228,6 +228,14 @@ pub(crate) fn vips_of(
         for (addr, loc) in kube_vip_addresses(obj) {
             push(&mut out, &addr, Some(loc), "kube-vip manifest".into());
         }
+        for (name, value) in flux_vip_variables(obj) {
+            push(
+                &mut out,
+                value.as_str().unwrap_or_default(),
+                Some(value.loc.clone()),
+                format!("Flux variable `{name}`"),
+            );
+        }
     }
     for r in renders {
         for doc in &r.docs {
@@ -462,6 +470,34 @@ pub(crate) fn read_source(root: &Path, rel: &str) -> Option<String> {
         return None;
     }
     std::fs::read_to_string(root.join(rel)).ok()
+}
+
+/// Post-build variables whose name says they are the VIP (`KUBE_VIP_ADDR`, `CLUSTER_VIP`) and
+/// whose value is an IP address: a ConfigMap's `data` (a `substituteFrom` source) or a Flux
+/// Kustomization's inline `postBuild.substitute`. Secrets are left out (their values are never
+/// shown, and SOPS ones are unknown).
+pub(crate) fn flux_vip_variables(obj: &Node) -> Vec<(String, Node)> {
+    let map = match obj.str_at(&["kind"]) {
+        Some("ConfigMap") => obj.get("data"),
+        Some("Kustomization")
+            if obj
+                .str_at(&["apiVersion"])
+                .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/")) =>
+        {
+            obj.path(&["spec", "postBuild", "substitute"])
+        }
+        _ => None,
+    };
+    map.and_then(Node::as_map)
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| {
+            k.split('_').any(|part| part.eq_ignore_ascii_case("vip"))
+                && v.as_str()
+                    .is_some_and(|s| s.trim().parse::<std::net::IpAddr>().is_ok())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// Cilium values embedded in a k3s `HelmChart` (`spec.valuesContent`), parsed, with lines
