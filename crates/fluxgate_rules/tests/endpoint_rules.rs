@@ -47,19 +47,8 @@ fn key(d: &Diagnostic) -> String {
     keys(d).join(" + ")
 }
 
-/// `ENV FILE:LINE` for each environment the finding was seen in (one finding lists them all).
 fn keys(d: &Diagnostic) -> Vec<String> {
-    let envs: Vec<&str> = if d.environments.is_empty() {
-        vec![d.environment.as_deref().unwrap_or("-")]
-    } else {
-        d.environments.iter().map(String::as_str).collect()
-    };
-    envs.into_iter()
-        .map(|env| match &d.location {
-            Some(l) => format!("{env} {}:{}", l.file, l.line),
-            None => format!("{env} -"),
-        })
-        .collect()
+    fluxgate_testkit::finding_keys(d)
 }
 
 fn show(ds: &[&Diagnostic]) -> String {

@@ -62,3 +62,20 @@ pub fn kubectl(test: &str) -> bool {
     }
     ok
 }
+
+/// `ENV FILE:LINE` for each environment a finding was seen in (one finding lists them all; `-`
+/// for no environment or no location): the form of the rule fixtures' `expected.txt`.
+#[must_use]
+pub fn finding_keys(d: &fluxgate_diagnostics::Diagnostic) -> Vec<String> {
+    let envs: Vec<&str> = if d.environments.is_empty() {
+        vec![d.environment.as_deref().unwrap_or("-")]
+    } else {
+        d.environments.iter().map(String::as_str).collect()
+    };
+    envs.into_iter()
+        .map(|env| match &d.location {
+            Some(l) => format!("{env} {}:{}", l.file, l.line),
+            None => format!("{env} -"),
+        })
+        .collect()
+}
