@@ -53,6 +53,34 @@ fn keys(d: &Diagnostic) -> Vec<String> {
     fluxgate_testkit::finding_keys(d)
 }
 
+/// The text format of `found`, rendered against the fixture's own files.
+fn text_of(case: &Path, found: &[Diagnostic]) -> String {
+    let sources = |file: &str| -> Option<std::sync::Arc<str>> {
+        std::fs::read_to_string(case.join(file))
+            .ok()
+            .map(std::sync::Arc::from)
+    };
+    let mut out = String::new();
+    for d in found {
+        let mut d = d.clone();
+        let prefix = format!("{}/", case.display());
+        let strip = |l: &mut fluxgate_diagnostics::Location| {
+            if let Some(rel) = l.file.strip_prefix(prefix.as_str()) {
+                l.file = std::sync::Arc::from(rel);
+            }
+        };
+        if let Some(l) = d.location.as_mut() {
+            strip(l);
+        }
+        for r in &mut d.related {
+            strip(&mut r.location);
+        }
+        fluxgate_diagnostics::render::render_text(&mut out, &d, &sources);
+        out.push('\n');
+    }
+    out
+}
+
 fn show(ds: &[Diagnostic]) -> String {
     let mut out = String::new();
     for d in ds {
@@ -114,7 +142,15 @@ fn fixtures_pass_and_fail_as_expected() {
                     case.display(),
                     show(&found)
                 ));
+                continue;
             }
+            // The whole finding as a user reads it: message, snippets with carets, related
+            // locations and their labels, notes and help.
+            let name = case
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            insta::assert_snapshot!(format!("{}__{name}", rule.name), text_of(&case, &found));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
