@@ -40,6 +40,9 @@ const COMMON_WORDS: [&str; 8] = ["true", "false", "null", "none", "yes", "on", "
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
     needles: Vec<String>,
+    /// Values that are one plain word (`kubernetes`, a username): masked only where they stand
+    /// alone, never inside a longer name (`app.kubernetes.io/name`).
+    words: Vec<String>,
     matcher: Option<AhoCorasick>,
 }
 
@@ -70,7 +73,11 @@ impl Redactor {
             if f.chars().count() >= MIN_SECRET_LEN
                 && !COMMON_WORDS.contains(&f.to_ascii_lowercase().as_str())
             {
-                self.needles.push(f.to_string());
+                if is_plain_word(f) {
+                    self.words.push(f.to_string());
+                } else {
+                    self.needles.push(f.to_string());
+                }
             }
         }
         self.matcher = None;
@@ -93,7 +100,7 @@ impl Redactor {
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.needles.is_empty()
+        self.needles.is_empty() && self.words.is_empty()
     }
 
     /// `text` with every known secret value, every value cut short with `…`, and everything
@@ -122,6 +129,13 @@ impl Redactor {
             }
             if out.contains('…') {
                 out = Cow::Owned(self.mask_cut_values(&out));
+            }
+        }
+        for w in &self.words {
+            if out.contains(w.as_str())
+                && let Some(masked) = mask_standalone(&out, w)
+            {
+                out = Cow::Owned(masked);
             }
         }
         if let Cow::Owned(masked) = mask_encrypted(&out) {
@@ -170,6 +184,35 @@ impl Redactor {
             fix(&mut r.message);
         }
     }
+}
+
+/// A value made of ASCII letters only, short enough to be an ordinary word of a manifest.
+fn is_plain_word(s: &str) -> bool {
+    s.len() < 16 && s.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// `text` with the occurrences of `word` that stand alone (not part of a longer name: no
+/// letter, digit, `.`, `-`, `_` or `/` on either side) masked; `None` when there is none.
+fn mask_standalone(text: &str, word: &str) -> Option<String> {
+    let part_of_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/');
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut changed = false;
+    for (at, _) in text.match_indices(word) {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        if before.is_some_and(part_of_name) || after.is_some_and(part_of_name) {
+            continue;
+        }
+        out.push_str(&text[last..at]);
+        out.push_str(MASK);
+        last = at + word.len();
+        changed = true;
+    }
+    changed.then(|| {
+        out.push_str(&text[last..]);
+        out
+    })
 }
 
 /// The byte length of the longest prefix of `needle` (at least [`MIN_PREFIX_LEN`] characters)
@@ -265,6 +308,18 @@ pub fn mask_from_column(line: &str, column: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_word_is_masked_only_where_it_stands_alone() {
+        let mut r = Redactor::default();
+        r.add("kubernetes");
+        r.add("s3cr3t-Pa55");
+        let r = r.finish();
+        assert_eq!(
+            r.redact("app.kubernetes.io/name: x, user: kubernetes, \"kubernetes\" s3cr3t-Pa55"),
+            "app.kubernetes.io/name: x, user: ********, \"********\" ********"
+        );
+    }
     use crate::{Location, Severity};
 
     fn redactor(values: &[&str]) -> Redactor {
