@@ -196,22 +196,13 @@ fn path_problem(root: &Path, p: &ConfigPath) -> Option<String> {
     None
 }
 
-/// Whether a folder holds a YAML file at any depth (what Flux can build).
+/// Whether a folder holds a YAML file at any depth (what Flux can build), walked as discovery
+/// walks the repository.
 fn has_yaml(dir: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let p = e.path();
-        if p.is_dir() {
-            has_yaml(&p)
-        } else {
-            matches!(
-                p.extension().and_then(|x| x.to_str()),
-                Some("yaml" | "yml" | "json")
-            ) || p.file_name().is_some_and(|n| n == "Kustomization")
-        }
+    !crate::walk::files_where(dir, |name| {
+        [".yaml", ".yml", ".json"].iter().any(|x| name.ends_with(x)) || name == "Kustomization"
     })
+    .is_empty()
 }
 
 /// Whether a `vip:` is an IP address, a DNS name, or an Ansible expression.

@@ -292,7 +292,7 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
         return;
     };
     let topo = topology(ctx.env, &setting_strings(ctx.settings, "agent_groups"));
-    let renders = bootstrap_renders(ctx.env, &topo, ctx.root);
+    let renders = bootstrap_renders(ctx.env, &topo);
     let step = |c: Component| {
         find(
             c,

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
-use std::path::Path;
 
 use fluxgate_ansible::{Project, RenderedTemplate};
 use fluxgate_diagnostics::Location;
@@ -356,7 +355,7 @@ pub(crate) fn source_line(src: &str, keys: &[&str]) -> Option<u32> {
 
 /// Every template task of the plays that target the environment, rendered for the first
 /// server and the first agent the play targets.
-pub(crate) fn bootstrap_renders(env: &Environment, topo: &Topology, root: &Path) -> Vec<Render> {
+pub(crate) fn bootstrap_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
     let Some(boot) = &env.bootstrap else {
         return Vec::new();
     };
@@ -376,13 +375,13 @@ pub(crate) fn bootstrap_renders(env: &Environment, topo: &Topology, root: &Path)
                 if !seen.insert((po.index, ti, host.clone())) {
                     continue;
                 }
-                if let Some(r) = render(&boot.project, root, &path, host, po.index, ti, &task.loc) {
+                if let Some(r) = render(&boot.project, &path, host, po.index, ti, &task.loc) {
                     out.push(r);
                 }
             }
         }
     }
-    out.extend(auto_deploy_renders(env, topo, root));
+    out.extend(auto_deploy_renders(env, topo));
     out
 }
 
@@ -394,7 +393,7 @@ const MANIFEST_TEMPLATES_VAR: &str = "k3s_server_manifests_templates";
 /// in [`MANIFEST_TEMPLATES_VAR`] for the environment's first server: bootstrap-installed
 /// objects (a Cilium `HelmChart`, a kube-vip DaemonSet) without a `template` task of the
 /// repository's own. They count as installed by the play that installs k3s on that host.
-fn auto_deploy_renders(env: &Environment, topo: &Topology, root: &Path) -> Vec<Render> {
+fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
     let Some(boot) = &env.bootstrap else {
         return Vec::new();
     };
@@ -429,7 +428,7 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology, root: &Path) -> Vec<R
         let Some(path) = boot.project.find_template(name) else {
             continue;
         };
-        if let Some(r) = render(&boot.project, root, &path, server, play, 0, &set_at) {
+        if let Some(r) = render(&boot.project, &path, server, play, 0, &set_at) {
             out.push(r);
         }
     }
@@ -438,7 +437,6 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology, root: &Path) -> Vec<R
 
 fn render(
     project: &Project,
-    root: &Path,
     path: &str,
     host: &str,
     play: usize,
@@ -446,7 +444,8 @@ fn render(
     task_loc: &Location,
 ) -> Option<Render> {
     let rendered = project.render_template(path, host).ok()?;
-    let source = read_source(root, path).unwrap_or_default();
+    // Through the project's confined reader, as the renderer read it.
+    let source = project.read_source(path).unwrap_or_default();
     let stream = parse_stream(path, &rendered.text, Schema::Yaml11);
     let docs = if stream.has_errors() {
         Vec::new()
@@ -462,14 +461,6 @@ fn render(
         docs,
         source,
     })
-}
-
-/// A template's text, for locating lines. Only paths inside the repository.
-pub(crate) fn read_source(root: &Path, rel: &str) -> Option<String> {
-    if rel.split('/').any(|c| c == "..") || Path::new(rel).is_absolute() {
-        return None;
-    }
-    std::fs::read_to_string(root.join(rel)).ok()
 }
 
 /// Post-build variables whose name says they are the VIP (`KUBE_VIP_ADDR`, `CLUSTER_VIP`) and

@@ -145,7 +145,7 @@ fn vip_list(vips: &[Vip]) -> String {
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     let agent_groups = setting_strings(ctx.settings, "agent_groups");
     let topo = topology(ctx.env, &agent_groups);
-    let renders = bootstrap_renders(ctx.env, &topo, ctx.root);
+    let renders = bootstrap_renders(ctx.env, &topo);
     let vips = vips(ctx, &topo, &renders);
     let all = consumers(ctx.env, &topo, &renders);
     // In an HA environment a side that dials a wrong endpoint is reported on its own; the

@@ -133,7 +133,7 @@ fn san_lists(ctx: &RuleContext<'_>, host: Option<&str>, renders: &[Render]) -> V
 
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     let topo = topology(ctx.env, &setting_strings(ctx.settings, "agent_groups"));
-    let renders = bootstrap_renders(ctx.env, &topo, ctx.root);
+    let renders = bootstrap_renders(ctx.env, &topo);
     let primary = topo.primary().map(str::to_string);
     let lists = san_lists(ctx, primary.as_deref(), &renders);
     if lists.is_empty() {

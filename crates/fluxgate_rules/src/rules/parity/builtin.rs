@@ -68,7 +68,7 @@ pub(crate) fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
         return;
     }
     let topo = topology(env, &[]);
-    let renders = bootstrap_renders(env, &topo, ctx.root);
+    let renders = bootstrap_renders(env, &topo);
     for installed in installed_charts(&renders) {
         let Some(keys) = ADOPTED_KEYS
             .iter()

@@ -164,7 +164,7 @@ pub(crate) fn load(
                 ));
             };
             let tagged = tagged_keys(&tree, &t.text);
-            let source_text = std::fs::read_to_string(root.join(&t.path)).unwrap_or_default();
+            let source_text = b.project.read_source(&t.path).unwrap_or_default();
             let source: Vec<String> = source_text.lines().map(str::to_string).collect();
             let lines = align(&source, &t.text);
             Ok(Some(Loaded {
