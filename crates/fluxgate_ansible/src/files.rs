@@ -90,6 +90,39 @@ impl Root {
         self.contains(path) && normalize(path).is_dir()
     }
 
+    /// The names a `group_vars/` or `host_vars/` folder defines: its files without their
+    /// variables extension and its folders, sorted, hidden ones skipped.
+    #[must_use]
+    pub fn entry_names(&self, dir: &Path) -> Vec<String> {
+        let dir = normalize(dir);
+        if !self.is_dir(&dir) {
+            return Vec::new();
+        }
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = rd
+            .filter_map(|e| {
+                let p = e.ok()?.path();
+                let name = p.file_name()?.to_str()?.to_string();
+                if name.starts_with('.') || name.ends_with('~') || !self.contains(&p) {
+                    return None;
+                }
+                if p.is_dir() {
+                    return Some(name);
+                }
+                [".yml", ".yaml", ".json"]
+                    .iter()
+                    .find_map(|ext| name.strip_suffix(ext))
+                    .map(str::to_string)
+                    .or_else(|| (!name.contains('.')).then_some(name))
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Files of a directory, sorted, recursively (hidden files skipped).
     #[must_use]
     pub fn walk(&self, dir: &Path) -> Vec<PathBuf> {

@@ -31,6 +31,9 @@ fn expand_checked(pattern: &str, loc: &Location, diags: &mut Vec<Diagnostic>) ->
     hosts
 }
 
+/// How a representative host's name starts; the group's name follows.
+pub const REPRESENTATIVE_PREFIX: &str = "representative-of-";
+
 /// One host: the variables set on it in inventory files and its direct groups.
 #[derive(Clone, Debug)]
 pub struct Host {
@@ -38,6 +41,10 @@ pub struct Host {
     pub vars: VarMap,
     /// Where the host was first declared.
     pub loc: Location,
+    /// A stand-in that fluxgate added for a group of an inventory without hosts (a template
+    /// repository): its variables are the group's, and a variable nobody defines renders as
+    /// [`crate::symbolic`] instead of failing.
+    pub representative: bool,
 }
 
 /// One group, with its direct members.
@@ -73,7 +80,29 @@ impl Inventory {
             name: name.to_string(),
             vars: VarMap::new(),
             loc: loc.clone(),
+            representative: false,
         })
+    }
+
+    /// Adds one representative host to each of `groups` that has no child group (creating
+    /// the group when only its `group_vars` name it), for an inventory without hosts. Returns
+    /// the hosts added, named after their group.
+    pub fn add_representatives(&mut self, groups: &[String], loc: &Location) -> Vec<String> {
+        let mut added = Vec::new();
+        for g in groups {
+            if g == "all" || g == "ungrouped" {
+                continue;
+            }
+            if self.groups.get(g).is_some_and(|x| !x.children.is_empty()) {
+                continue;
+            }
+            let name = format!("{REPRESENTATIVE_PREFIX}{g}");
+            self.add_host(&name, loc).representative = true;
+            self.add_host_to_group(&name, g);
+            added.push(name);
+        }
+        self.reconcile();
+        added
     }
 
     fn add_host_to_group(&mut self, host: &str, group: &str) {

@@ -43,11 +43,13 @@ use fluxgate_yaml::{Node, Schema, parse_stream};
 use indexmap::IndexMap;
 
 pub use cfg::{AnsibleCfg, parse_cfg};
-pub use inventory::{Group, Host, Inventory, expand_hostname, parse_inventory_text};
+pub use inventory::{
+    Group, Host, Inventory, REPRESENTATIVE_PREFIX, expand_hostname, parse_inventory_text,
+};
 pub use playbook::{Play, Role, RoleRef, Task, TemplateUse};
 pub use project::Options;
 pub use resolve::{Origin, ResolveError, Resolved, Scope};
-pub use values::OPAQUE;
+pub use values::{OPAQUE, symbolic, symbolic_var};
 
 /// Variables by name, in file order, each node knowing where it was written.
 pub type VarMap = IndexMap<String, Node>;
@@ -156,6 +158,17 @@ impl Project {
     #[must_use]
     pub fn var_names_in(&self, scope: &Scope, host: &str) -> Vec<String> {
         self.data.table(scope, host).keys().cloned().collect()
+    }
+
+    /// Whether `host` is a representative host of a group (an inventory without hosts; see
+    /// [`Options::representative_hosts`]).
+    #[must_use]
+    pub fn is_representative(&self, host: &str) -> bool {
+        self.data
+            .inventory
+            .hosts
+            .get(host)
+            .is_some_and(|h| h.representative)
     }
 
     /// Resolves one variable of a host across all plays that target it.

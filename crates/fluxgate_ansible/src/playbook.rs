@@ -530,6 +530,47 @@ impl Loader<'_> {
             .find(|c| self.root.is_dir(c) && !name.contains(".."))
     }
 
+    /// The `requirements.yml` (beside the playbook, in its `roles/` folder, or one or two
+    /// folders up, inside the root) that lists role `name` for ansible-galaxy to install, by
+    /// `name:` or by `src:` (a Galaxy `namespace.role`), in the list form or under `roles:`.
+    fn required_role(&self, name: &str, dir: &Path) -> Option<String> {
+        let mut dirs = vec![dir.to_path_buf(), dir.join("roles")];
+        let mut up = dir.parent();
+        for _ in 0..2 {
+            let Some(d) = up else { break };
+            dirs.push(d.to_path_buf());
+            up = d.parent();
+        }
+        for d in dirs {
+            for file in ["requirements.yml", "requirements.yaml"] {
+                let p = d.join(file);
+                if !self.root.is_file(&p) {
+                    continue;
+                }
+                let Some(text) = self.root.read(&p) else {
+                    continue;
+                };
+                let stream = fluxgate_yaml::parse_stream(
+                    &self.root.rel(&p),
+                    &text,
+                    fluxgate_yaml::Schema::Yaml11,
+                );
+                let Some(doc) = stream.docs.first() else {
+                    continue;
+                };
+                let list = doc.get("roles").unwrap_or(doc).as_seq().unwrap_or_default();
+                let listed = list.iter().any(|e| {
+                    ["name", "src"].iter().any(|k| e.str_at(&[k]) == Some(name))
+                        || e.as_str() == Some(name)
+                });
+                if listed {
+                    return Some(self.root.rel(&p));
+                }
+            }
+        }
+        None
+    }
+
     /// Loads a role once and adds it (dependencies first) to `roles`, its tasks (with what
     /// the reference passes down) to `tasks`.
     // One argument per piece of the walk's state; bundling them would only move the noise.
@@ -553,10 +594,21 @@ impl Loader<'_> {
         }
         if !self.book.roles.contains_key(name) {
             let Some(path) = self.find_role(name, dir) else {
-                self.diags.push(Diagnostic::render_error(
-                    format!("role '{name}' not found"),
-                    Some(at.clone()),
-                ));
+                let d = if let Some(req) = self.required_role(name, dir) {
+                    Diagnostic::new(
+                        "render",
+                        fluxgate_diagnostics::Severity::Warning,
+                        format!(
+                            "role '{name}' is installed by ansible-galaxy from {req}, not kept in \
+                             the repository: its tasks and defaults are not checked"
+                        ),
+                    )
+                    .at(at.clone())
+                    .help("vendor the role into a roles folder to have its tasks checked")
+                } else {
+                    Diagnostic::render_error(format!("role '{name}' not found"), Some(at.clone()))
+                };
+                self.diags.push(d);
                 return;
             };
             let role = self.load_role(name, &path);

@@ -95,6 +95,11 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// Extra vars (`-e`), highest precedence.
     pub extra_vars: VarMap,
+    /// When the inventory defines no host: add one representative host to each of its groups
+    /// (the groups of the inventory and the names under `group_vars/`), whose undefined
+    /// variables render as [`crate::symbolic`] values. ansible-core has no such thing; fluxgate's
+    /// model uses it so that a template repository is still checked.
+    pub representative_hosts: bool,
 }
 
 pub fn new_env() -> Environment<'static> {
@@ -213,6 +218,9 @@ pub fn load(opts: &Options) -> Data {
         }
     }
     inventory.reconcile();
+    if opts.representative_hosts && inventory.hosts.is_empty() {
+        add_representatives(&root, &mut inventory, &inv_dirs, opts, &abs, &mut diags);
+    }
 
     let group_names: Vec<String> = inventory.groups.keys().cloned().collect();
     let host_names: Vec<String> = inventory.hosts.keys().cloned().collect();
@@ -469,6 +477,67 @@ fn read_inventory(
             Some(Location::file(rel)),
         )),
     }
+}
+
+/// Representative hosts for an inventory without hosts: one per group of the inventory or
+/// named under a `group_vars/` folder (beside the inventory or the playbook), with a warning
+/// that says so at the inventory.
+fn add_representatives(
+    root: &Root,
+    inventory: &mut Inventory,
+    inv_dirs: &[PathBuf],
+    opts: &Options,
+    abs: &dyn Fn(&Path) -> PathBuf,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut dirs: Vec<PathBuf> = inv_dirs.iter().map(|d| d.join("group_vars")).collect();
+    if let Some(pb) = opts.playbook.as_deref().map(abs)
+        && let Some(dir) = pb.parent()
+    {
+        dirs.push(dir.join("group_vars"));
+    }
+    let mut groups: Vec<String> = inventory
+        .groups
+        .keys()
+        .filter(|g| *g != "all" && *g != "ungrouped")
+        .cloned()
+        .collect();
+    for d in &dirs {
+        for n in root.entry_names(d) {
+            if n != "all" && !groups.contains(&n) {
+                groups.push(n);
+            }
+        }
+    }
+    if groups.is_empty() {
+        return;
+    }
+    let at = inv_dirs
+        .first()
+        .map_or_else(|| Location::file(""), |d| Location::file(root.rel(d)));
+    let added = inventory.add_representatives(&groups, &at);
+    if added.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = groups
+        .iter()
+        .filter(|g| added.iter().any(|h| h.ends_with(g.as_str())))
+        .cloned()
+        .collect();
+    diags.push(
+        Diagnostic::new(
+            "render",
+            Severity::Warning,
+            format!(
+                "the inventory defines no hosts: fluxgate checks one representative host for each \
+                 of its groups ({}), and a variable nobody defines stands for itself, so two values \
+                 from the same variable are the same address",
+                listed.join(", ")
+            ),
+        )
+        .at(at)
+        .help("checks that need real addresses (node IPs, a node count) see only what the groups' variables say; add an inventory, or `nodes:` and `vip:` in fluxgate.yaml"),
+    );
 }
 
 fn collect_named(

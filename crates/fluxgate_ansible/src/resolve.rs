@@ -153,7 +153,18 @@ impl Object for VarsView {
         match resolve(&self.data, &self.scope, &self.host, name) {
             Ok(r) => Some(node_to_value(&r.value)),
             Err(e) => {
-                if !e.message.contains("is undefined") || e.chain.len() > 1 {
+                let undefined = e.message.contains("is undefined") && e.chain.len() <= 1;
+                if undefined
+                    && self
+                        .data
+                        .inventory
+                        .hosts
+                        .get(&self.host)
+                        .is_some_and(|h| h.representative)
+                {
+                    return Some(Value::from(crate::values::symbolic(name)));
+                }
+                if !undefined {
                     NESTED.with(|n| n.borrow_mut().push((name.to_string(), e)));
                 }
                 MISSING.with(|m| m.borrow_mut().push(name.to_string()));

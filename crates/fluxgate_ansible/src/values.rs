@@ -9,6 +9,22 @@ use minijinja::value::ValueKind;
 /// What a vault-encrypted value shows as: fluxgate never decrypts.
 pub const OPAQUE: &str = "<vault-encrypted>";
 
+/// What a variable that nobody defines renders as for a representative host (an inventory
+/// without hosts): `<name>`, a plain YAML scalar wherever the template puts it, so that two
+/// values from the same undefined variable compare equal and a different one does not.
+#[must_use]
+pub fn symbolic(name: &str) -> String {
+    format!("<{name}>")
+}
+
+/// The variable a [`symbolic`] value stands for, when the whole text is one.
+#[must_use]
+pub fn symbolic_var(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('<')?.strip_suffix('>')?;
+    (!inner.is_empty() && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(inner)
+}
+
 /// A YAML node as a template value (vault-tagged nodes become [`OPAQUE`]).
 #[must_use]
 pub fn node_to_value(node: &Node) -> Value {

@@ -126,6 +126,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
             inventory: vec![PathBuf::from(&a.inventory)],
             playbook: a.playbook.as_ref().map(PathBuf::from),
             config: a.config.as_ref().map(PathBuf::from),
+            representative_hosts: true,
             ..fluxgate_ansible::Options::default()
         });
         diagnostics.extend(project.diagnostics().iter().cloned());

@@ -358,6 +358,7 @@ pub(crate) fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
     .iter()
     .flat_map(|p| [base.join(p), root.join(p)])
     .find(|p| p.is_file())
+    .or_else(|| installation_playbook(&[base, root, inventory.parent().unwrap_or(root)]))
     .and_then(|p| rel(&p));
     Some(AnsibleConfig {
         inventory: rel(&inventory)?,
@@ -365,6 +366,34 @@ pub(crate) fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
         playbook,
         config: cfg.and_then(|c| rel(c)),
     })
+}
+
+/// Without a `site.yml`, the playbook that installs the cluster: the first (by name) YAML
+/// file of a `playbooks/` folder beside the inventory (or at the root) whose name says it
+/// installs or bootstraps (`cluster-installation.yml`, `bootstrap.yml`, `install.yaml`).
+fn installation_playbook(bases: &[&Path]) -> Option<PathBuf> {
+    for base in bases {
+        for dir in [base.join("playbooks"), base.join("playbook")] {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.is_file()
+                        && matches!(p.extension().and_then(|e| e.to_str()), Some("yml" | "yaml"))
+                        && p.file_stem()
+                            .and_then(|s| s.to_str())
+                            .is_some_and(|s| s.contains("install") || s.contains("bootstrap"))
+                })
+                .collect();
+            files.sort();
+            if let Some(f) = files.into_iter().next() {
+                return Some(f);
+            }
+        }
+    }
+    None
 }
 
 /// The first inventory by convention: `inventory/<name>/hosts.{ini,yml,yaml}`, then

@@ -39,7 +39,13 @@ pub(crate) struct Topology {
     pub hosts: Vec<Host>,
     /// Control-plane nodes (from the inventory, else `nodes:`).
     pub control_planes: usize,
+    /// The hosts are representatives of an inventory's groups (it defines no host).
+    pub representative: bool,
 }
+
+/// How many servers a representative topology stands for unless `nodes:` says: a template
+/// repository is made for any number of nodes, so it is checked as an HA control plane.
+const REPRESENTATIVE_SERVERS: usize = 3;
 
 impl Topology {
     pub fn servers(&self) -> impl Iterator<Item = &Host> {
@@ -93,6 +99,7 @@ pub(crate) fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
         return Topology {
             hosts: Vec::new(),
             control_planes: n,
+            representative: false,
         };
     };
     let inv = boot.project.inventory();
@@ -104,17 +111,31 @@ pub(crate) fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
             let agent = groups
                 .iter()
                 .any(|g| is_agent_group(g) || agent_groups.iter().any(|a| a == g));
+            // A representative host's own address is whatever `ansible_host` will be.
+            let address = host_address(&boot.project, h).or_else(|| {
+                boot.project
+                    .is_representative(h)
+                    .then(|| fluxgate_ansible::symbolic("ansible_host"))
+            });
             Host {
                 name: h.clone(),
-                address: host_address(&boot.project, h),
+                address,
                 server: !agent,
             }
         })
         .collect();
-    let control_planes = hosts.iter().filter(|h| h.server).count();
+    let representative = boot.hosts.iter().any(|h| boot.project.is_representative(h));
+    let control_planes = if representative {
+        env.config
+            .nodes
+            .map_or(REPRESENTATIVE_SERVERS, |n| n as usize)
+    } else {
+        hosts.iter().filter(|h| h.server).count()
+    };
     Topology {
         hosts,
         control_planes,
+        representative,
     }
 }
 
@@ -387,10 +408,14 @@ pub(crate) fn bootstrap_renders(env: &Environment, topo: &Topology) -> Vec<Rende
 
 /// The variable through which an external k3s role (xanmanning.k3s) renders templates into
 /// k3s' auto-deploy folder (`/var/lib/rancher/k3s/server/manifests`).
-const MANIFEST_TEMPLATES_VAR: &str = "k3s_server_manifests_templates";
+const MANIFEST_TEMPLATES_VARS: &[&str] = &[
+    "k3s_server_manifests_templates",
+    // Static pods (`/var/lib/rancher/k3s/agent/pod-manifests`): kube-vip, often.
+    "k3s_server_pod_manifests_templates",
+];
 
 /// Manifests that k3s deploys from its auto-deploy folder, rendered from the templates listed
-/// in [`MANIFEST_TEMPLATES_VAR`] for the environment's first server: bootstrap-installed
+/// in [`MANIFEST_TEMPLATES_VARS`] for the environment's first server: bootstrap-installed
 /// objects (a Cilium `HelmChart`, a kube-vip DaemonSet) without a `template` task of the
 /// repository's own. They count as installed by the play that installs k3s on that host.
 fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
@@ -404,13 +429,6 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
     else {
         return Vec::new();
     };
-    let Ok(list) = boot.project.resolve(server, MANIFEST_TEMPLATES_VAR) else {
-        return Vec::new();
-    };
-    let set_at = list
-        .origin
-        .first()
-        .map_or_else(|| Location::file(""), |o| o.loc.clone());
     let order = boot.project.order();
     let plays: Vec<_> = order
         .iter()
@@ -423,13 +441,22 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
         .or(plays.first())
         .map_or(0, |po| po.index);
     let mut out = Vec::new();
-    for item in list.value.as_seq().unwrap_or_default() {
-        let Some(name) = item.as_str() else { continue };
-        let Some(path) = boot.project.find_template(name) else {
+    for var in MANIFEST_TEMPLATES_VARS {
+        let Ok(list) = boot.project.resolve(server, var) else {
             continue;
         };
-        if let Some(r) = render(&boot.project, &path, server, play, 0, &set_at) {
-            out.push(r);
+        let set_at = list
+            .origin
+            .first()
+            .map_or_else(|| Location::file(""), |o| o.loc.clone());
+        for item in list.value.as_seq().unwrap_or_default() {
+            let Some(name) = item.as_str() else { continue };
+            let Some(path) = boot.project.find_template(name) else {
+                continue;
+            };
+            if let Some(r) = render(&boot.project, &path, server, play, 0, &set_at) {
+                out.push(r);
+            }
         }
     }
     out

@@ -1,5 +1,6 @@
 //! `ha-endpoint`: components that keep running dial an HA endpoint (SPEC §5.1).
 
+use fluxgate_ansible::symbolic_var;
 use fluxgate_diagnostics::Diagnostic;
 
 use super::consumers::{Consumer, Kind, consumers};
@@ -75,11 +76,14 @@ pub(crate) fn other_endpoints(ctx: &RuleContext<'_>, agent_groups: &[String]) ->
     let me = ctx.env.name();
     for e in ctx.envs.iter().filter(|e| e.name() != me) {
         let topo = topology(e, agent_groups);
+        // A variable nobody defines is only known to equal itself inside one environment.
         for v in vips_of(e, &topo, &[], &setting_strings(ctx.settings, "vip_vars")) {
-            out.push((v.host, e.name().to_string(), "the VIP".into()));
+            if symbolic_var(&v.host).is_none() {
+                out.push((v.host, e.name().to_string(), "the VIP".into()));
+            }
         }
         for h in topo.hosts {
-            if let Some(a) = h.address {
+            if let Some(a) = h.address.filter(|a| symbolic_var(a).is_none()) {
                 out.push((a, e.name().to_string(), format!("node {}", h.name)));
             }
         }
@@ -127,6 +131,10 @@ pub(crate) fn classify(c: &Consumer, vips: &[Vip], topo: &Topology, others: &Oth
     }
     if let Some((_, env, what)) = others.iter().find(|(h, _, _)| *h == c.host) {
         return Verdict::OtherEnv(env.clone(), what.clone());
+    }
+    // An undefined variable that is neither the VIP's nor a node's: its value is not known.
+    if symbolic_var(&c.host).is_some() {
+        return Verdict::Skip;
     }
     Verdict::Unknown
 }
@@ -178,6 +186,11 @@ fn ha_finding(
             "{} is empty: the agent falls back to the in-cluster API ClusterIP, which only the CNI \
              itself can route, and a rollout deadlocks",
             c.what
+        ),
+        Verdict::Node(_) if topo.representative => format!(
+            "{} dials {}, the address of the node it runs on: losing that node cuts it off the \
+             API server on an HA control plane",
+            c.what, c.host
         ),
         Verdict::Node(node) => format!(
             "{} dials {}, node {node}'s own address: on this {n}-server cluster, losing {node} \
