@@ -341,8 +341,26 @@ impl Render {
     /// The first template line holding one of `keys` (as a YAML key or an env var name),
     /// with the line that carries its value when the value is on the next line.
     pub fn line_of(&self, keys: &[&str]) -> Option<Location> {
-        source_line(&self.source, keys).map(|l| Location::new(self.rendered.path.clone(), l, 1))
+        source_line(&self.source, keys).map(|l| {
+            let text = self.source.lines().nth(l as usize - 1).unwrap_or_default();
+            Location::new(self.rendered.path.clone(), l, value_column(text))
+        })
     }
+}
+
+/// 1-based column where the value of a template line starts: its first `{{`, else the text
+/// after the first `: `, else `=`, else `--` (the line's first character when none is found).
+pub(crate) fn value_column(line: &str) -> u32 {
+    let at = line.find("{{").or_else(|| {
+        let t = line.trim_end();
+        let after = [": ", "=", "--"]
+            .iter()
+            .find_map(|sep| t.find(sep).map(|i| i + sep.len()))?;
+        let rest = &t[after..];
+        let skip = rest.len() - rest.trim_start().len();
+        (after + skip < t.len()).then_some(after + skip)
+    });
+    at.map_or(1, |i| line[..i].chars().count() as u32 + 1)
 }
 
 /// 1-based line of the first line of `src` naming one of `keys`, moved to the `value:` line
@@ -639,6 +657,14 @@ mod tests {
         assert_eq!(source_line(src, &["KUBERNETES_SERVICE_HOST"]), Some(4));
         assert_eq!(source_line(src, &["k8sServiceHost"]), Some(5));
         assert_eq!(source_line(src, &["nothing"]), None);
+        assert_eq!(
+            value_column("    k8sServiceHost: \"{{ ansible_host }}\""),
+            22
+        );
+        assert_eq!(value_column("          value: \"10.0.0.5\""), 18);
+        assert_eq!(value_column("server: https://10.0.0.1:6443"), 9);
+        assert_eq!(value_column("  - --tls-san=1.2.3.4"), 15);
+        assert_eq!(value_column("tls-san:"), 1);
     }
 
     #[test]
