@@ -1,5 +1,8 @@
-//! The repository model: `fluxgate.yaml` ([`config`]) and environment discovery
-//! ([`discover`]) when there is no config.
+//! The repository model: `fluxgate.yaml` ([`config`]), environment discovery ([`discover`])
+//! when there is no config, each rendered [`Environment`], and what the rules read of it:
+//! the nodes and HA endpoints ([`endpoints`]: topology, VIPs, bootstrap template renders),
+//! the components that dial the API server ([`consumers`]) and the addresses claimed on the
+//! network ([`claims`]).
 //!
 //! ```
 //! use fluxgate_model::config::parse_config;
@@ -8,8 +11,11 @@
 //! assert_eq!(cfg.environments[0].name, "prod");
 //! ```
 
+pub mod claims;
 pub mod config;
+pub mod consumers;
 pub mod discover;
+pub mod endpoints;
 pub mod environment;
 pub mod vip;
 mod walk;

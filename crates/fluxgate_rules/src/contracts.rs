@@ -82,7 +82,7 @@ fn bindings(env: &Environment) -> Bindings {
                 .vars
                 .iter()
                 .map(|(k, r)| (k.clone(), to_cel(&r.value))));
-            let address = crate::rules::ha::endpoints::host_address(&boot.project, h)
+            let address = fluxgate_model::endpoints::host_address(&boot.project, h)
                 .map_or(Value::Null, |a| string(&a));
             let groups = Value::List(Arc::new(
                 inv.host_groups(h).iter().map(|g| string(g)).collect(),

@@ -5,12 +5,13 @@ use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_model::Environment;
 
 use crate::RuleContext;
-use crate::rules::ha::consumers::{Kind, consumers};
-use crate::rules::ha::endpoints::{
-    Render, Topology, bootstrap_renders, containers, env_value, helmchart_values, is_cni_name,
-    is_cni_workload, is_kube_vip, is_loopback, topology, vips,
-};
+use crate::rules::ha::vips;
 use crate::support::setting_strings;
+use fluxgate_model::consumers::{Kind, consumers};
+use fluxgate_model::endpoints::{
+    Render, Topology, bootstrap_renders, containers, env_value, helmchart_values, is_cni_name,
+    is_cni_workload, is_kube_vip, is_loopback, topology,
+};
 
 crate::declare_rule! {
     /// ## What it checks

@@ -3,10 +3,11 @@
 use fluxgate_ansible::symbolic_var;
 use fluxgate_diagnostics::Diagnostic;
 
-use super::consumers::{Consumer, Kind, consumers};
-use super::endpoints::{Topology, Vip, bootstrap_renders, is_loopback, topology, vips, vips_of};
+use super::vips;
 use crate::RuleContext;
 use crate::support::setting_strings;
+use fluxgate_model::consumers::{Consumer, Kind, consumers};
+use fluxgate_model::endpoints::{Topology, Vip, bootstrap_renders, is_loopback, topology, vips_of};
 
 crate::declare_rule! {
     /// ## What it checks
@@ -92,7 +93,7 @@ pub(crate) fn other_endpoints(ctx: &RuleContext<'_>, agent_groups: &[String]) ->
         if let Some(v) = &e.vip
             && !v.contains("{{")
         {
-            let host = super::endpoints::normalize_host(v);
+            let host = fluxgate_model::endpoints::normalize_host(v);
             out.push((host, e.name.clone(), "the VIP".into()));
         }
     }
@@ -102,7 +103,7 @@ pub(crate) fn other_endpoints(ctx: &RuleContext<'_>, agent_groups: &[String]) ->
             if boot.hosts.contains(&h) {
                 continue;
             }
-            if let Some(a) = super::endpoints::host_address(&boot.project, &h)
+            if let Some(a) = fluxgate_model::endpoints::host_address(&boot.project, &h)
                 && !out.iter().any(|(x, _, _)| *x == a)
             {
                 out.push((a, "another environment".into(), format!("node {h}")));

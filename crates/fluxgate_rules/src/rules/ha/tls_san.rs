@@ -6,10 +6,11 @@ use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Value};
 use regex::Regex;
 
-use super::consumers::consumers;
-use super::endpoints::{Render, bootstrap_renders, is_loopback, normalize_host, topology, vips};
+use super::vips;
 use crate::RuleContext;
 use crate::support::setting_strings;
+use fluxgate_model::consumers::consumers;
+use fluxgate_model::endpoints::{Render, bootstrap_renders, is_loopback, normalize_host, topology};
 
 crate::declare_rule! {
     /// ## What it checks

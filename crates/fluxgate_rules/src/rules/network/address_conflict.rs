@@ -2,10 +2,10 @@
 
 use fluxgate_diagnostics::Diagnostic;
 
-use super::claims::{Claim, Kind, claims};
 use crate::RuleContext;
-use crate::rules::ha::endpoints::topology;
 use crate::support::setting_strings;
+use fluxgate_model::claims::{Claim, Kind, claims};
+use fluxgate_model::endpoints::topology;
 
 crate::declare_rule! {
     /// ## What it checks

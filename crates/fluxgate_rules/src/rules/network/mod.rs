@@ -2,4 +2,3 @@
 //! LoadBalancer Services and the LB IPAM pools (`address-conflict`).
 
 pub mod address_conflict;
-pub(crate) mod claims;

@@ -9,7 +9,7 @@ use fluxgate_yaml::Node;
 
 use super::parity::show;
 use crate::RuleContext;
-use crate::rules::ha::endpoints::{Render, bootstrap_renders, helmchart_values, topology};
+use fluxgate_model::endpoints::{Render, bootstrap_renders, helmchart_values, topology};
 
 /// The charts the built-in group knows, with the dotted keys compared. Cilium's
 /// `k8sServiceHost` is `ha-endpoint`'s to report (the endpoint the CNI dials), so it is not

@@ -6,15 +6,13 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
+use crate::Environment;
 use fluxgate_ansible::{Project, RenderedTemplate};
 use fluxgate_diagnostics::Location;
-use fluxgate_model::Environment;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
-use crate::RuleContext;
-
 /// Ansible variables that hold the HA endpoint (SPEC §5.1).
-pub(crate) const VIP_VARS: &[&str] = &[
+pub const VIP_VARS: &[&str] = &[
     "kube_vip_address",
     "apiserver_endpoint",
     "k3s_registration_address",
@@ -27,7 +25,7 @@ const NODE_ADDRESS_VARS: &[&str] = &["k3s_node_ip", "ansible_host", "node_ip"];
 
 /// One node of the environment.
 #[derive(Clone, Debug)]
-pub(crate) struct Host {
+pub struct Host {
     pub name: String,
     pub address: Option<String>,
     pub server: bool,
@@ -35,7 +33,7 @@ pub(crate) struct Host {
 
 /// The nodes of an environment.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Topology {
+pub struct Topology {
     pub hosts: Vec<Host>,
     /// Control-plane nodes (from the inventory, else `nodes:`).
     pub control_planes: usize,
@@ -76,7 +74,7 @@ fn is_agent_group(group: &str) -> bool {
 }
 
 /// A host's own address: `k3s_node_ip`, else `ansible_host`, else its name when that is an IP.
-pub(crate) fn host_address(project: &Project, host: &str) -> Option<String> {
+pub fn host_address(project: &Project, host: &str) -> Option<String> {
     for var in ["k3s_node_ip", "ansible_host"] {
         if let Ok(r) = project.resolve(host, var)
             && !r.opaque
@@ -93,7 +91,7 @@ pub(crate) fn host_address(project: &Project, host: &str) -> Option<String> {
 /// The environment's nodes. Agents are hosts in an agent-like group (`agent`, `node`,
 /// `workers`...) or in the groups named by the `agent_groups` setting; every other host of the
 /// environment is a server.
-pub(crate) fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
+pub fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
     let Some(boot) = &env.bootstrap else {
         let n = env.config.nodes.unwrap_or(0) as usize;
         return Topology {
@@ -141,7 +139,7 @@ pub(crate) fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
 
 /// An HA endpoint of an environment.
 #[derive(Clone, Debug)]
-pub(crate) struct Vip {
+pub struct Vip {
     /// The host part, normalised.
     pub host: String,
     pub loc: Option<Location>,
@@ -150,7 +148,7 @@ pub(crate) struct Vip {
 }
 
 /// The host part of an endpoint: no scheme, port, path, quotes or brackets; lower case.
-pub(crate) fn normalize_host(raw: &str) -> String {
+pub fn normalize_host(raw: &str) -> String {
     let mut s = raw.trim().trim_matches(|c| c == '"' || c == '\'').trim();
     for scheme in ["https://", "http://", "tcp://"] {
         if let Some(rest) = s.strip_prefix(scheme) {
@@ -169,12 +167,12 @@ pub(crate) fn normalize_host(raw: &str) -> String {
 }
 
 /// A loopback address: the node-local API proxy (k3s 6444, Talos KubePrism 7445).
-pub(crate) fn is_loopback(host: &str) -> bool {
+pub fn is_loopback(host: &str) -> bool {
     host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The first `{{ name ... }}` variable of a line of Jinja.
-pub(crate) fn jinja_var(text: &str) -> Option<String> {
+pub fn jinja_var(text: &str) -> Option<String> {
     let start = text.find("{{")? + 2;
     let expr = text[start..].trim_start();
     let name: String = expr
@@ -185,20 +183,11 @@ pub(crate) fn jinja_var(text: &str) -> Option<String> {
     (!name.is_empty() && (rest.starts_with("}}") || rest.starts_with('|'))).then_some(name)
 }
 
-/// The value of `vip:` in fluxgate.yaml (an IP, a DNS name, or `{{ var }}` resolved on the
-/// environment's first server) and the variables of [`VIP_VARS`], then kube-vip manifests in
-/// the steady state and in the bootstrap's templates.
-pub(crate) fn vips(ctx: &RuleContext<'_>, topo: &Topology, renders: &[Render]) -> Vec<Vip> {
-    vips_of(
-        ctx.env,
-        topo,
-        renders,
-        &crate::support::setting_strings(ctx.settings, "vip_vars"),
-    )
-}
-
-/// [`vips`] of any environment, with its rendered bootstrap templates (none to skip them).
-pub(crate) fn vips_of(
+/// The HA endpoints of an environment: the value of `vip:` in fluxgate.yaml (an IP, a DNS
+/// name, or `{{ var }}` resolved on the environment's first server) and the variables of
+/// [`VIP_VARS`] and `extra_vars`, then kube-vip manifests in the steady state and in the
+/// bootstrap's `renders` (none to skip them).
+pub fn vips_of(
     env: &Environment,
     topo: &Topology,
     renders: &[Render],
@@ -269,7 +258,7 @@ pub(crate) fn vips_of(
 }
 
 /// The containers of a workload (Pod, DaemonSet, Deployment, ...).
-pub(crate) fn containers(obj: &Node) -> Vec<&Node> {
+pub fn containers(obj: &Node) -> Vec<&Node> {
     let spec = match obj.str_at(&["kind"]) {
         Some("Pod") => obj.get("spec"),
         _ => obj.path(&["spec", "template", "spec"]),
@@ -285,7 +274,7 @@ pub(crate) fn containers(obj: &Node) -> Vec<&Node> {
 }
 
 /// The value of env var `name` of a container.
-pub(crate) fn env_value<'n>(container: &'n Node, name: &str) -> Option<&'n Node> {
+pub fn env_value<'n>(container: &'n Node, name: &str) -> Option<&'n Node> {
     container
         .get("env")?
         .as_seq()?
@@ -295,7 +284,7 @@ pub(crate) fn env_value<'n>(container: &'n Node, name: &str) -> Option<&'n Node>
 }
 
 /// Whether an object is a kube-vip workload.
-pub(crate) fn is_kube_vip(obj: &Node) -> bool {
+pub fn is_kube_vip(obj: &Node) -> bool {
     containers(obj)
         .iter()
         .any(|c| c.str_at(&["image"]).is_some_and(|i| i.contains("kube-vip")))
@@ -324,7 +313,7 @@ fn kube_vip_addresses(obj: &Node) -> Vec<(String, Location)> {
 }
 
 /// A bootstrap template rendered for one host of the environment.
-pub(crate) struct Render {
+pub struct Render {
     pub play: usize,
     /// The task's position in its play.
     pub task: usize,
@@ -350,7 +339,7 @@ impl Render {
 
 /// 1-based column where the value of a template line starts: its first `{{`, else the text
 /// after the first `: `, else `=`, else `--` (the line's first character when none is found).
-pub(crate) fn value_column(line: &str) -> u32 {
+pub fn value_column(line: &str) -> u32 {
     let at = line.find("{{").or_else(|| {
         let t = line.trim_end();
         let after = [": ", "=", "--"]
@@ -365,7 +354,7 @@ pub(crate) fn value_column(line: &str) -> u32 {
 
 /// 1-based line of the first line of `src` naming one of `keys`, moved to the `value:` line
 /// that follows an env var `name:` line.
-pub(crate) fn source_line(src: &str, keys: &[&str]) -> Option<u32> {
+pub fn source_line(src: &str, keys: &[&str]) -> Option<u32> {
     let lines: Vec<&str> = src.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim_start().trim_start_matches("- ");
@@ -394,7 +383,7 @@ pub(crate) fn source_line(src: &str, keys: &[&str]) -> Option<u32> {
 
 /// Every template task of the plays that target the environment, rendered for the first
 /// server and the first agent the play targets.
-pub(crate) fn bootstrap_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
+pub fn bootstrap_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
     let Some(boot) = &env.bootstrap else {
         return Vec::new();
     };
@@ -512,7 +501,7 @@ fn render(
 /// whose value is an IP address: a ConfigMap's `data` (a `substituteFrom` source) or a Flux
 /// Kustomization's inline `postBuild.substitute`. Secrets are left out (their values are never
 /// shown, and SOPS ones are unknown).
-pub(crate) fn flux_vip_variables(obj: &Node) -> Vec<(String, Node)> {
+pub fn flux_vip_variables(obj: &Node) -> Vec<(String, Node)> {
     let map = match obj.str_at(&["kind"]) {
         Some("ConfigMap") => obj.get("data"),
         Some("Kustomization")
@@ -538,7 +527,7 @@ pub(crate) fn flux_vip_variables(obj: &Node) -> Vec<(String, Node)> {
 
 /// Cilium values embedded in a k3s `HelmChart` (`spec.valuesContent`), parsed, with lines
 /// shifted to the file that holds the HelmChart.
-pub(crate) fn helmchart_values(obj: &Node) -> Option<(String, Node)> {
+pub fn helmchart_values(obj: &Node) -> Option<(String, Node)> {
     if obj.str_at(&["kind"]) != Some("HelmChart") {
         return None;
     }
@@ -568,7 +557,7 @@ fn shift_lines(node: &mut Node, by: u32) {
 }
 
 /// Whether a name or label marks a CNI component.
-pub(crate) fn is_cni_name(s: &str) -> bool {
+pub fn is_cni_name(s: &str) -> bool {
     let s = s.to_ascii_lowercase();
     [
         "cilium", "calico", "flannel", "canal", "tigera", "antrea", "weave",
@@ -578,7 +567,7 @@ pub(crate) fn is_cni_name(s: &str) -> bool {
 }
 
 /// Whether an object is a CNI workload.
-pub(crate) fn is_cni_workload(obj: &Node) -> bool {
+pub fn is_cni_workload(obj: &Node) -> bool {
     let name = obj.str_at(&["metadata", "name"]).unwrap_or_default();
     let ns = obj.str_at(&["metadata", "namespace"]).unwrap_or_default();
     let images = containers(obj)
@@ -590,7 +579,7 @@ pub(crate) fn is_cni_workload(obj: &Node) -> bool {
 /// Where a consumer's value was set: follows an Ansible variable's origin chain from the
 /// template line that reads it. A value taken straight from a node-address variable is
 /// located at the template line: that is where the wrong variable was chosen.
-pub(crate) fn ansible_origin(
+pub fn ansible_origin(
     project: &Project,
     host: &str,
     line_text: &str,
@@ -607,7 +596,7 @@ pub(crate) fn ansible_origin(
 }
 
 /// The text of 1-based `line` of `src`.
-pub(crate) fn line_text(src: &str, line: u32) -> &str {
+pub fn line_text(src: &str, line: u32) -> &str {
     src.lines()
         .nth(line.saturating_sub(1) as usize)
         .unwrap_or_default()

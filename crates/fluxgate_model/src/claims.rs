@@ -8,16 +8,16 @@ use std::net::IpAddr;
 use fluxgate_diagnostics::Location;
 use fluxgate_flux::substitute::Substituted;
 use fluxgate_flux::vars::Vars;
-use fluxgate_model::{Environment, object_id};
+use crate::{Environment, object_id};
 use fluxgate_yaml::{Node, Value};
 use ipnet::IpNet;
 
-use crate::rules::ha::endpoints::{Topology, normalize_host, vips_of};
+use crate::endpoints::{Topology, normalize_host, vips_of};
 
 /// What claims an address, in the order claimants are taken: a node's address is its own
 /// first, so a VIP or a Service on it is the second claimant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Kind {
+pub enum Kind {
     Node,
     Vip,
     /// An Ansible endpoint variable whose name does not say VIP (`apiserver_endpoint`,
@@ -30,7 +30,7 @@ pub(crate) enum Kind {
 
 /// One claim: a single address, or a pool's inclusive range (one address family).
 #[derive(Clone, Debug)]
-pub(crate) struct Claim {
+pub struct Claim {
     pub kind: Kind,
     /// `the VIP (Ansible `kube_vip_address`)`, `node k3s-prod-1`, `Service default/web`.
     pub who: String,
@@ -66,7 +66,7 @@ const SHARE_ANNOTATIONS: &[&str] = &[
 ];
 
 /// `a-b`, a CIDR, or one address.
-pub(crate) fn parse_range(text: &str) -> Option<(IpAddr, IpAddr)> {
+pub fn parse_range(text: &str) -> Option<(IpAddr, IpAddr)> {
     let t = text.trim();
     if let Some((a, b)) = t.split_once('-') {
         let (a, b): (IpAddr, IpAddr) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
@@ -290,7 +290,7 @@ fn normalize_range(text: &str) -> String {
 }
 
 /// Every address the environment claims.
-pub(crate) fn claims(env: &Environment, topo: &Topology, vip_vars: &[String]) -> Vec<Claim> {
+pub fn claims(env: &Environment, topo: &Topology, vip_vars: &[String]) -> Vec<Claim> {
     let sources: Vec<Node> = env
         .objects()
         .filter(|o| matches!(o.str_at(&["kind"]), Some("ConfigMap" | "Secret")))

@@ -5,19 +5,19 @@
 
 use std::sync::LazyLock;
 
+use crate::Environment;
 use fluxgate_ansible::Project;
 use fluxgate_diagnostics::Location;
-use fluxgate_model::Environment;
 use fluxgate_yaml::Node;
 use regex::Regex;
 
-use super::endpoints::{
+use crate::endpoints::{
     Render, Topology, ansible_origin, containers, env_value, helmchart_values, is_cni_workload,
     jinja_var, line_text, normalize_host,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// Cilium's `k8sServiceHost` in the steady state (Flux).
     CiliumFlux,
     /// Cilium's `k8sServiceHost` as the bootstrap installs it.
@@ -30,7 +30,7 @@ pub(crate) enum Kind {
 
 /// One consumer of the API endpoint.
 #[derive(Clone, Debug)]
-pub(crate) struct Consumer {
+pub struct Consumer {
     pub kind: Kind,
     pub what: String,
     /// The value as rendered (may be empty).
@@ -65,7 +65,7 @@ impl Consumer {
 }
 
 /// Every consumer of the environment, steady state first, then the bootstrap.
-pub(crate) fn consumers(env: &Environment, topo: &Topology, renders: &[Render]) -> Vec<Consumer> {
+pub fn consumers(env: &Environment, topo: &Topology, renders: &[Render]) -> Vec<Consumer> {
     let mut out = Vec::new();
     flux_consumers(env, &mut out);
     if let Some(boot) = &env.bootstrap {
