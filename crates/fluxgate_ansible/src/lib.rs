@@ -96,6 +96,8 @@ pub struct Project {
     diagnostics: Arc<Vec<Diagnostic>>,
     /// Templates rendered so far, by (path, host): several rules read the same renders.
     rendered: Arc<Mutex<TemplateMemo>>,
+    /// How many times a template was actually rendered (memo misses).
+    renders: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 type TemplateMemo = HashMap<(String, String), Result<RenderedTemplate, Diagnostic>>;
@@ -112,6 +114,7 @@ impl Project {
             data,
             diagnostics: Arc::new(diagnostics),
             rendered: Arc::default(),
+            renders: Arc::default(),
         }
     }
 
@@ -334,9 +337,26 @@ impl Project {
         if let Some(done) = memo().get(&key) {
             return done.clone();
         }
+        self.renders
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let done = self.render_template_once(path, host);
         memo().insert(key, done.clone());
         done
+    }
+
+    /// How many template renders this project performed, and for how many distinct
+    /// (template, host) pairs: every reader shares one render per pair.
+    #[must_use]
+    pub fn render_counts(&self) -> (usize, usize) {
+        let pairs = self
+            .rendered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        (
+            self.renders.load(std::sync::atomic::Ordering::Relaxed),
+            pairs,
+        )
     }
 
     // As for render_template: a Diagnostic is the error currency.

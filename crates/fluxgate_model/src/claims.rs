@@ -5,10 +5,10 @@
 
 use std::net::IpAddr;
 
+use crate::{Environment, object_id};
 use fluxgate_diagnostics::Location;
 use fluxgate_flux::substitute::Substituted;
 use fluxgate_flux::vars::Vars;
-use crate::{Environment, object_id};
 use fluxgate_yaml::{Node, Value};
 use ipnet::IpNet;
 
