@@ -28,14 +28,19 @@ fn main() {
             .map(|(k, r)| {
                 (
                     k.clone(),
-                    json!({"value": r.value.to_json(), "source": r.origin[0].source}),
+                    json!({"value": r.value.to_json(), "source": r.origin[0].via}),
                 )
             })
             .collect();
         let errors: Map<String, Value> = all
             .errors
             .iter()
-            .map(|(k, e)| (k.clone(), json!({"message": e.message, "source": e.chain.first().map(|o| o.source.clone())})))
+            .map(|(k, e)| {
+                (
+                    k.clone(),
+                    json!({"message": e.message, "source": e.chain.first().map(|o| o.via.clone())}),
+                )
+            })
             .collect();
         out.insert(host, json!({"vars": vars, "errors": errors}));
     }

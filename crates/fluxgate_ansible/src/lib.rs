@@ -391,7 +391,10 @@ impl Project {
                     Some(loc),
                 );
                 for o in &e.chain {
-                    d = d.related(o.loc.clone(), format!("'{}' ({})", o.var, o.source));
+                    d = d.related(
+                        o.location.clone(),
+                        format!("'{}' ({})", o.var_name(), o.via),
+                    );
                 }
                 return Err(d);
             }

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Diagnostic;
 use fluxgate_yaml::{Node, Value as Y};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{ErrorKind, Value};
@@ -31,15 +31,10 @@ pub enum Scope {
     VarsFile(usize, usize),
 }
 
-/// One step of an origin chain: a variable and the place that set it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    pub var: String,
-    pub host: String,
-    pub loc: Location,
-    /// The precedence layer: `role defaults (k3s_server)`, `group_vars/all`, `extra vars`...
-    pub source: String,
-}
+/// One step of an origin chain (the shared provenance type): a variable, the host it was
+/// resolved for, the place that set it, and its precedence layer as `via` (`role defaults
+/// (k3s_server)`, `group_vars/all`, `extra vars`...).
+pub use fluxgate_diagnostics::Origin;
 
 /// A resolved variable: its value (templated, native types kept), whether it depends on a
 /// vault-encrypted value, and where it came from (its own definition first, then the
@@ -63,12 +58,15 @@ impl ResolveError {
     /// The finding: at the innermost definition, with the chain as notes.
     #[must_use]
     pub fn to_diagnostic(&self) -> Diagnostic {
-        let loc = self.chain.last().map(|o| o.loc.clone());
+        let loc = self.chain.last().map(|o| o.location.clone());
         let mut d = Diagnostic::render_error(self.message.clone(), loc);
         for o in &self.chain {
             d = d.note(format!(
                 "while resolving '{}' for {} ({}, {})",
-                o.var, o.host, o.loc, o.source
+                o.var_name(),
+                o.host.as_deref().unwrap_or_default(),
+                o.location,
+                o.via
             ));
         }
         d
@@ -231,12 +229,7 @@ pub fn resolve(data: &Arc<Data>, scope: &Scope, host: &str, var: &str) -> Outcom
             chain: Vec::new(),
         });
     };
-    let own = Origin {
-        var: var.to_string(),
-        host: host.to_string(),
-        loc: def.node.loc.clone(),
-        source: def.source.to_string(),
-    };
+    let own = Origin::variable(def.node.loc.clone(), def.source.to_string(), var, host);
     // Cycle and depth checks.
     let cycle = STACK.with(|s| {
         let s = s.borrow();

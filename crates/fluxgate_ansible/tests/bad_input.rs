@@ -29,7 +29,7 @@ fn undefined_and_syntax_errors_are_findings() {
     let p = project();
     let e = p.resolve("web-1", "undefined_ref").unwrap_err();
     assert!(e.message.contains("'nope' is undefined"), "{}", e.message);
-    assert_eq!(e.chain[0].loc.line, 3);
+    assert_eq!(e.chain[0].location.line, 3);
     let e = p.resolve("web-1", "bad_syntax").unwrap_err();
     assert!(e.message.contains("syntax error"), "{}", e.message);
     // Everything else still resolves.
@@ -54,11 +54,14 @@ fn origin_chain_names_the_sources() {
     let r = project().resolve("web-1", "web_listen").unwrap();
     // web-2 is excluded by the play pattern, so the role default does not reach it.
     assert!(project().resolve("web-2", "web_listen").is_err());
-    assert_eq!(r.origin[0].loc.file.as_ref(), "roles/web/defaults/main.yml");
+    assert_eq!(
+        r.origin[0].location.file.as_ref(),
+        "roles/web/defaults/main.yml"
+    );
     assert!(
         r.origin
             .iter()
-            .any(|o| o.var == "port" && o.loc.file.as_ref() == "hosts.yml")
+            .any(|o| o.var_name() == "port" && o.location.file.as_ref() == "hosts.yml")
     );
 }
 

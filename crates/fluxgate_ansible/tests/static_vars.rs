@@ -135,9 +135,9 @@ fn include_vars_rank_above_role_and_play_vars() {
     let play = Scope::Play(0);
     assert_eq!(value(&p, &play, "web-1", "layer"), "include_vars");
     let r = p.resolve_in(&play, "web-1", "layer").unwrap();
-    assert_eq!(r.origin[0].source, "include_vars");
+    assert_eq!(r.origin[0].via, "include_vars");
     assert_eq!(
-        r.origin[0].loc.file.as_ref(),
+        r.origin[0].location.file.as_ref(),
         "roles/app/vars/overrides.yml"
     );
     assert_eq!(value(&p, &play, "web-1", "app_port"), 8080);

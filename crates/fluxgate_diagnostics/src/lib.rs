@@ -12,11 +12,14 @@
 //! assert_eq!(d.location.as_ref().map(|l| l.line), Some(3));
 //! ```
 
+pub mod origin;
 pub mod redact;
 pub mod render;
 
 use std::fmt;
 use std::sync::Arc;
+
+pub use origin::{Chain, Origin};
 
 /// How serious a finding is. Ordered so that `Error > Warning > Note`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

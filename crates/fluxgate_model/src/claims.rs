@@ -360,7 +360,7 @@ fn node_address(project: &fluxgate_ansible::Project, host: &str) -> Option<(Stri
             let loc = r
                 .origin
                 .last()
-                .map(|o| o.loc.clone())
+                .map(|o| o.location.clone())
                 .or(declared.clone())?;
             Some((ip, loc))
         })

@@ -338,7 +338,7 @@ fn task_consumer(
                 r.value.scalar_text().unwrap_or_default(),
                 r.origin
                     .first()
-                    .map_or_else(|| task_loc.clone(), |o| o.loc.clone()),
+                    .map_or_else(|| task_loc.clone(), |o| o.location.clone()),
             ),
             Err(_) => (raw.to_string(), task_loc.clone()),
         },

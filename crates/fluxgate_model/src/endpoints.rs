@@ -228,7 +228,7 @@ pub fn vips_of(
                 && !r.opaque
                 && let Some(s) = r.value.scalar_text()
             {
-                let loc = r.origin.first().map(|o| o.loc.clone());
+                let loc = r.origin.first().map(|o| o.location.clone());
                 push(&mut out, &s, loc, format!("Ansible `{var}`"));
             }
         }
@@ -455,7 +455,7 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
         let set_at = list
             .origin
             .first()
-            .map_or_else(|| Location::file(""), |o| o.loc.clone());
+            .map_or_else(|| Location::file(""), |o| o.location.clone());
         for item in list.value.as_seq().unwrap_or_default() {
             let Some(name) = item.as_str() else { continue };
             let Some(path) = boot.project.find_template(name) else {
@@ -588,9 +588,9 @@ pub fn ansible_origin(
     if let Some(var) = jinja_var(line_text)
         && let Ok(r) = project.resolve(host, &var)
         && let Some(first) = r.origin.first()
-        && !NODE_ADDRESS_VARS.contains(&first.var.as_str())
+        && !NODE_ADDRESS_VARS.contains(&first.var_name())
     {
-        return (first.loc.clone(), Some(var));
+        return (first.location.clone(), Some(var));
     }
     (template_line.clone(), jinja_var(line_text))
 }

@@ -57,7 +57,7 @@ pub fn endpoint(root: &Path, env: &EnvConfig) -> Option<Endpoint> {
             let Ok(r) = project.resolve(host, var) else {
                 continue;
             };
-            let encrypted = r.origin.iter().any(|o| o.loc.file.contains(".sops."));
+            let encrypted = r.origin.iter().any(|o| o.location.file.contains(".sops."));
             let Some(value) = r.value.scalar_text() else {
                 continue;
             };

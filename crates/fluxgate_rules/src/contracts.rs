@@ -256,7 +256,7 @@ fn read_locations(assert: &str, env: &Environment, b: &Bindings) -> Vec<(Locatio
             if let Ok(r) = boot.project.resolve(host, &cap[1])
                 && let Some(o) = r.origin.first()
             {
-                out.push((o.loc.clone(), format!("{} on {host}", &cap[1])));
+                out.push((o.location.clone(), format!("{} on {host}", &cap[1])));
             }
         }
     }

@@ -102,7 +102,15 @@ fn load(args: &Args) -> anyhow::Result<Loaded> {
 fn origin_json(o: &[Origin]) -> Json {
     Json::Array(
         o.iter()
-            .map(|s| json!({"file": s.loc.file.as_ref(), "line": s.loc.line, "var": s.var, "host": s.host, "source": s.source}))
+            .map(|s| {
+                json!({
+                    "file": s.location.file.as_ref(),
+                    "line": s.location.line,
+                    "var": s.var_name(),
+                    "host": s.host.as_deref().unwrap_or_default(),
+                    "source": s.via,
+                })
+            })
             .collect(),
     )
 }
@@ -116,9 +124,14 @@ fn origin_text(o: &[Origin]) -> String {
         .enumerate()
         .map(|(i, s)| {
             if i == 0 {
-                format!("{}:{} ({})", s.loc.file, s.loc.line, s.source)
+                format!("{}:{} ({})", s.location.file, s.location.line, s.via)
             } else {
-                format!("{} at {}:{}", s.var, s.loc.file, s.loc.line)
+                format!(
+                    "{} at {}:{}",
+                    s.var_name(),
+                    s.location.file,
+                    s.location.line
+                )
             }
         })
         .collect::<Vec<_>>()

@@ -6,12 +6,8 @@ use std::collections::BTreeMap;
 use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Map, Node, Value};
 
-/// One link of a value's history: where, and in what role.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    pub location: Location,
-    pub via: String,
-}
+/// One link of a value's history (the shared provenance type).
+pub use fluxgate_diagnostics::Origin;
 
 /// Leaf path -> its origin chain (the most direct first).
 pub type Origins = BTreeMap<String, Vec<Origin>>;
@@ -284,12 +280,7 @@ mod tests {
     }
 
     fn via(label: &'static str) -> impl Fn(&Node) -> Vec<Origin> {
-        move |n: &Node| {
-            vec![Origin {
-                location: n.loc.clone(),
-                via: label.into(),
-            }]
-        }
+        move |n: &Node| vec![Origin::new(n.loc.clone(), label)]
     }
 
     #[test]

@@ -159,10 +159,7 @@ pub fn effective_values_in(
 }
 
 fn origin(loc: &Location, via: &str) -> Origin {
-    Origin {
-        location: loc.clone(),
-        via: via.to_string(),
-    }
+    Origin::new(loc.clone(), via)
 }
 
 fn inline_chain(n: &Node, release_file: &str, substituted: &[Substituted]) -> Vec<Origin> {

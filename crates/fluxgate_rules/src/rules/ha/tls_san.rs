@@ -87,7 +87,7 @@ fn san_lists(ctx: &RuleContext<'_>, host: Option<&str>, renders: &[Render]) -> V
                 if let Some(o) = r.origin.first() {
                     out.push(Sans {
                         hosts,
-                        loc: o.loc.clone(),
+                        loc: o.location.clone(),
                     });
                 }
             }
@@ -103,7 +103,7 @@ fn san_lists(ctx: &RuleContext<'_>, host: Option<&str>, renders: &[Render]) -> V
                 if let (false, Some(o)) = (hosts.is_empty(), r.origin.first()) {
                     out.push(Sans {
                         hosts,
-                        loc: o.loc.clone(),
+                        loc: o.location.clone(),
                     });
                 }
             }

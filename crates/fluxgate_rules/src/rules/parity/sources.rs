@@ -80,8 +80,8 @@ impl Loaded {
                     r.origin
                         .iter()
                         .rev()
-                        .find(|o| o.loc.line > 0)
-                        .map(|o| o.loc.clone())
+                        .find(|o| o.location.line > 0)
+                        .map(|o| o.location.clone())
                 });
                 match set {
                     Some(s) => (s, Some(here)),
