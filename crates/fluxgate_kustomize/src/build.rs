@@ -303,7 +303,7 @@ impl<'a> Builder<'a> {
     pub fn load_kustomization(&mut self, dir: &Path, loc: Option<&Location>) -> Option<Node> {
         let file = self.find_kustomization(dir, loc)?;
         let rel = self.rel(&file);
-        let parsed = match self.fs.parse(&file, &rel) {
+        let parsed = match crate::fs::parse(self.fs, &file, &rel) {
             Ok(p) => p,
             Err(e) => {
                 self.error(
@@ -589,7 +589,7 @@ impl<'a> Builder<'a> {
             return Vec::new();
         }
         let rel = self.rel(&path);
-        let parsed = match self.fs.parse(&path, &rel) {
+        let parsed = match crate::fs::parse(self.fs, &path, &rel) {
             Ok(p) => p,
             Err(e) => {
                 self.read_error(&e, target, &entry.loc, "resource");

@@ -44,7 +44,7 @@ use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::Node;
 
 pub use build::KUSTOMIZATION_FILES;
-pub use fs::{CachedFs, Fs, MemFs, Parsed, RealFs, normalize};
+pub use fs::{CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normalize, parse};
 pub use generate::content_hash;
 
 /// The result of a build: the objects in kustomize's output order, and every finding.
