@@ -1,30 +1,45 @@
 //! Reading files under the repository root: never outside it, every problem a diagnostic.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use fluxgate_fs::{Fs, RealFs};
 
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
 use crate::VarMap;
 
-/// The repository root and the helpers that keep reads inside it.
-#[derive(Clone, Debug)]
+/// The repository root and the helpers that keep reads inside it. Every read goes through
+/// the project's [`Fs`] (the real one confined to the root, or an overlay of it).
+#[derive(Clone)]
 pub struct Root {
     pub dir: PathBuf,
-    /// Canonical forms of the folders seen so far (the repository does not change while it
-    /// is read): a path is its folder's canonical form plus its name unless it is a symlink.
-    folders: Arc<Mutex<HashMap<PathBuf, Option<PathBuf>>>>,
+    fs: Arc<dyn Fs>,
+}
+
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Root")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Root {
+    /// The root at `dir`, read from the real filesystem confined to it.
     #[must_use]
     pub fn new(dir: &Path) -> Root {
-        Root {
-            dir: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
-            folders: Arc::default(),
-        }
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let fs: Arc<dyn Fs> = Arc::new(RealFs::new(&dir));
+        Root { dir, fs }
+    }
+
+    /// The root at `dir`, read through `fs` (which confines reads itself).
+    #[must_use]
+    pub fn with_fs(dir: &Path, fs: Arc<dyn Fs>) -> Root {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        Root { dir, fs }
     }
 
     /// The path relative to the root, as shown to users.
@@ -39,36 +54,7 @@ impl Root {
     #[must_use]
     pub fn contains(&self, path: &Path) -> bool {
         let p = normalize(path);
-        if !p.starts_with(&self.dir) {
-            return false;
-        }
-        match self.canonicalize(&p) {
-            Some(c) => c.starts_with(&self.dir),
-            None => true,
-        }
-    }
-
-    /// `canonicalize` of a normalised path (`None` when it fails), the folder part memoised.
-    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
-        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
-            return p.canonicalize().ok();
-        };
-        let memo = || {
-            self.folders
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
-        let cached = memo().get(parent).cloned();
-        let folder = cached.unwrap_or_else(|| {
-            // Its own folder is memoised in turn, so a new folder costs one `lstat`.
-            let c = self.canonicalize(parent);
-            memo().insert(parent.to_path_buf(), c.clone());
-            c
-        })?;
-        if std::fs::symlink_metadata(p).ok()?.file_type().is_symlink() {
-            return p.canonicalize().ok();
-        }
-        Some(folder.join(name))
+        p.starts_with(&self.dir) && self.fs.confines(&p)
     }
 
     /// Reads a file under the root; `None` when it is missing, outside, or unreadable.
@@ -77,38 +63,49 @@ impl Root {
         if !self.contains(path) {
             return None;
         }
-        std::fs::read_to_string(normalize(path)).ok()
+        self.fs.read(&normalize(path)).ok()
     }
 
     #[must_use]
     pub fn is_file(&self, path: &Path) -> bool {
-        self.contains(path) && normalize(path).is_file()
+        self.contains(path) && self.fs.is_file(&normalize(path))
     }
 
     #[must_use]
     pub fn is_dir(&self, path: &Path) -> bool {
-        self.contains(path) && normalize(path).is_dir()
+        self.contains(path) && self.fs.is_dir(&normalize(path))
+    }
+
+    /// The folders inside a folder under the root, sorted.
+    #[must_use]
+    pub fn folders(&self, dir: &Path) -> Vec<PathBuf> {
+        self.entries(&normalize(dir))
+            .into_iter()
+            .filter_map(|(p, is_dir)| is_dir.then_some(p))
+            .collect()
+    }
+
+    /// The entries of a folder under the root with whether each is a folder, sorted.
+    fn entries(&self, dir: &Path) -> Vec<(PathBuf, bool)> {
+        if !self.is_dir(dir) {
+            return Vec::new();
+        }
+        self.fs.list_dir_kinds(dir).unwrap_or_default()
     }
 
     /// The names a `group_vars/` or `host_vars/` folder defines: its files without their
     /// variables extension and its folders, sorted, hidden ones skipped.
     #[must_use]
     pub fn entry_names(&self, dir: &Path) -> Vec<String> {
-        let dir = normalize(dir);
-        if !self.is_dir(&dir) {
-            return Vec::new();
-        }
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = rd
-            .filter_map(|e| {
-                let p = e.ok()?.path();
+        let mut names: Vec<String> = self
+            .entries(&normalize(dir))
+            .into_iter()
+            .filter_map(|(p, is_dir)| {
                 let name = p.file_name()?.to_str()?.to_string();
                 if name.starts_with('.') || name.ends_with('~') || !self.contains(&p) {
                     return None;
                 }
-                if p.is_dir() {
+                if is_dir {
                     return Some(name);
                 }
                 [".yml", ".yaml", ".json"]
@@ -133,15 +130,10 @@ impl Root {
     }
 
     fn walk_into(&self, dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
-        if depth > 16 || !self.is_dir(dir) {
+        if depth > 16 {
             return;
         }
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        entries.sort();
-        for p in entries {
+        for (p, is_dir) in self.entries(dir) {
             let hidden = p
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -149,7 +141,7 @@ impl Root {
             if hidden {
                 continue;
             }
-            if p.is_dir() {
+            if is_dir {
                 self.walk_into(&p, out, depth + 1);
             } else if self.contains(&p) {
                 out.push(p);

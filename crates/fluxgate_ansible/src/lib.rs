@@ -271,11 +271,7 @@ impl Project {
             .map(|r| r.abs.join("templates").join(name))
             .collect();
         for dir in &self.data.roles_path {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            let mut roles: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            roles.sort();
+            let roles = self.data.root.folders(dir);
             candidates.extend(roles.into_iter().map(|r| r.join("templates").join(name)));
         }
         if let Some(dir) = &self.data.playbook_dir {

@@ -84,9 +84,12 @@ impl std::fmt::Debug for Data {
 }
 
 /// What to load. Paths are relative to `root` (or absolute inside it).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Options {
     pub root: PathBuf,
+    /// The filesystem to read the project through (an overlay of the repository, for
+    /// mutation testing); by default the real one, confined to `root`.
+    pub fs: Option<std::sync::Arc<dyn fluxgate_fs::Fs>>,
     /// Inventory files or directories; when empty, ansible.cfg's `inventory`.
     pub inventory: Vec<PathBuf>,
     pub playbook: Option<PathBuf>,
@@ -140,7 +143,10 @@ fn find_cfg(root: &Root, start: &Path) -> Option<PathBuf> {
 
 /// Loads everything `opts` names.
 pub fn load(opts: &Options) -> Data {
-    let root = Root::new(&opts.root);
+    let root = match &opts.fs {
+        Some(fs) => Root::with_fs(&opts.root, fs.clone()),
+        None => Root::new(&opts.root),
+    };
     let abs = |p: &Path| {
         if p.is_absolute() {
             normalize(p)

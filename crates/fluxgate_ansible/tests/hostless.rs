@@ -74,3 +74,29 @@ fn undefined_variables_stand_for_themselves() {
     assert_eq!(symbolic_var("<a b>"), None);
     assert_eq!(symbolic_var("<>"), None);
 }
+
+#[test]
+fn a_project_reads_through_an_overlay() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostless");
+    let real = root.canonicalize().unwrap();
+    let mut overlay = fluxgate_fs::Overlay::new(fluxgate_fs::RealFs::new(&real));
+    overlay.replace(
+        real.join("inventory/group_vars/master.yml"),
+        "k3s_control_node: false\n",
+    );
+    let p = Project::load(&Options {
+        root,
+        fs: Some(std::sync::Arc::new(overlay)),
+        inventory: vec!["inventory".into()],
+        representative_hosts: true,
+        ..Options::default()
+    });
+    let r = p
+        .resolve("representative-of-master", "k3s_control_node")
+        .unwrap();
+    assert_eq!(
+        r.value.as_bool(),
+        Some(false),
+        "the mutant's value, not the file's"
+    );
+}

@@ -31,6 +31,13 @@ pub trait Fs: Send + Sync {
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
+    /// Whether `path` stays inside what this filesystem serves (a symlink that leaves the
+    /// root does not); a missing path is inside when its folders are. Everything is inside
+    /// by default.
+    fn confines(&self, path: &Path) -> bool {
+        let _ = path;
+        true
+    }
     /// Where this filesystem keeps what readers derive from its files (see [`Memo`]); none
     /// by default, so a derived value is made again on every read.
     fn memo(&self) -> Option<&Memo> {
@@ -169,6 +176,10 @@ impl<F: Fs> Fs for CachedFs<F> {
     fn memo(&self) -> Option<&Memo> {
         Some(&self.memo)
     }
+
+    fn confines(&self, path: &Path) -> bool {
+        self.inner.confines(path)
+    }
 }
 
 /// The real file system, confined to a root: a path whose canonical form (symlinks resolved)
@@ -267,6 +278,10 @@ impl RealFs {
 }
 
 impl Fs for RealFs {
+    fn confines(&self, path: &Path) -> bool {
+        !matches!(self.check(path), Err(e) if e.kind() == io::ErrorKind::PermissionDenied)
+    }
+
     fn read(&self, path: &Path) -> io::Result<String> {
         self.check(path)?;
         let bytes = std::fs::read(path)?;
@@ -387,6 +402,34 @@ impl Fs for MemFs {
     }
 }
 
+/// A shared filesystem is one too (a project that keeps the repository's filesystem).
+impl<T: Fs + ?Sized> Fs for Arc<T> {
+    fn read(&self, path: &Path) -> io::Result<String> {
+        (**self).read(path)
+    }
+    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
+        (**self).read_bytes(path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        (**self).is_dir(path)
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        (**self).is_file(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        (**self).list_dir(path)
+    }
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        (**self).list_dir_kinds(path)
+    }
+    fn confines(&self, path: &Path) -> bool {
+        (**self).confines(path)
+    }
+    fn memo(&self) -> Option<&Memo> {
+        (**self).memo()
+    }
+}
+
 /// A filesystem in front of another with some files replaced, added or removed in memory:
 /// the repository as a mutant sees it (mutation testing), the inner one untouched. Folders
 /// exist above every added file; a folder whose files are all removed still lists (empty).
@@ -442,6 +485,10 @@ impl<F: Fs> Overlay<F> {
 }
 
 impl<F: Fs> Fs for Overlay<F> {
+    fn confines(&self, path: &Path) -> bool {
+        self.files.contains_key(&normalize(path)) || self.inner.confines(path)
+    }
+
     fn read(&self, path: &Path) -> io::Result<String> {
         String::from_utf8(self.read_bytes(path)?)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file is not UTF-8 text"))
