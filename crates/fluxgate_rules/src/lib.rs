@@ -75,6 +75,8 @@ pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic
         }
         let mut found = Vec::new();
         match rule.check {
+            // Made while fluxgate.yaml is read, and by `contracts::check` below.
+            Check::Reported(_) => continue,
             Check::Environment(check) => {
                 for env in envs {
                     let ctx = RuleContext {
@@ -152,6 +154,23 @@ pub fn check_rule_config(config: &Config) -> Vec<Diagnostic> {
                 .at(node.loc.clone()),
             );
         }
+    }
+    out
+}
+
+/// Every rule a finding of a run over `config` can carry, with its one-line summary, in
+/// registry order: each registered rule, then `contract:<id>` for each configured contract
+/// (its description, else the `contract` entry's summary). SARIF's `tool.driver.rules`.
+#[must_use]
+pub fn rule_docs(config: &Config) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = RULES
+        .iter()
+        .map(|r| (r.name.to_string(), r.summary()))
+        .collect();
+    let contract = rules::config::contract::CONTRACT.summary();
+    for c in &config.contracts {
+        let summary = c.description.clone().unwrap_or_else(|| contract.clone());
+        out.push((contracts::rule_name(c), summary));
     }
     out
 }
