@@ -30,6 +30,7 @@ mod filters;
 pub mod inventory;
 mod pattern;
 pub mod playbook;
+pub mod problem;
 mod project;
 mod resolve;
 mod values;
@@ -38,13 +39,14 @@ mod varfiles;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Schema, parse_stream};
 use indexmap::IndexMap;
 
 pub use cfg::{AnsibleCfg, parse_cfg};
 pub use inventory::{Group, Host, Inventory, expand_hostname, parse_inventory_text};
 pub use playbook::{Play, Role, RoleRef, Task, TemplateUse};
+pub use problem::{Problem, ProblemKind};
 pub use project::Options;
 pub use resolve::{Origin, ResolveError, Resolved, Scope};
 pub use values::OPAQUE;
@@ -91,32 +93,32 @@ pub const MAX_TEMPLATE_OUTPUT: usize = 64 * 1024 * 1024;
 pub struct Project {
     data: Arc<project::Data>,
     /// Load problems, then those only the hosts reveal (templated `vars_files`).
-    diagnostics: Arc<Vec<Diagnostic>>,
+    problems: Arc<Vec<Problem>>,
     /// Templates rendered so far, by (path, host): several rules read the same renders.
     rendered: Arc<Mutex<TemplateMemo>>,
 }
 
-type TemplateMemo = HashMap<(String, String), Result<RenderedTemplate, Diagnostic>>;
+type TemplateMemo = HashMap<(String, String), Result<RenderedTemplate, Problem>>;
 
 impl Project {
     /// Loads the inventory, ansible.cfg, playbook tree, roles and variable files. Problems
-    /// are in [`Project::diagnostics`]; loading itself never fails.
+    /// are in [`Project::problems`]; loading itself never fails.
     #[must_use]
     pub fn load(opts: &Options) -> Project {
         let data = Arc::new(project::load(opts));
-        let mut diagnostics = data.diagnostics.clone();
-        diagnostics.extend(project::late_diagnostics(&data));
+        let mut problems = data.problems.clone();
+        problems.extend(project::late_problems(&data));
         Project {
             data,
-            diagnostics: Arc::new(diagnostics),
+            problems: Arc::new(problems),
             rendered: Arc::default(),
         }
     }
 
     /// Problems found while loading (unreadable files, YAML errors, missing roles...).
     #[must_use]
-    pub fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
     }
 
     #[must_use]
@@ -312,9 +314,9 @@ impl Project {
 
     /// Renders a template file (path relative to the root) for one host. Errors are findings
     /// at the template's line, with the chain of variables that led there.
-    // A Diagnostic is the crate's error currency; boxing it would only add noise at call sites.
+    // A Problem is the crate's error currency; boxing it would only add noise at call sites.
     #[allow(clippy::result_large_err)]
-    pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
+    pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Problem> {
         let key = (path.to_string(), host.to_string());
         // A poisoned memo still holds only complete renders.
         let memo = || self.rendered.lock().unwrap_or_else(PoisonError::into_inner);
@@ -326,19 +328,21 @@ impl Project {
         done
     }
 
-    // As for render_template: a Diagnostic is the error currency.
+    // As for render_template: a Problem is the error currency.
     #[allow(clippy::result_large_err)]
-    fn render_template_once(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
+    fn render_template_once(&self, path: &str, host: &str) -> Result<RenderedTemplate, Problem> {
         let abs = files::normalize(&self.data.root.dir.join(path));
         let rel = self.data.root.rel(&abs);
         if !self.data.inventory.hosts.contains_key(host) {
-            return Err(Diagnostic::render_error(
+            return Err(Problem::new(
+                ProblemKind::Invalid,
                 format!("host '{host}' is not in the inventory"),
                 None,
             ));
         }
         let Some(text) = self.data.root.read(&abs) else {
-            return Err(Diagnostic::render_error(
+            return Err(Problem::new(
+                ProblemKind::Invalid,
                 format!("template {rel} not found"),
                 Some(Location::file(rel)),
             ));
@@ -353,7 +357,8 @@ impl Project {
             Ok(s) => s,
             Err((e, line)) => {
                 let loc = Location::new(rel.clone(), line.unwrap_or(0), u32::from(line.is_some()));
-                let mut d = Diagnostic::render_error(
+                let mut d = Problem::new(
+                    ProblemKind::of_template_error(&e.message),
                     format!("cannot render {rel} for {host}: {}", e.message),
                     Some(loc),
                 );
@@ -364,7 +369,8 @@ impl Project {
             }
         };
         if rendered.len() > MAX_TEMPLATE_OUTPUT {
-            return Err(Diagnostic::render_error(
+            return Err(Problem::new(
+                ProblemKind::Invalid,
                 format!(
                     "cannot render {rel} for {host}: its output exceeds 64 MiB ({} bytes); \
                      fluxgate does not check it",

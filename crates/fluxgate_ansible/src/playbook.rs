@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value};
 use indexmap::IndexMap;
 
@@ -321,7 +323,7 @@ pub struct Playbook {
 pub struct Loader<'a> {
     pub root: &'a Root,
     pub roles_path: Vec<PathBuf>,
-    pub diags: Vec<Diagnostic>,
+    pub diags: Vec<Problem>,
     pub book: Playbook,
 }
 
@@ -334,14 +336,16 @@ impl Loader<'_> {
     fn playbook(&mut self, path: &Path, via: &mut Vec<Location>, depth: usize) {
         let rel = self.root.rel(path);
         if depth > 32 || via.len() > 32 {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("import_playbook nesting too deep at {rel}"),
                 via.last().cloned(),
             ));
             return;
         }
         if !self.root.is_file(path) {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("playbook {rel} not found"),
                 via.last().cloned().or(Some(Location::file(rel))),
             ));
@@ -353,7 +357,8 @@ impl Loader<'_> {
         };
         let Some(items) = doc.as_seq() else {
             if !doc.is_null() {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a playbook must be a list of plays",
                     Some(doc.loc.clone()),
                 ));
@@ -367,14 +372,16 @@ impl Loader<'_> {
                 .or_else(|| item.get("ansible.builtin.import_playbook"));
             if let Some(target) = import {
                 let Some(t) = target.as_str() else {
-                    self.diags.push(Diagnostic::render_error(
+                    self.diags.push(Problem::new(
+                        ProblemKind::Invalid,
                         "import_playbook needs a file name",
                         Some(target.loc.clone()),
                     ));
                     continue;
                 };
                 if t.contains("{{") {
-                    self.diags.push(Diagnostic::render_error(
+                    self.diags.push(Problem::new(
+                        ProblemKind::Invalid,
                         format!("templated import_playbook '{t}' cannot be followed statically"),
                         Some(target.loc.clone()),
                     ));
@@ -386,7 +393,8 @@ impl Loader<'_> {
                 continue;
             }
             if item.as_map().is_none() {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a play must be a mapping",
                     Some(item.loc.clone()),
                 ));
@@ -409,7 +417,8 @@ impl Loader<'_> {
                 .scalar_text()
                 .unwrap_or_default(),
             None => {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "play has no 'hosts'",
                     Some(item.loc.clone()),
                 ));
@@ -500,7 +509,8 @@ impl Loader<'_> {
                 })
             }
             _ => {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a role reference must be a name or a mapping",
                     Some(r.loc.clone()),
                 ));
@@ -545,7 +555,8 @@ impl Loader<'_> {
         depth: usize,
     ) {
         if depth > 16 {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("role dependencies nest too deeply at role '{name}' (a cycle?)"),
                 Some(at.clone()),
             ));
@@ -553,7 +564,8 @@ impl Loader<'_> {
         }
         if !self.book.roles.contains_key(name) {
             let Some(path) = self.find_role(name, dir) else {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("role '{name}' not found"),
                     Some(at.clone()),
                 ));
@@ -636,7 +648,8 @@ impl Loader<'_> {
         depth: usize,
     ) {
         if depth > 16 {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("task imports nest too deeply at {}", self.root.rel(file)),
                 None,
             ));
@@ -663,7 +676,8 @@ impl Loader<'_> {
         };
         for item in items {
             let Some(map) = item.as_map() else {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a task must be a mapping",
                     Some(item.loc.clone()),
                 ));
@@ -706,7 +720,8 @@ impl Loader<'_> {
                             inherit.apply_all(&mut inner);
                             tasks.extend(inner);
                         } else {
-                            self.diags.push(Diagnostic::render_error(
+                            self.diags.push(Problem::new(
+                                ProblemKind::Invalid,
                                 format!("imported task file '{f}' not found"),
                                 Some(task.loc.clone()),
                             ));
@@ -748,7 +763,8 @@ impl Loader<'_> {
             }
         }
         let Some((module, mut args)) = module else {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 "task has no module",
                 Some(item.loc.clone()),
             ));

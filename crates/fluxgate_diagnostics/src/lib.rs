@@ -3,7 +3,8 @@
 //! A [`Diagnostic`] names a rule, a severity, a message and a primary [`Location`] (where the
 //! bad value was *set*), with related locations (where it is consumed) and notes. Renderers in
 //! [`render`] turn a sorted list of diagnostics into text, JSON and the other formats;
-//! [`redact`] masks secret values before anything is printed.
+//! [`redact`] masks secret values before anything is printed. Renderers report a typed
+//! [`Problem`] instead, and the rules layer decides its rule and severity.
 //!
 //! ```
 //! use fluxgate_diagnostics::{Diagnostic, Location, Severity};
@@ -12,8 +13,11 @@
 //! assert_eq!(d.location.as_ref().map(|l| l.line), Some(3));
 //! ```
 
+pub mod problem;
 pub mod redact;
 pub mod render;
+
+pub use problem::Problem;
 
 use std::fmt;
 use std::sync::Arc;

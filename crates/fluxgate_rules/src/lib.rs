@@ -14,6 +14,7 @@
 //! ```
 
 pub mod contracts;
+pub mod problems;
 pub mod registry;
 pub mod rules;
 mod support;
