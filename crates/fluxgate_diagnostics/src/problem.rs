@@ -82,9 +82,10 @@ impl<K> Problem<K> {
     }
 }
 
-/// A problem from a [`Diagnostic`] of the YAML parser, which names neither a kind nor a rule
-/// of its own: `kind` says what the caller makes of it.
 impl<K> Problem<K> {
+    /// A problem from a [`Diagnostic`] of the YAML parser (shared with fluxgate.yaml, whose
+    /// findings are `config`): `kind` says what the renderer makes of it; the parser's rule
+    /// and severity are dropped.
     #[must_use]
     pub fn from_diagnostic(kind: K, d: Diagnostic) -> Self {
         Problem {

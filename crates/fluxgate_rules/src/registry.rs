@@ -217,6 +217,9 @@ mod tests {
         assert!(find("render:x").is_none());
         assert!(!find("config").is_some_and(Rule::runs));
         assert!(find("render").is_some_and(Rule::runs));
+        // They have no `rules.<name>` settings: naming them there is a typo finding.
+        assert!(!crate::is_known_rule("config") && !crate::is_known_rule("contract"));
+        assert!(crate::is_known_rule("render"));
     }
 
     #[test]

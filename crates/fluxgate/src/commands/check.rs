@@ -214,7 +214,7 @@ fn unknown_rules(repo: &Repo) -> Vec<Diagnostic> {
     }
     let text = std::fs::read_to_string(repo.root.join("fluxgate.yaml")).unwrap_or_default();
     let (root, _) = parse_one("fluxgate.yaml", &text, Schema::Kube);
-    let known: Vec<&str> = RULES.iter().map(|r| r.name).collect();
+    let known: Vec<&str> = RULES.iter().filter(|r| r.runs()).map(|r| r.name).collect();
     unknown
         .into_iter()
         .map(|name| {
