@@ -136,7 +136,8 @@ impl Diagnostic {
         }
     }
 
-    /// A `render` error: the finding every renderer reports for input it cannot process.
+    /// A `render` error: what the YAML parser reports for input it cannot read (renderers
+    /// report a typed [`Problem`] instead, whose rule the rules layer chooses).
     pub fn render_error(message: impl Into<String>, location: Option<Location>) -> Self {
         let mut d = Diagnostic::new("render", Severity::Error, message);
         d.location = location;

@@ -183,3 +183,33 @@ pub fn rule_docs(config: &Config) -> Vec<(String, String)> {
 pub fn is_known_rule(name: &str) -> bool {
     RULES.iter().any(|r| r.name == name && r.runs())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_docs_list_every_rule_a_finding_can_carry() {
+        let (config, diags) = fluxgate_model::config::parse_config(
+            "fluxgate.yaml",
+            "environments:\n  prod:\n    flux: clusters/prod\ncontracts:\n  - id: cni-dials-vip\n    description: Cilium dials the VIP\n    assert: 'true'\n  - id: bare\n    assert: 'true'\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let docs = rule_docs(&config);
+        let names: Vec<&str> = docs.iter().map(|(n, _)| n.as_str()).collect();
+        for name in ["config", "contract", "render", "substitution-undefined"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+        let summary = |id: &str| docs.iter().find(|(n, _)| n == id).map(|(_, s)| s.as_str());
+        assert_eq!(
+            summary("contract:cni-dials-vip"),
+            Some("Cilium dials the VIP")
+        );
+        assert_eq!(
+            summary("contract:bare").map(str::to_string),
+            Some(rules::config::contract::CONTRACT.summary())
+        );
+        // Every registered rule is listed once, then one entry per contract.
+        assert_eq!(docs.len(), RULES.len() + 2);
+    }
+}
