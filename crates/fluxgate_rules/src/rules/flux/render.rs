@@ -19,10 +19,11 @@ crate::declare_rule! {
     ///
     ///
     /// A `valuesFrom` or `substituteFrom` Secret that no rendered object defines is not an
-    /// error when something else makes it: an `ExternalSecret` (its `spec.target.name`) or a
-    /// `SealedSecret` rendered in the environment creates it at run time (no finding), and a
-    /// Secret written in a repository file that Flux does not apply (a bootstrap folder) is
-    /// created outside Flux (a note).
+    /// error when something else makes it: an operator's object rendered in the environment
+    /// creates it at run time (an `ExternalSecret`'s `spec.target.name`, a `SealedSecret`, a
+    /// cert-manager `Certificate`'s `spec.secretName`, the `generators:` of fluxgate.yaml; no
+    /// finding), and a Secret written in a repository file that Flux does not apply (a
+    /// bootstrap folder) is created outside Flux (a note).
     ///
     /// ## Why it matters
     /// What fluxgate cannot render it cannot check: every other rule is blind where rendering
