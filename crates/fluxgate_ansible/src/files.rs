@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use fluxgate_fs::{Fs, RealFs};
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
 use crate::VarMap;
@@ -151,10 +153,11 @@ impl Root {
 
     /// Loads a variables file (YAML or JSON). A `$ANSIBLE_VAULT` file yields no variables and
     /// is reported in `vaulted`.
-    pub fn load_vars_file(&self, path: &Path, diags: &mut Vec<Diagnostic>) -> Option<VarMap> {
+    pub fn load_vars_file(&self, path: &Path, diags: &mut Vec<Problem>) -> Option<VarMap> {
         let rel = self.rel(path);
         let Some(text) = self.read(path) else {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("cannot read variables file {rel}"),
                 Some(Location::file(rel)),
             ));
@@ -164,13 +167,19 @@ impl Root {
             return Some(VarMap::new());
         }
         let stream = parse_stream(&rel, &text, Schema::Yaml11);
-        diags.extend(stream.diagnostics);
+        diags.extend(
+            stream
+                .diagnostics
+                .into_iter()
+                .map(crate::problem::from_yaml),
+        );
         let doc = stream.docs.into_iter().next()?;
         match doc.value {
             fluxgate_yaml::Value::Map(m) => Some(m),
             fluxgate_yaml::Value::Null => Some(VarMap::new()),
             _ => {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("variables file {rel} must hold a mapping"),
                     Some(doc.loc),
                 ));
@@ -185,7 +194,7 @@ impl Root {
         &self,
         dir: &Path,
         name: &str,
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Vec<Problem>,
     ) -> Vec<(String, VarMap)> {
         let mut out = Vec::new();
         for ext in ["", ".yml", ".yaml", ".json"] {
@@ -212,17 +221,23 @@ impl Root {
     }
 
     /// Parses one YAML file (first document), reporting problems.
-    pub fn load_yaml(&self, path: &Path, diags: &mut Vec<Diagnostic>) -> Option<Node> {
+    pub fn load_yaml(&self, path: &Path, diags: &mut Vec<Problem>) -> Option<Node> {
         let rel = self.rel(path);
         let Some(text) = self.read(path) else {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("cannot read {rel}"),
                 Some(Location::file(rel)),
             ));
             return None;
         };
         let stream = parse_stream(&rel, &text, Schema::Yaml11);
-        diags.extend(stream.diagnostics);
+        diags.extend(
+            stream
+                .diagnostics
+                .into_iter()
+                .map(crate::problem::from_yaml),
+        );
         stream.docs.into_iter().next()
     }
 }

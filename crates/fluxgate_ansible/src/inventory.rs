@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 use indexmap::IndexMap;
 
@@ -17,10 +19,11 @@ use crate::VarMap;
 pub const MAX_RANGE: usize = 10_000;
 
 /// [`expand_hostname`], reporting a pattern that expands past [`MAX_RANGE`] at `loc`.
-fn expand_checked(pattern: &str, loc: &Location, diags: &mut Vec<Diagnostic>) -> Vec<String> {
+fn expand_checked(pattern: &str, loc: &Location, diags: &mut Vec<Problem>) -> Vec<String> {
     let hosts = expand_hostname(pattern);
     if hosts.len() >= MAX_RANGE {
-        diags.push(Diagnostic::render_error(
+        diags.push(Problem::new(
+            ProblemKind::Invalid,
             format!(
                 "host range `{pattern}` expands to {MAX_RANGE} hosts or more: fluxgate checks \
                  only the first {MAX_RANGE}, so this inventory is not fully checked"
@@ -350,12 +353,7 @@ fn is_yaml_name(path: &Path) -> bool {
 }
 
 /// Parses one inventory file's text, adding to `inv`. `file` names locations.
-pub fn parse_inventory_text(
-    inv: &mut Inventory,
-    file: &str,
-    text: &str,
-    diags: &mut Vec<Diagnostic>,
-) {
+pub fn parse_inventory_text(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Problem>) {
     let looks_yaml = is_yaml_name(Path::new(file))
         || text
             .lines()
@@ -369,15 +367,21 @@ pub fn parse_inventory_text(
     }
 }
 
-fn parse_yaml(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Diagnostic>) {
+fn parse_yaml(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Problem>) {
     let stream = parse_stream(file, text, Schema::Yaml11);
-    diags.extend(stream.diagnostics);
+    diags.extend(
+        stream
+            .diagnostics
+            .into_iter()
+            .map(crate::problem::from_yaml),
+    );
     let Some(doc) = stream.docs.into_iter().next() else {
         return;
     };
     let Some(map) = doc.as_map() else {
         if !doc.is_null() {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 "an inventory must be a mapping of groups",
                 Some(doc.loc.clone()),
             ));
@@ -394,11 +398,12 @@ fn yaml_group(
     name: &str,
     node: &Node,
     parent: Option<&str>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
     depth: usize,
 ) {
     if depth > 64 {
-        diags.push(Diagnostic::render_error(
+        diags.push(Problem::new(
+            ProblemKind::Invalid,
             format!("inventory group '{name}' is nested too deeply"),
             Some(node.loc.clone()),
         ));
@@ -415,7 +420,8 @@ fn yaml_group(
     }
     let Some(map) = node.as_map() else {
         if !node.is_null() {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("inventory group '{name}' must be a mapping"),
                 Some(node.loc.clone()),
             ));
@@ -439,7 +445,8 @@ fn yaml_group(
                     }
                 }
                 Value::Null => {}
-                _ => diags.push(Diagnostic::render_error(
+                _ => diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("'hosts' of group '{name}' must be a mapping"),
                     Some(value.loc.clone()),
                 )),
@@ -452,7 +459,8 @@ fn yaml_group(
                     }
                 }
                 Value::Null => {}
-                _ => diags.push(Diagnostic::render_error(
+                _ => diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("'vars' of group '{name}' must be a mapping"),
                     Some(value.loc.clone()),
                 )),
@@ -464,13 +472,15 @@ fn yaml_group(
                     }
                 }
                 Value::Null => {}
-                _ => diags.push(Diagnostic::render_error(
+                _ => diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("'children' of group '{name}' must be a mapping"),
                     Some(value.loc.clone()),
                 )),
             },
             other => diags.push(
-                Diagnostic::render_error(
+                Problem::new(
+                    ProblemKind::Invalid,
                     format!("unexpected key '{other}' in inventory group '{name}'"),
                     Some(value.loc.clone()),
                 )
@@ -487,7 +497,7 @@ enum IniSection {
     Children,
 }
 
-fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Diagnostic>) {
+fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Problem>) {
     let mut group = "ungrouped".to_string();
     let mut section = IniSection::Hosts;
     for (idx, raw) in text.lines().enumerate() {
@@ -499,7 +509,8 @@ fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Diagno
         }
         if line.starts_with('[') {
             let Some(end) = line.find(']') else {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("invalid section header: {line}"),
                     Some(loc),
                 ));
@@ -510,7 +521,8 @@ fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Diagno
                 Some((n, "vars")) => (n, IniSection::Vars),
                 Some((n, "children")) => (n, IniSection::Children),
                 Some((n, other)) => {
-                    diags.push(Diagnostic::render_error(
+                    diags.push(Problem::new(
+                        ProblemKind::Invalid,
                         format!("unknown section type ':{other}' for group {n}"),
                         Some(loc),
                     ));
@@ -538,7 +550,8 @@ fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Diagno
                         Some((k, v)) => {
                             hvars.insert(k.to_string(), Node::new(ini_literal(v), loc.clone()));
                         }
-                        None => diags.push(Diagnostic::render_error(
+                        None => diags.push(Problem::new(
+                            ProblemKind::Invalid,
                             format!("expected key=value host variable, got '{t}'"),
                             Some(loc.clone()),
                         )),
@@ -565,7 +578,8 @@ fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Diagno
                         Node::string(v.trim().to_string(), loc.clone()),
                     );
                 }
-                None => diags.push(Diagnostic::render_error(
+                None => diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("expected key=value in [{group}:vars], got '{line}'"),
                     Some(loc),
                 )),

@@ -30,6 +30,7 @@ mod filters;
 pub mod inventory;
 mod pattern;
 pub mod playbook;
+pub mod problem;
 mod project;
 mod resolve;
 mod values;
@@ -38,7 +39,7 @@ mod varfiles;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Schema, parse_stream};
 use indexmap::IndexMap;
 
@@ -47,6 +48,7 @@ pub use inventory::{
     Group, Host, Inventory, REPRESENTATIVE_PREFIX, expand_hostname, parse_inventory_text,
 };
 pub use playbook::{Play, Role, RoleRef, Task, TemplateUse};
+pub use problem::{Problem, ProblemKind};
 pub use project::Options;
 pub use resolve::{Origin, ResolveError, Resolved, Scope};
 pub use values::{OPAQUE, symbolic, symbolic_var};
@@ -93,26 +95,26 @@ pub const MAX_TEMPLATE_OUTPUT: usize = 64 * 1024 * 1024;
 pub struct Project {
     data: Arc<project::Data>,
     /// Load problems, then those only the hosts reveal (templated `vars_files`).
-    diagnostics: Arc<Vec<Diagnostic>>,
+    problems: Arc<Vec<Problem>>,
     /// Templates rendered so far, by (path, host): several rules read the same renders.
     rendered: Arc<Mutex<TemplateMemo>>,
     /// How many times a template was actually rendered (memo misses).
     renders: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-type TemplateMemo = HashMap<(String, String), Result<RenderedTemplate, Diagnostic>>;
+type TemplateMemo = HashMap<(String, String), Result<RenderedTemplate, Problem>>;
 
 impl Project {
     /// Loads the inventory, ansible.cfg, playbook tree, roles and variable files. Problems
-    /// are in [`Project::diagnostics`]; loading itself never fails.
+    /// are in [`Project::problems`]; loading itself never fails.
     #[must_use]
     pub fn load(opts: &Options) -> Project {
         let data = Arc::new(project::load(opts));
-        let mut diagnostics = data.diagnostics.clone();
-        diagnostics.extend(project::late_diagnostics(&data));
+        let mut problems = data.problems.clone();
+        problems.extend(project::late_problems(&data));
         Project {
             data,
-            diagnostics: Arc::new(diagnostics),
+            problems: Arc::new(problems),
             rendered: Arc::default(),
             renders: Arc::default(),
         }
@@ -120,8 +122,8 @@ impl Project {
 
     /// Problems found while loading (unreadable files, YAML errors, missing roles...).
     #[must_use]
-    pub fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
     }
 
     #[must_use]
@@ -324,9 +326,9 @@ impl Project {
 
     /// Renders a template file (path relative to the root) for one host. Errors are findings
     /// at the template's line, with the chain of variables that led there.
-    // A Diagnostic is the crate's error currency; boxing it would only add noise at call sites.
+    // A Problem is the crate's error currency; boxing it would only add noise at call sites.
     #[allow(clippy::result_large_err)]
-    pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
+    pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Problem> {
         let key = (path.to_string(), host.to_string());
         // A poisoned memo still holds only complete renders.
         let memo = || self.rendered.lock().unwrap_or_else(PoisonError::into_inner);
@@ -355,19 +357,21 @@ impl Project {
         )
     }
 
-    // As for render_template: a Diagnostic is the error currency.
+    // As for render_template: a Problem is the error currency.
     #[allow(clippy::result_large_err)]
-    fn render_template_once(&self, path: &str, host: &str) -> Result<RenderedTemplate, Diagnostic> {
+    fn render_template_once(&self, path: &str, host: &str) -> Result<RenderedTemplate, Problem> {
         let abs = files::normalize(&self.data.root.dir.join(path));
         let rel = self.data.root.rel(&abs);
         if !self.data.inventory.hosts.contains_key(host) {
-            return Err(Diagnostic::render_error(
+            return Err(Problem::new(
+                ProblemKind::Invalid,
                 format!("host '{host}' is not in the inventory"),
                 None,
             ));
         }
         let Some(text) = self.data.root.read(&abs) else {
-            return Err(Diagnostic::render_error(
+            return Err(Problem::new(
+                ProblemKind::Invalid,
                 format!("template {rel} not found"),
                 Some(Location::file(rel)),
             ));
@@ -382,7 +386,8 @@ impl Project {
             Ok(s) => s,
             Err((e, line)) => {
                 let loc = Location::new(rel.clone(), line.unwrap_or(0), u32::from(line.is_some()));
-                let mut d = Diagnostic::render_error(
+                let mut d = Problem::new(
+                    ProblemKind::of_template_error(&e.message),
                     format!("cannot render {rel} for {host}: {}", e.message),
                     Some(loc),
                 );
@@ -396,7 +401,8 @@ impl Project {
             }
         };
         if rendered.len() > MAX_TEMPLATE_OUTPUT {
-            return Err(Diagnostic::render_error(
+            return Err(Problem::new(
+                ProblemKind::Invalid,
                 format!(
                     "cannot render {rel} for {host}: its output exceeds 64 MiB ({} bytes); \
                      fluxgate does not check it",

@@ -2,14 +2,16 @@
 //! `group[1:3]`, and templated patterns (rendered with the extra vars only, as Ansible does
 //! before any host is known).
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use minijinja::Value;
 
 use crate::project::Data;
 use crate::values::node_to_value;
 
 /// The hosts a pattern selects, in inventory order of first match.
-pub fn select(data: &Data, pattern: &str, loc: &Location) -> (Vec<String>, Vec<Diagnostic>) {
+pub fn select(data: &Data, pattern: &str, loc: &Location) -> (Vec<String>, Vec<Problem>) {
     let mut diags = Vec::new();
     let text = if pattern.contains("{{") || pattern.contains("{%") {
         let mut pairs: Vec<(String, Value)> = data
@@ -21,7 +23,8 @@ pub fn select(data: &Data, pattern: &str, loc: &Location) -> (Vec<String>, Vec<D
         match data.env.render_str(pattern, Value::from_pairs(pairs)) {
             Ok(s) => s,
             Err(e) => {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("cannot template hosts pattern '{pattern}': {e}"),
                     Some(loc.clone()),
                 ));

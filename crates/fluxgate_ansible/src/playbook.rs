@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value};
 use indexmap::IndexMap;
 
@@ -321,7 +323,7 @@ pub struct Playbook {
 pub struct Loader<'a> {
     pub root: &'a Root,
     pub roles_path: Vec<PathBuf>,
-    pub diags: Vec<Diagnostic>,
+    pub diags: Vec<Problem>,
     pub book: Playbook,
 }
 
@@ -334,14 +336,16 @@ impl Loader<'_> {
     fn playbook(&mut self, path: &Path, via: &mut Vec<Location>, depth: usize) {
         let rel = self.root.rel(path);
         if depth > 32 || via.len() > 32 {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("import_playbook nesting too deep at {rel}"),
                 via.last().cloned(),
             ));
             return;
         }
         if !self.root.is_file(path) {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("playbook {rel} not found"),
                 via.last().cloned().or(Some(Location::file(rel))),
             ));
@@ -353,7 +357,8 @@ impl Loader<'_> {
         };
         let Some(items) = doc.as_seq() else {
             if !doc.is_null() {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a playbook must be a list of plays",
                     Some(doc.loc.clone()),
                 ));
@@ -367,14 +372,16 @@ impl Loader<'_> {
                 .or_else(|| item.get("ansible.builtin.import_playbook"));
             if let Some(target) = import {
                 let Some(t) = target.as_str() else {
-                    self.diags.push(Diagnostic::render_error(
+                    self.diags.push(Problem::new(
+                        ProblemKind::Invalid,
                         "import_playbook needs a file name",
                         Some(target.loc.clone()),
                     ));
                     continue;
                 };
                 if t.contains("{{") {
-                    self.diags.push(Diagnostic::render_error(
+                    self.diags.push(Problem::new(
+                        ProblemKind::Invalid,
                         format!("templated import_playbook '{t}' cannot be followed statically"),
                         Some(target.loc.clone()),
                     ));
@@ -386,7 +393,8 @@ impl Loader<'_> {
                 continue;
             }
             if item.as_map().is_none() {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a play must be a mapping",
                     Some(item.loc.clone()),
                 ));
@@ -409,7 +417,8 @@ impl Loader<'_> {
                 .scalar_text()
                 .unwrap_or_default(),
             None => {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "play has no 'hosts'",
                     Some(item.loc.clone()),
                 ));
@@ -500,7 +509,8 @@ impl Loader<'_> {
                 })
             }
             _ => {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a role reference must be a name or a mapping",
                     Some(r.loc.clone()),
                 ));
@@ -586,7 +596,8 @@ impl Loader<'_> {
         depth: usize,
     ) {
         if depth > 16 {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("role dependencies nest too deeply at role '{name}' (a cycle?)"),
                 Some(at.clone()),
             ));
@@ -594,21 +605,24 @@ impl Loader<'_> {
         }
         if !self.book.roles.contains_key(name) {
             let Some(path) = self.find_role(name, dir) else {
-                let d = if let Some(req) = self.required_role(name, dir) {
-                    Diagnostic::new(
-                        "render",
-                        fluxgate_diagnostics::Severity::Warning,
+                let p = if let Some(req) = self.required_role(name, dir) {
+                    Problem::new(
+                        ProblemKind::External,
                         format!(
                             "role '{name}' is installed by ansible-galaxy from {req}, not kept in \
                              the repository: its tasks and defaults are not checked"
                         ),
+                        Some(at.clone()),
                     )
-                    .at(at.clone())
                     .help("vendor the role into a roles folder to have its tasks checked")
                 } else {
-                    Diagnostic::render_error(format!("role '{name}' not found"), Some(at.clone()))
+                    Problem::new(
+                        ProblemKind::Invalid,
+                        format!("role '{name}' not found"),
+                        Some(at.clone()),
+                    )
                 };
-                self.diags.push(d);
+                self.diags.push(p);
                 return;
             };
             let role = self.load_role(name, &path);
@@ -688,7 +702,8 @@ impl Loader<'_> {
         depth: usize,
     ) {
         if depth > 16 {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("task imports nest too deeply at {}", self.root.rel(file)),
                 None,
             ));
@@ -715,7 +730,8 @@ impl Loader<'_> {
         };
         for item in items {
             let Some(map) = item.as_map() else {
-                self.diags.push(Diagnostic::render_error(
+                self.diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     "a task must be a mapping",
                     Some(item.loc.clone()),
                 ));
@@ -758,7 +774,8 @@ impl Loader<'_> {
                             inherit.apply_all(&mut inner);
                             tasks.extend(inner);
                         } else {
-                            self.diags.push(Diagnostic::render_error(
+                            self.diags.push(Problem::new(
+                                ProblemKind::Invalid,
                                 format!("imported task file '{f}' not found"),
                                 Some(task.loc.clone()),
                             ));
@@ -800,7 +817,8 @@ impl Loader<'_> {
             }
         }
         let Some((module, mut args)) = module else {
-            self.diags.push(Diagnostic::render_error(
+            self.diags.push(Problem::new(
+                ProblemKind::Invalid,
                 "task has no module",
                 Some(item.loc.clone()),
             ));

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value as Y};
 use minijinja::{Environment, UndefinedBehavior, Value};
 
@@ -45,7 +47,7 @@ pub enum PerHostVarsFile {
     /// No candidate exists (the names tried).
     NotFound(Vec<String>),
     /// Reading the file found problems.
-    Invalid(Vec<Diagnostic>),
+    Invalid(Vec<Problem>),
 }
 
 /// Everything loaded, shared by the lazy template objects.
@@ -72,7 +74,7 @@ pub struct Data {
     pub env: Environment<'static>,
     pub cache: Cache,
     pub groups_value: Value,
-    pub diagnostics: Vec<Diagnostic>,
+    pub problems: Vec<Problem>,
 }
 
 impl std::fmt::Debug for Data {
@@ -174,7 +176,8 @@ pub fn load(opts: &Options) -> Data {
             if let Some(text) = root.read(p) {
                 parse_cfg(&text, p.parent().unwrap_or(Path::new(".")))
             } else {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("cannot read {}", root.rel(p)),
                     Some(Location::file(root.rel(p))),
                 ));
@@ -217,7 +220,8 @@ pub fn load(opts: &Options) -> Data {
             inv_dirs.push(src.parent().map(Path::to_path_buf).unwrap_or_default());
             read_inventory(&root, src, &mut inventory, &mut inventory_files, &mut diags);
         } else {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("inventory {} not found", root.rel(src)),
                 Some(Location::file(root.rel(src))),
             ));
@@ -329,7 +333,7 @@ pub fn load(opts: &Options) -> Data {
         env: new_env(),
         cache: Cache::default(),
         groups_value,
-        diagnostics: diags,
+        problems: diags,
     };
     let mut play_hosts = Vec::new();
     let mut more = Vec::new();
@@ -339,7 +343,7 @@ pub fn load(opts: &Options) -> Data {
         play_hosts.push(hosts);
     }
     data.play_hosts = play_hosts;
-    data.diagnostics.extend(more);
+    data.problems.extend(more);
     data
 }
 
@@ -348,7 +352,7 @@ fn static_vars_file(
     root: &Root,
     play: &crate::playbook::Play,
     entry: &Node,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) -> VarsFileEntry {
     let candidates: Vec<Node> = match &entry.value {
         Y::Seq(s) => s.clone(),
@@ -357,7 +361,8 @@ fn static_vars_file(
     let mut names = Vec::new();
     for c in &candidates {
         let Some(name) = c.scalar_text() else {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 "a vars_files entry must be a file name or a list of file names",
                 Some(c.loc.clone()),
             ));
@@ -387,7 +392,8 @@ fn static_vars_file(
             };
         }
     }
-    diags.push(Diagnostic::render_error(
+    diags.push(Problem::new(
+        ProblemKind::Invalid,
         format!("vars_files entry '{}' not found", names.join("', '")),
         Some(entry.loc.clone()),
     ));
@@ -396,8 +402,8 @@ fn static_vars_file(
 
 /// Problems only the hosts reveal: templated `vars_files` names that do not resolve, or
 /// resolve to no file, for some host. One finding per entry and kind, naming the hosts.
-pub fn late_diagnostics(data: &Arc<Data>) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = Vec::new();
+pub fn late_problems(data: &Arc<Data>) -> Vec<Problem> {
+    let mut out: Vec<Problem> = Vec::new();
     for (p, entries) in data.play_vars_files.iter().enumerate() {
         let Some(play) = data.book.plays.get(p) else {
             continue;
@@ -436,21 +442,19 @@ pub fn late_diagnostics(data: &Arc<Data>) -> Vec<Diagnostic> {
                 }
             }
             for (m, hosts) in undefined {
-                out.push(
-                    Diagnostic::new(
-                        "render",
-                        Severity::Note,
-                        format!(
-                            "vars_files entry '{shown}' cannot be templated for {}: {m}; \
-                             ansible-core skips it with a warning",
-                            hosts.join(", ")
-                        ),
-                    )
-                    .at(node.loc.clone()),
-                );
+                out.push(Problem::new(
+                    ProblemKind::Skipped,
+                    format!(
+                        "vars_files entry '{shown}' cannot be templated for {}: {m}; \
+                         ansible-core skips it with a warning",
+                        hosts.join(", ")
+                    ),
+                    Some(node.loc.clone()),
+                ));
             }
             for (names, hosts) in missing {
-                out.push(Diagnostic::render_error(
+                out.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!(
                         "vars_files entry '{shown}' not found for {} (looked for '{names}')",
                         hosts.join(", ")
@@ -470,7 +474,7 @@ fn read_inventory(
     path: &Path,
     inv: &mut Inventory,
     files: &mut Vec<String>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) {
     let rel = root.rel(path);
     match root.read(path) {
@@ -478,7 +482,8 @@ fn read_inventory(
             parse_inventory_text(inv, &rel, &text, diags);
             files.push(rel);
         }
-        None => diags.push(Diagnostic::render_error(
+        None => diags.push(Problem::new(
+            ProblemKind::Invalid,
             format!("cannot read inventory {rel}"),
             Some(Location::file(rel)),
         )),
@@ -494,7 +499,7 @@ fn add_representatives(
     inv_dirs: &[PathBuf],
     opts: &Options,
     abs: &dyn Fn(&Path) -> PathBuf,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) {
     let mut dirs: Vec<PathBuf> = inv_dirs.iter().map(|d| d.join("group_vars")).collect();
     if let Some(pb) = opts.playbook.as_deref().map(abs)
@@ -531,17 +536,16 @@ fn add_representatives(
         .cloned()
         .collect();
     diags.push(
-        Diagnostic::new(
-            "render",
-            Severity::Warning,
+        Problem::new(
+            ProblemKind::Representative,
             format!(
                 "the inventory defines no hosts: fluxgate checks one representative host for each \
                  of its groups ({}), and a variable nobody defines stands for itself, so two values \
                  from the same variable are the same address",
                 listed.join(", ")
             ),
+            Some(at),
         )
-        .at(at)
         .help("checks that need real addresses (node IPs, a node count) see only what the groups' variables say; add an inventory, or `nodes:` and `vip:` in fluxgate.yaml"),
     );
 }
@@ -551,7 +555,7 @@ fn collect_named(
     dir: &Path,
     names: &[String],
     out: &mut indexmap::IndexMap<String, Vec<VarFile>>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) {
     if !root.is_dir(dir) {
         return;

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use fluxgate_diagnostics::Diagnostic;
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value as Y};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{ErrorKind, Value};
@@ -55,11 +55,11 @@ pub struct ResolveError {
 }
 
 impl ResolveError {
-    /// The finding: at the innermost definition, with the chain as notes.
+    /// The problem: at the innermost definition, with the chain as notes.
     #[must_use]
-    pub fn to_diagnostic(&self) -> Diagnostic {
+    pub fn to_problem(&self) -> Problem {
         let loc = self.chain.last().map(|o| o.location.clone());
-        let mut d = Diagnostic::render_error(self.message.clone(), loc);
+        let mut d = Problem::new(ProblemKind::Invalid, self.message.clone(), loc);
         for o in &self.chain {
             d = d.note(format!(
                 "while resolving '{}' for {} ({}, {})",

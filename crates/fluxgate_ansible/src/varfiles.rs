@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value};
 
 use crate::VarMap;
@@ -126,8 +128,8 @@ fn set_arg(a: &mut Args, k: &str, v: &Node) {
     }
 }
 
-fn note(message: String, at: &Location) -> Diagnostic {
-    Diagnostic::new("render", Severity::Note, message).at(at.clone())
+fn note(message: String, at: &Location) -> Problem {
+    Problem::new(ProblemKind::Skipped, message, Some(at.clone()))
 }
 
 /// Runs the `include_vars` tasks of a play statically: those with a literal `file` or `dir`,
@@ -136,7 +138,7 @@ pub fn include_vars(
     root: &Root,
     book: &Playbook,
     play: &Play,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) -> Vec<Included> {
     let mut out = Vec::new();
     for task in play
@@ -201,14 +203,16 @@ pub fn include_vars(
                 root.load_vars_file(found, diags)
                     .map(|vars| (root.rel(found), vars))
             } else {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("include_vars file '{file}' not found"),
                     Some(task.loc.clone()),
                 ));
                 None
             }
         } else {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 "include_vars needs a file or a dir",
                 Some(task.loc.clone()),
             ));
@@ -240,7 +244,7 @@ fn load_dir(
     role: Option<&Path>,
     task_dir: &Path,
     task: &Task,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) -> Option<(String, VarMap)> {
     let base = match role {
         Some(r) if dir.split('/').next() == Some("vars") && root.is_dir(&r.join(dir)) => {
@@ -252,7 +256,8 @@ fn load_dir(
     };
     let base = normalize(&base);
     if !root.is_dir(&base) {
-        diags.push(Diagnostic::render_error(
+        diags.push(Problem::new(
+            ProblemKind::Invalid,
             format!("include_vars folder '{dir}' not found"),
             Some(task.loc.clone()),
         ));
@@ -261,7 +266,8 @@ fn load_dir(
     let matching = match args.files_matching.as_deref().map(regex::Regex::new) {
         Some(Ok(r)) => Some(r),
         Some(Err(e)) => {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("include_vars files_matching is not a valid pattern: {e}"),
                 Some(task.loc.clone()),
             ));
@@ -300,7 +306,7 @@ fn load_dir(
             if args.ignore_unknown_extensions {
                 continue;
             }
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(ProblemKind::Invalid,
                 format!(
                     "include_vars: {} does not have a valid extension ({}), so ansible-core fails the task",
                     root.rel(&f),

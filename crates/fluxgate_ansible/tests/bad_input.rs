@@ -19,7 +19,7 @@ fn project() -> Project {
 fn recursion_is_a_finding() {
     let e = project().resolve("web-1", "a").unwrap_err();
     assert!(e.message.contains("recursive loop"), "{}", e.message);
-    let d = e.to_diagnostic();
+    let d = e.to_problem();
     let loc = d.location.expect("located");
     assert_eq!((loc.file.as_ref(), loc.line), ("group_vars/all.yml", 1));
 }
@@ -117,7 +117,7 @@ fn python_percent_formatting_is_named() {
         e.message
     );
     assert!(e.message.contains("format filter"), "{}", e.message);
-    let loc = e.to_diagnostic().location.expect("located");
+    let loc = e.to_problem().location.expect("located");
     assert_eq!((loc.file.as_ref(), loc.line), ("group_vars/all.yml", 12));
     let e = p.resolve("web-1", "percent_one").unwrap_err();
     assert!(e.message.contains(r#"(`"%s" % port`)"#), "{}", e.message);

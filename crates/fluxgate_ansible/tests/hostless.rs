@@ -19,7 +19,7 @@ fn project(representative_hosts: bool) -> Project {
 fn without_the_option_there_is_no_host() {
     let p = project(false);
     assert!(p.hosts().is_empty());
-    assert!(p.diagnostics().is_empty(), "{:?}", p.diagnostics());
+    assert!(p.problems().is_empty(), "{:?}", p.problems());
 }
 
 #[test]
@@ -35,11 +35,12 @@ fn one_representative_per_group_with_a_warning() {
         ["representative-of-master".to_string()]
     );
     let warnings: Vec<_> = p
-        .diagnostics()
+        .problems()
         .iter()
-        .filter(|d| d.severity == fluxgate_diagnostics::Severity::Warning)
+        .filter(|d| d.kind == fluxgate_ansible::ProblemKind::Representative)
         .collect();
-    assert_eq!(warnings.len(), 1, "{:?}", p.diagnostics());
+    assert_eq!(warnings.len(), 1, "{:?}", p.problems());
+    assert_eq!(p.problems().len(), 1, "{:?}", p.problems());
     assert!(warnings[0].message.contains("(kubernetes, master)"));
     assert_eq!(
         warnings[0].location.as_ref().map(|l| l.file.to_string()),

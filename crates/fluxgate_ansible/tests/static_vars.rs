@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use fluxgate_ansible::ProblemKind;
 use fluxgate_ansible::{Options, Project, Scope, Task};
-use fluxgate_diagnostics::Severity;
 use fluxgate_yaml::{Node, Value};
 
 fn root() -> PathBuf {
@@ -159,9 +159,9 @@ fn include_vars_rank_above_role_and_play_vars() {
     // Conditional and templated include_vars are notes, not applied.
     assert!(p.resolve_in(&Scope::Play(2), "web-1", "never").is_err());
     let notes: Vec<String> = p
-        .diagnostics()
+        .problems()
         .iter()
-        .filter(|d| d.severity == Severity::Note)
+        .filter(|d| d.kind == ProblemKind::Skipped)
         .map(|d| d.message.clone())
         .collect();
     assert!(
@@ -195,19 +195,17 @@ fn templated_vars_files_resolve_per_host() {
     assert_eq!(value(&p, &play, "web-1", "common_setting"), "shared");
     assert_eq!(value(&p, &Scope::Play(1), "db-1", "db_engine"), "postgres");
     let d = p
-        .diagnostics()
+        .problems()
         .iter()
         .find(|d| d.message.contains("undefined_flavour"))
         .expect("a note for the entry that cannot be templated");
-    assert_eq!(d.severity, Severity::Note);
+    assert_eq!(d.kind, ProblemKind::Skipped);
     assert_eq!(d.location.as_ref().map(|l| l.line), Some(9));
     assert!(d.message.contains("web-1, web-2"), "{}", d.message);
     assert!(
-        !p.diagnostics()
-            .iter()
-            .any(|d| d.severity == Severity::Error),
+        !p.problems().iter().any(|d| d.kind.fails()),
         "{:?}",
-        p.diagnostics()
+        p.problems()
     );
 }
 

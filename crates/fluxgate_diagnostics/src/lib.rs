@@ -3,7 +3,8 @@
 //! A [`Diagnostic`] names a rule, a severity, a message and a primary [`Location`] (where the
 //! bad value was *set*), with related locations (where it is consumed) and notes. Renderers in
 //! [`render`] turn a sorted list of diagnostics into text, JSON and the other formats;
-//! [`redact`] masks secret values before anything is printed.
+//! [`redact`] masks secret values before anything is printed. Renderers report a typed
+//! [`Problem`] instead, and the rules layer decides its rule and severity.
 //!
 //! ```
 //! use fluxgate_diagnostics::{Diagnostic, Location, Severity};
@@ -13,8 +14,11 @@
 //! ```
 
 pub mod origin;
+pub mod problem;
 pub mod redact;
 pub mod render;
+
+pub use problem::Problem;
 
 use std::fmt;
 use std::sync::Arc;
@@ -135,7 +139,8 @@ impl Diagnostic {
         }
     }
 
-    /// A `render` error: the finding every renderer reports for input it cannot process.
+    /// A `render` error: what the YAML parser reports for input it cannot read (renderers
+    /// report a typed [`Problem`] instead, whose rule the rules layer chooses).
     pub fn render_error(message: impl Into<String>, location: Option<Location>) -> Self {
         let mut d = Diagnostic::new("render", Severity::Error, message);
         d.location = location;

@@ -39,7 +39,7 @@ fn main() {
         println!(
             "{repo} ({entry}): {} Kustomizations, {n} objects, {} findings, {:.0?}",
             tree.kustomizations.len(),
-            tree.diagnostics.len(),
+            tree.problems.len(),
             t.elapsed()
         );
         kustomizations += tree.kustomizations.len();

@@ -27,17 +27,15 @@
 
 use std::collections::BTreeMap;
 
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{EmitOptions, Node, Schema, Value, emit_node, parse_stream};
 
 use crate::envsubst::{self, VarRef};
+use crate::problem::{Problem, ProblemKind};
 use crate::vars::Vars;
 
 /// The label or annotation that turns substitution off for one resource.
 pub const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
-
-/// The rule for undefined variables (SPEC §5.6).
-pub const RULE_UNDEFINED: &str = "substitution-undefined";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -93,7 +91,7 @@ pub struct Outcome {
     pub resource: Node,
     pub substituted: Vec<Substituted>,
     pub undefined: Vec<Undefined>,
-    pub diagnostics: Vec<Diagnostic>,
+    pub problems: Vec<Problem>,
     pub status: Status,
 }
 
@@ -103,7 +101,7 @@ impl Outcome {
             resource: resource.clone(),
             substituted: Vec::new(),
             undefined: Vec::new(),
-            diagnostics: Vec::new(),
+            problems: Vec::new(),
             status,
         }
     }
@@ -153,7 +151,8 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         Ok(e) => e,
         Err(e) if e.message == envsubst::TOO_LARGE => {
             let mut out = Outcome::unchanged(resource, Status::Failed);
-            out.diagnostics.push(Diagnostic::render_error(
+            out.problems.push(Problem::new(
+                ProblemKind::Invalid,
                 format!(
                     "post-build substitution stopped: {}; fluxgate does not check this resource",
                     e.message
@@ -165,8 +164,9 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         Err(e) => {
             let mut out = Outcome::unchanged(resource, Status::Failed);
             let snippet = snippet(&text, e.offset);
-            out.diagnostics.push(
-                Diagnostic::render_error(
+            out.problems.push(
+                Problem::new(
+                    ProblemKind::SubstitutionSyntax,
                     format!(
                         "post-build substitution cannot parse `{snippet}`: {e}; Flux rejects \
                          the whole resource"
@@ -190,7 +190,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         if r.is_strict_error() && !vars.has_unknown_keys() {
             if let Some((i, uses)) = first_use.get_mut(r.name.as_str()) {
                 *uses += 1;
-                let d: &mut Diagnostic = &mut out.diagnostics[*i];
+                let d: &mut Problem = &mut out.problems[*i];
                 if d.related.len() < MAX_RELATED_USES {
                     d.related.push(fluxgate_diagnostics::Related {
                         location: consumer.clone(),
@@ -198,9 +198,9 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
                     });
                 }
             } else {
-                first_use.insert(r.name.as_str(), (out.diagnostics.len(), 1));
-                out.diagnostics
-                    .push(undefined_diagnostic(r, &text, &consumer, opts));
+                first_use.insert(r.name.as_str(), (out.problems.len(), 1));
+                out.problems
+                    .push(undefined_problem(r, &text, &consumer, opts));
             }
             out.undefined.push(Undefined {
                 var: r.name.clone(),
@@ -228,7 +228,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
 
     for (i, uses) in first_use.into_values() {
         if uses > 1 {
-            out.diagnostics[i]
+            out.problems[i]
                 .notes
                 .push(format!("used {uses} times in this resource"));
         }
@@ -240,7 +240,8 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
             .substituted
             .first()
             .map_or_else(|| resource.loc.clone(), |s| s.consumer.clone());
-        out.diagnostics.push(Diagnostic::render_error(
+        out.problems.push(Problem::new(
+            ProblemKind::Invalid,
             "after post-build substitution the resource is no longer one valid YAML document \
              (a value broke the syntax); Flux rejects it",
             Some(first),
@@ -261,7 +262,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
 /// How many further uses of one undefined variable a finding lists as related locations.
 const MAX_RELATED_USES: usize = 5;
 
-fn undefined_diagnostic(r: &VarRef, text: &str, consumer: &Location, opts: Options) -> Diagnostic {
+fn undefined_problem(r: &VarRef, text: &str, consumer: &Location, opts: Options) -> Problem {
     let written = text.get(r.start..r.end).unwrap_or(&r.name);
     let consequence = if opts.strict {
         "Flux (strict substitution, the default since 2.9) fails the Kustomization; older Flux \
@@ -269,12 +270,13 @@ fn undefined_diagnostic(r: &VarRef, text: &str, consumer: &Location, opts: Optio
     } else {
         "Flux substitutes the empty string and applies the resource"
     };
-    Diagnostic::new(
-        RULE_UNDEFINED,
-        Severity::Error,
+    Problem::new(
+        ProblemKind::UndefinedVariable {
+            name: r.name.clone(),
+        },
         format!("`{written}`: variable {} is not defined; {consequence}", r.name),
+        Some(consumer.clone()),
     )
-    .at(consumer.clone())
     .help(format!(
         "define {} in postBuild.substitute or a substituteFrom source, or give a default: `${{{}:=value}}`",
         r.name, r.name
@@ -550,7 +552,7 @@ spec:
         ]);
         let out = substitute_resource(&doc(HR), &v, Options::default());
         assert_eq!(out.status, Status::Substituted);
-        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
         let values = out.resource.path(&["spec", "values"]).expect("values");
         let host = values.get("k8sServiceHost").expect("host");
         assert_eq!(host.as_str(), Some("192.168.2.9"));
@@ -583,8 +585,13 @@ spec:
         assert_eq!(out.undefined.len(), 1);
         assert_eq!(out.undefined[0].var, "K3S_API_HOST");
         assert_eq!(out.undefined[0].consumer.line, 9);
-        let d = &out.diagnostics[0];
-        assert_eq!(d.rule, RULE_UNDEFINED);
+        let d = &out.problems[0];
+        assert_eq!(
+            d.kind,
+            ProblemKind::UndefinedVariable {
+                name: "K3S_API_HOST".into()
+            }
+        );
         assert_eq!(d.location.as_ref().map(|l| l.line), Some(9));
         assert!(d.message.contains("strict"));
         // The lenient render: what shipped in the incident (an empty plain scalar is null).
@@ -600,14 +607,11 @@ spec:
         let out = substitute_resource(&doc(&text), &vars(&[("BIG", &big)]), Options::default());
         assert_eq!(out.status, Status::Failed);
         assert!(
-            out.diagnostics[0].message.contains("64 MiB"),
+            out.problems[0].message.contains("64 MiB"),
             "{:?}",
-            out.diagnostics
+            out.problems
         );
-        assert_eq!(
-            out.diagnostics[0].location.as_ref().map(|l| l.line),
-            Some(5)
-        );
+        assert_eq!(out.problems[0].location.as_ref().map(|l| l.line), Some(5));
     }
 
     #[test]
@@ -615,14 +619,14 @@ spec:
         let text = "kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: ${DS} ${DS}\n  b: ${DS}\n  c: ${OTHER}\n";
         let out = substitute_resource(&doc(text), &vars(&[("A", "b")]), Options::default());
         assert_eq!(out.undefined.len(), 4);
-        assert_eq!(out.diagnostics.len(), 2, "{:#?}", out.diagnostics);
-        let ds = &out.diagnostics[0];
+        assert_eq!(out.problems.len(), 2, "{:#?}", out.problems);
+        let ds = &out.problems[0];
         assert!(ds.message.contains("variable DS"), "{}", ds.message);
         assert_eq!(ds.location.as_ref().map(|l| l.line), Some(5));
         assert_eq!(ds.related.len(), 2);
         assert_eq!(ds.related[1].location.line, 6);
         assert_eq!(ds.notes, vec!["used 3 times in this resource".to_string()]);
-        assert!(out.diagnostics[1].notes.is_empty());
+        assert!(out.problems[1].notes.is_empty());
     }
 
     #[test]
@@ -631,8 +635,8 @@ spec:
         let out = substitute_resource(&doc(text), &vars(&[("A", "b")]), Options::default());
         assert_eq!(out.status, Status::Failed);
         assert!(out.strict_failed());
-        let d = &out.diagnostics[0];
-        assert_eq!(d.rule, "render");
+        let d = &out.problems[0];
+        assert_eq!(d.kind, ProblemKind::SubstitutionSyntax);
         assert_eq!(d.location.as_ref().map(|l| l.line), Some(5));
         assert!(d.message.contains("${X.Y}"), "{}", d.message);
     }
@@ -642,7 +646,7 @@ spec:
         let text = "kind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    kustomize.toolkit.fluxcd.io/substitute: disabled\ndata:\n  a: ${UNSET} ${X.Y}\n";
         let out = substitute_resource(&doc(text), &vars(&[("A", "b")]), Options::default());
         assert_eq!(out.status, Status::Disabled);
-        assert!(out.diagnostics.is_empty());
+        assert!(out.problems.is_empty());
         let text = text.replace("labels", "annotations");
         let out = substitute_resource(&doc(&text), &vars(&[("A", "b")]), Options::default());
         assert_eq!(out.status, Status::Disabled);
@@ -653,7 +657,7 @@ spec:
         let text = "kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  ${KEY}: v\n  price: $$5\n  script: |\n    line one\n    echo ${SET}\n";
         let v = vars(&[("KEY", "realkey"), ("SET", "val")]);
         let out = substitute_resource(&doc(text), &v, Options::default());
-        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
         let data = out.resource.get("data").expect("data");
         assert_eq!(data.get("realkey").and_then(Node::as_str), Some("v"));
         assert_eq!(data.get("price").and_then(Node::as_str), Some("$5"));
@@ -681,6 +685,6 @@ spec:
         let text = "kind: ConfigMap\ndata:\n  a: ${V}\n";
         let out = substitute_resource(&doc(text), &vars(&[("V", "[unclosed")]), Options::default());
         assert_eq!(out.status, Status::Failed);
-        assert_eq!(out.diagnostics[0].rule, "render");
+        assert_eq!(out.problems[0].kind, ProblemKind::Invalid);
     }
 }

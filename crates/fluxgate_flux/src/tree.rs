@@ -18,11 +18,12 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::Location;
 use fluxgate_kustomize::{CachedFs, Fs, KUSTOMIZATION_FILES, build_with, normalize};
 use fluxgate_yaml::{Map, Node, Schema, Value, parse_one};
 
 use crate::ignore::{IgnoreFs, SourceIgnore};
+use crate::problem::{Problem, ProblemKind};
 use crate::substitute::{self, Options, Substituted};
 use crate::vars::Vars;
 
@@ -77,7 +78,7 @@ pub struct Tree {
     pub entry_objects: Vec<Node>,
     /// Every Kustomization reached, in the order they were rendered.
     pub kustomizations: Vec<FluxKustomization>,
-    pub diagnostics: Vec<Diagnostic>,
+    pub problems: Vec<Problem>,
 }
 
 impl Tree {
@@ -134,7 +135,7 @@ struct Renderer<'a> {
     opts: &'a TreeOptions,
     /// `Kind/ns/name` of the sources that are this repository.
     repo_sources: BTreeSet<String>,
-    diagnostics: Vec<Diagnostic>,
+    problems: Vec<Problem>,
 }
 
 /// Renders the Flux tree entered at `entry` (a folder relative to `root`).
@@ -149,7 +150,7 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         root: root.clone(),
         opts,
         repo_sources: BTreeSet::new(),
-        diagnostics: Vec::new(),
+        problems: Vec::new(),
     };
     let entry_dir = normalize(&root.join(entry));
     let entry_loc = Location::file(entry.trim_end_matches('/').to_string());
@@ -157,9 +158,12 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
     let root_ks = r.find_repo_sources(&committed, &entry_dir);
     let rules = SourceIgnore::load(fs, &root, r.repo_spec_ignore(&committed).as_deref());
     r.fs = CachedFs::new(IgnoreFs::new(fs, &root, rules));
-    r.diagnostics.clear();
+    r.problems.clear();
     if fs.is_dir(&entry_dir) && !r.fs.is_dir(&entry_dir) {
-        r.diagnostics.push(Diagnostic::render_error(
+        r.problems.push(Problem::new(
+            ProblemKind::MissingPath {
+                path: entry.trim_end_matches('/').to_string(),
+            },
             format!(
                 "the entry folder {} is left out of the source artifact by the ignore rules \
                  (.sourceignore, the GitRepository's spec.ignore): Flux finds no such path",
@@ -211,8 +215,9 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         match first_seen.get(&id) {
             Some(loc) if *loc == ks.loc => continue,
             Some(loc) => {
-                r.diagnostics.push(
-                    Diagnostic::render_error(
+                r.problems.push(
+                    Problem::new(
+                        ProblemKind::Invalid,
                         format!("Flux Kustomization {id} is defined twice in this environment"),
                         Some(ks.loc.clone()),
                     )
@@ -235,7 +240,7 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         };
         let missing_source = var_diags
             .iter()
-            .any(|d| d.message.contains("does not exist"));
+            .any(|d| matches!(d.kind, ProblemKind::MissingObject { .. }));
         if missing_source && !retried && !is_root {
             // The variables' source may be rendered by a Kustomization not reached yet.
             deferred.push(ks);
@@ -247,7 +252,7 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         for d in var_diags {
             let key = (d.location.clone(), d.message.clone());
             if let Some(&i) = source_problems.get(&key) {
-                let existing: &mut Diagnostic = &mut r.diagnostics[i];
+                let existing: &mut Problem = &mut r.problems[i];
                 if existing.related.len() < 5 {
                     existing.related.push(fluxgate_diagnostics::Related {
                         location: ks.loc.clone(),
@@ -255,8 +260,8 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
                     });
                 }
             } else {
-                source_problems.insert(key, r.diagnostics.len());
-                r.diagnostics
+                source_problems.insert(key, r.problems.len());
+                r.problems
                     .push(d.related(ks.loc.clone(), "in this Kustomization"));
             }
         }
@@ -291,9 +296,9 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
     }
     // Kustomizations of other sources (the Flux manifests from an OCIRepository) are not
     // rendered but exist: depending on them is fine.
-    check_depends_on(&tree, first_seen.keys(), &mut r.diagnostics);
-    tree.diagnostics = r.diagnostics;
-    fluxgate_diagnostics::sort_and_dedup(&mut tree.diagnostics);
+    check_depends_on(&tree, first_seen.keys(), &mut r.problems);
+    tree.problems = r.problems;
+    fluxgate_diagnostics::problem::sort_and_dedup(&mut tree.problems);
     tree
 }
 
@@ -389,34 +394,36 @@ impl Renderer<'_> {
         } else if let Some(dir) = self.opts.sources.get(name) {
             normalize(&self.root.join(dir))
         } else {
-            self.diagnostics.push(
-                Diagnostic::new(
-                    "render",
-                    Severity::Note,
-                    format!(
-                        "Flux Kustomization {} reconciles from {key}, which is not this \
-                         repository: not rendered (map it under `sources:` in fluxgate.yaml)",
-                        id_of(ks)
-                    ),
-                )
-                .at(ks
-                    .path(&["spec", "sourceRef"])
-                    .map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
-            );
+            self.problems.push(Problem::new(
+                ProblemKind::Offline,
+                format!(
+                    "Flux Kustomization {} reconciles from {key}, which is not this \
+                     repository: not rendered (map it under `sources:` in fluxgate.yaml)",
+                    id_of(ks)
+                ),
+                Some(
+                    ks.path(&["spec", "sourceRef"])
+                        .map_or_else(|| ks.loc.clone(), |n| n.loc.clone()),
+                ),
+            ));
             return None;
         };
         let path_node = ks.path(&["spec", "path"]);
         let path = path_node.and_then(Node::as_str).unwrap_or("./");
         let dir = normalize(&base.join(path.trim_start_matches('/')));
         if !dir.starts_with(&base) || !dir.starts_with(&self.root) {
-            self.diagnostics.push(Diagnostic::render_error(
+            self.problems.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("spec.path `{path}` leaves the source's root: Flux refuses it"),
                 Some(path_node.map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
             ));
             return None;
         }
         if !self.fs.is_dir(&dir) {
-            self.diagnostics.push(Diagnostic::render_error(
+            self.problems.push(Problem::new(
+                ProblemKind::MissingPath {
+                    path: path.to_string(),
+                },
                 format!("spec.path `{path}` does not exist in the source"),
                 Some(path_node.map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
             ));
@@ -435,7 +442,8 @@ impl Renderer<'_> {
                 let text = match self.fs.read(&p) {
                     Ok(t) => t,
                     Err(e) => {
-                        self.diagnostics.push(Diagnostic::render_error(
+                        self.problems.push(Problem::new(
+                            ProblemKind::Invalid,
                             format!("cannot read {file}: {e}"),
                             Some(Location::file(file)),
                         ));
@@ -443,7 +451,8 @@ impl Renderer<'_> {
                     }
                 };
                 let (node, diags) = parse_one(&file, &text, Schema::Kube);
-                self.diagnostics.extend(diags);
+                self.problems
+                    .extend(diags.into_iter().map(crate::problem::from_yaml));
                 return Some(node.unwrap_or_else(|| Node::map(Location::file(file))));
             }
         }
@@ -494,7 +503,11 @@ impl Renderer<'_> {
 
     fn build(&mut self, dir: &Path, kust: &Node) -> Vec<Node> {
         let b = build_with(&self.fs, &self.root, dir, kust);
-        self.diagnostics.extend(b.diagnostics);
+        self.problems.extend(
+            b.problems
+                .into_iter()
+                .map(|p| p.map_kind(ProblemKind::from)),
+        );
         b.objects
     }
 
@@ -514,8 +527,8 @@ impl Renderer<'_> {
         if post.is_some() && (!vars.is_empty() || always) {
             for o in &mut objects {
                 let out = substitute::substitute_resource(o, vars, self.opts.substitution);
-                self.diagnostics.extend(
-                    out.diagnostics.into_iter().map(|d| {
+                self.problems.extend(
+                    out.problems.into_iter().map(|d| {
                         d.related(ks.loc.clone(), "substituted by this Flux Kustomization")
                     }),
                 );
@@ -640,7 +653,7 @@ fn apply_common_metadata(obj: &mut Node, meta: &Node) {
 fn check_depends_on<'a>(
     tree: &Tree,
     defined: impl Iterator<Item = &'a String>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) {
     let mut ids: BTreeSet<String> = tree
         .kustomizations
@@ -660,7 +673,8 @@ fn check_depends_on<'a>(
             let ns = d.str_at(&["namespace"]).unwrap_or(&k.namespace);
             let target = format!("{ns}/{name}");
             if !ids.contains(&target) {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!(
                         "{} depends on Flux Kustomization {target}, which this environment does \
                          not define: Flux waits for it forever",
@@ -690,7 +704,7 @@ fn visit(
     state: &mut BTreeMap<String, u8>,
     stack: &mut Vec<String>,
     reported: &mut BTreeSet<Vec<String>>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) {
     match state.get(node) {
         Some(2) => return,
@@ -715,7 +729,8 @@ fn visit(
                 let mut chain = cycle.join(" -> ");
                 chain.push_str(" -> ");
                 chain.push_str(first);
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("dependsOn cycle: {chain}; none of them can become ready"),
                     loc,
                 ));
@@ -813,7 +828,7 @@ spec:
             ("platform/helmrelease.yaml", HR),
         ]);
         let tree = render(&fs);
-        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        assert!(tree.problems.is_empty(), "{:?}", tree.problems);
         let ids: Vec<String> = tree
             .kustomizations
             .iter()
@@ -851,7 +866,7 @@ spec:
             ),
         ]);
         let tree = render(&fs);
-        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        assert!(tree.problems.is_empty(), "{:?}", tree.problems);
         assert!(tree.entry_objects.is_empty());
         let ids: Vec<String> = tree
             .objects()
@@ -896,7 +911,7 @@ spec:
             ),
         ]);
         let tree = render(&fs);
-        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        assert!(tree.problems.is_empty(), "{:?}", tree.problems);
         let platform = tree
             .kustomizations
             .iter()
@@ -923,7 +938,7 @@ spec:
             ("platform/helmrelease.yaml", HR),
         ];
         let tree = render(&repo(&files));
-        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        assert!(tree.problems.is_empty(), "{:?}", tree.problems);
         assert!(tree.kustomizations.iter().any(|k| k.name == "platform"));
         assert!(
             tree.objects()
@@ -939,11 +954,11 @@ spec:
         ];
         let tree = render(&repo(&files));
         assert!(
-            tree.diagnostics
+            tree.problems
                 .iter()
                 .any(|d| d.message.contains("left out of the source artifact")),
             "{:?}",
-            tree.diagnostics
+            tree.problems
         );
     }
 
@@ -1010,11 +1025,7 @@ spec:
             ),
         ]);
         let tree = render(&fs);
-        let msgs: Vec<&str> = tree
-            .diagnostics
-            .iter()
-            .map(|d| d.message.as_str())
-            .collect();
+        let msgs: Vec<&str> = tree.problems.iter().map(|d| d.message.as_str()).collect();
         let has = |s: &str| msgs.iter().any(|m| m.contains(s));
         assert!(
             has("depends on Flux Kustomization flux-system/nowhere"),
@@ -1030,9 +1041,9 @@ spec:
         assert!(has("leaves the source's root"), "{msgs:#?}");
         assert!(has("not this repository"), "{msgs:#?}");
         let notes = tree
-            .diagnostics
+            .problems
             .iter()
-            .filter(|d| d.severity == Severity::Note)
+            .filter(|d| d.kind == ProblemKind::Offline)
             .count();
         assert_eq!(notes, 1);
     }
@@ -1070,7 +1081,7 @@ spec:
             ),
         ]);
         let tree = render(&fs);
-        assert!(tree.diagnostics.is_empty(), "{:?}", tree.diagnostics);
+        assert!(tree.problems.is_empty(), "{:?}", tree.problems);
         let app = tree
             .kustomizations
             .iter()

@@ -12,9 +12,11 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, parse_stream};
 use regex::Regex;
+
+use crate::problem::{Problem, ProblemKind};
 
 /// What an encrypted value substitutes to: a plain scalar that reads back as a string.
 pub const OPAQUE_VALUE: &str = "fluxgate-sops-opaque";
@@ -85,7 +87,7 @@ impl Vars {
     /// undecodable Secret value, an invalid variable name (Flux then fails the whole
     /// Kustomization; the name is left out here so that the rest still renders).
     #[must_use]
-    pub fn for_kustomization(ks: &Node, objects: &[Node]) -> (Vars, Vec<Diagnostic>) {
+    pub fn for_kustomization(ks: &Node, objects: &[Node]) -> (Vars, Vec<Problem>) {
         Vars::for_kustomization_with(ks, objects, &builtin_creators())
     }
 
@@ -96,7 +98,7 @@ impl Vars {
         ks: &Node,
         objects: &[Node],
         creators: &[RuntimeCreator],
-    ) -> (Vars, Vec<Diagnostic>) {
+    ) -> (Vars, Vec<Problem>) {
         let mut vars = Vars::default();
         let mut diags = Vec::new();
         let ns = ks
@@ -112,7 +114,8 @@ impl Vars {
             let name = entry.str_at(&["name"]).unwrap_or_default();
             let optional = entry.get("optional").and_then(Node::as_bool) == Some(true);
             if kind != "ConfigMap" && kind != "Secret" {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("substituteFrom kind must be ConfigMap or Secret, not `{kind}`"),
                     Some(entry.loc.clone()),
                 ));
@@ -130,7 +133,13 @@ impl Vars {
                     // variable it would have defined.
                     vars.unknown.push(format!("{kind}/{ns}/{name}"));
                     diags.push(
-                    Diagnostic::render_error(
+                    Problem::new(
+                        ProblemKind::MissingObject {
+                            field: "substituteFrom".into(),
+                            kind: kind.into(),
+                            namespace: ns.into(),
+                            name: name.into(),
+                        },
                         format!(
                             "substituteFrom {kind}/{name} does not exist in namespace {ns}: \
                              Flux fails this Kustomization (set `optional: true` if that is intended)"
@@ -166,7 +175,8 @@ impl Vars {
             .collect();
         for k in invalid {
             if let Some(def) = vars.map.remove(&k) {
-                diags.push(Diagnostic::render_error(
+                diags.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!(
                         "'{k}' var name is invalid, must match '{NAME_PATTERN}': Flux fails the \
                          substitution of this Kustomization"
@@ -184,7 +194,7 @@ impl Vars {
         kind: &str,
         ns: &str,
         name: &str,
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Vec<Problem>,
     ) {
         let source = format!("{kind}/{ns}/{name}");
         let opaque = kind == "Secret" && is_sops_encrypted(obj);
@@ -207,7 +217,8 @@ impl Vars {
                     match decode_base64(&text) {
                         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                         Err(e) => {
-                            diags.push(Diagnostic::render_error(
+                            diags.push(Problem::new(
+                                ProblemKind::Invalid,
                                 format!("Secret {ns}/{name} key `{k}` is not valid base64: {e}"),
                                 Some(v.loc.clone()),
                             ));
@@ -501,25 +512,28 @@ fn resource_set_objects(o: &Node) -> Vec<Node> {
 /// What a `<< input >>` of a ResourceSet template stands for offline.
 const RESOURCE_SET_INPUT: &str = "resourceset-input";
 
-/// The note for a reference to a Secret that only the running cluster creates.
+/// A reference to a Secret that only the running cluster creates.
 pub(crate) fn runtime_note(
     field: &str,
     kind: &str,
     name: &str,
     creator: &Node,
     entry: &Node,
-) -> Diagnostic {
-    Diagnostic::new(
-        "render",
-        fluxgate_diagnostics::Severity::Note,
+) -> Problem {
+    Problem::new(
+        ProblemKind::CreatedAtRuntime {
+            field: field.into(),
+            kind: kind.into(),
+            name: name.into(),
+        },
         format!(
             "{field} {kind}/{name} is created in the cluster by {} {}: its keys are unknown \
              offline, so what it defines is not checked",
             creator.str_at(&["kind"]).unwrap_or_default(),
             creator.str_at(&["metadata", "name"]).unwrap_or_default(),
         ),
+        Some(entry.loc.clone()),
     )
-    .at(entry.loc.clone())
     .related(creator.loc.clone(), "created by this object")
 }
 
@@ -760,7 +774,8 @@ spec:
         )[0];
         let (vars, diags) = Vars::for_kustomization(ks, &[]);
         assert_eq!(diags.len(), 2, "{diags:?}");
-        assert!(diags.iter().all(|d| d.rule == "render"));
+        assert!(matches!(diags[0].kind, ProblemKind::MissingObject { .. }));
+        assert_eq!(diags[1].kind, ProblemKind::Invalid);
         assert!(diags[0].message.contains("ConfigMap/nowhere"));
         assert_eq!(diags[0].location.as_ref().map(|l| l.line), Some(9));
         assert!(diags[1].message.contains("'bad-name' var name is invalid"));
@@ -782,7 +797,10 @@ spec:
         // The target is created at runtime (a note); the ExternalSecret's own name is not a
         // Secret when a target name is set (an error).
         assert_eq!(diags.len(), 2, "{diags:?}");
-        assert_eq!(diags[0].severity, fluxgate_diagnostics::Severity::Note);
+        assert!(matches!(
+            diags[0].kind,
+            ProblemKind::CreatedAtRuntime { .. }
+        ));
         assert!(diags[0].message.contains("ExternalSecret tunnel"));
         assert!(diags[1].message.contains("Secret/tunnel does not exist"));
     }

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use fluxgate_diagnostics::Severity;
 use fluxgate_flux::helm::{ChartCache, effective_values, effective_values_with};
-use fluxgate_flux::substitute::{Options, RULE_UNDEFINED, Status, substitute_resource};
+use fluxgate_flux::problem::{Problem, ProblemKind};
+use fluxgate_flux::substitute::{Options, Status, substitute_resource};
 use fluxgate_flux::vars::{OPAQUE_VALUE, Vars};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
@@ -39,7 +39,7 @@ fn substitute_from_with_optional_and_missing_references() {
     // The optional reference is silent; the required one that exists nowhere is an error at
     // its entry.
     assert_eq!(diags.len(), 1, "{diags:?}");
-    assert_eq!(diags[0].rule, "render");
+    assert!(matches!(diags[0].kind, ProblemKind::MissingObject { .. }));
     assert!(diags[0].message.contains("Secret/not-created-anywhere"));
     assert_eq!(diags[0].location.as_ref().map(|l| l.line), Some(15));
     assert_eq!(
@@ -56,7 +56,7 @@ fn substitute_from_with_optional_and_missing_references() {
     let resources = load("substitution/resources.yaml");
     let out = substitute_resource(named(&resources, "cilium"), &vars, Options::default());
     assert_eq!(out.status, Status::Substituted);
-    assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    assert!(out.problems.is_empty(), "{:?}", out.problems);
     let values = out.resource.path(&["spec", "values"]).expect("values");
     assert_eq!(values.str_at(&["cluster", "name"]), Some("prod"));
     assert_eq!(values.str_at(&["ingressHost"]), Some("hubble.example-com"));
@@ -113,7 +113,7 @@ fn substitute_disabled_resources_are_left_alone() {
     let scripts = named(&resources, "scripts");
     let out = substitute_resource(scripts, &vars, Options::default());
     assert_eq!(out.status, Status::Disabled);
-    assert!(out.diagnostics.is_empty());
+    assert!(out.problems.is_empty());
     assert_eq!(
         out.resource.str_at(&["data", "run.sh"]),
         scripts.str_at(&["data", "run.sh"])
@@ -132,18 +132,21 @@ fn undefined_variables_are_findings_at_their_line() {
         Options::default(),
     );
     let found: Vec<_> = out
-        .diagnostics
+        .problems
         .iter()
-        .map(|d| {
-            (
-                d.rule.as_str(),
-                d.severity,
-                d.location.as_ref().map(|l| l.line),
-            )
-        })
+        .map(|d| (d.kind.clone(), d.location.as_ref().map(|l| l.line)))
         .collect();
     // The default form is fine; the bare one is not.
-    assert_eq!(found, vec![(RULE_UNDEFINED, Severity::Error, Some(36))]);
+    let undefined = ProblemKind::UndefinedVariable {
+        name: found
+            .first()
+            .and_then(|(k, _)| match k {
+                ProblemKind::UndefinedVariable { name } => Some(name.clone()),
+                _ => None,
+            })
+            .unwrap_or_default(),
+    };
+    assert_eq!(found, vec![(undefined, Some(36))]);
     assert_eq!(
         out.resource.str_at(&["data", "endpoint"]),
         Some("https://:6443")
@@ -165,7 +168,7 @@ fn cache() -> ChartCache<'static> {
 fn chart_default_shines_through() {
     let docs = load("helm/cilium-release.yaml");
     let v = effective_values(&docs[0], &[], &cache());
-    assert!(v.diagnostics.is_empty(), "{:?}", v.diagnostics);
+    assert!(v.problems.is_empty(), "{:?}", v.problems);
     let chart = v.chart.as_ref().expect("chart resolved");
     assert_eq!(
         chart.found.as_deref(),
@@ -239,12 +242,8 @@ fn values_from_in_order_with_target_path() {
     let release = named(&docs, "podinfo");
     let v = effective_values(release, &docs, &cache());
     // Only the required missing reference is reported.
-    let errors: Vec<_> = v
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .collect();
-    assert_eq!(errors.len(), 1, "{:?}", v.diagnostics);
+    let errors: Vec<_> = v.problems.iter().filter(|d| d.kind.fails()).collect();
+    assert_eq!(errors.len(), 1, "{:?}", v.problems);
     assert!(errors[0].message.contains("required-but-missing"));
     let chart = v.chart.as_ref().expect("chart");
     assert_eq!(chart.found.as_deref(), Some("helm/charts/podinfo"));
@@ -285,7 +284,7 @@ fn values_from_in_order_with_target_path() {
 fn chart_not_in_cache_is_recorded_not_reported() {
     let docs = load("helm/podinfo-release.yaml");
     let v = effective_values(named(&docs, "uncached"), &docs, &cache());
-    assert!(v.diagnostics.is_empty(), "{:#?}", v.diagnostics);
+    assert!(v.problems.is_empty(), "{:#?}", v.problems);
     assert_eq!(v.tree.get("a").and_then(Node::as_i64), Some(1));
     let chart = v.chart.as_ref().expect("the chart is known");
     assert!(chart.found.is_none());
@@ -306,8 +305,19 @@ fn tree() -> fluxgate_flux::tree::Tree {
     )
 }
 
+/// How the `render` rule reports a problem.
+fn severity(p: &Problem) -> &'static str {
+    if p.kind.fails() {
+        "error"
+    } else if p.kind.is_offline_unknown() {
+        "note"
+    } else {
+        "warning"
+    }
+}
+
 fn messages(tree: &fluxgate_flux::tree::Tree) -> Vec<String> {
-    tree.diagnostics
+    tree.problems
         .iter()
         .map(|d| {
             format!(
@@ -316,7 +326,7 @@ fn messages(tree: &fluxgate_flux::tree::Tree) -> Vec<String> {
                     .as_ref()
                     .map(ToString::to_string)
                     .unwrap_or_default(),
-                d.severity,
+                severity(d),
                 d.message
             )
         })

@@ -23,7 +23,7 @@ fn main() {
     for d in &dirs {
         let out = build(&fs, &root, d);
         objects += out.objects.len();
-        findings += out.diagnostics.len();
+        findings += out.problems.len();
         // Printing is part of what `kubectl kustomize` does: emit, but do not write.
         bytes += emit_docs(
             &out.objects,

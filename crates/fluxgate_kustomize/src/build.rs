@@ -5,13 +5,14 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
 use crate::config::{self, Config};
 use crate::fieldspec::FieldSpec;
 use crate::fs::{Fs, normalize};
 use crate::generate::{self, Options};
+use crate::problem::{Problem, ProblemKind};
 use crate::resource::{Behavior, ORDER_FIRST, ORDER_LAST, ResId, Resource, legacy_sort};
 use crate::{nameref, patch, patches, plugins, replacements, transform, vars};
 
@@ -91,7 +92,7 @@ pub struct Builder<'a> {
     /// kubectl kustomize's `LoadRestrictionsRootOnly`: a kustomization reads files only at or
     /// below its own folder (bases, being folders, may be anywhere under `root`).
     pub root_only: bool,
-    pub diags: Vec<Diagnostic>,
+    pub diags: Vec<Problem>,
     /// Directories being built, outermost first: a directory met again is a cycle.
     stack: Vec<PathBuf>,
     /// Raw text of the kustomization files read, to place inline patches on their lines.
@@ -131,21 +132,39 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Input kustomize refuses.
     pub fn error(&mut self, message: impl Into<String>, loc: Option<Location>) {
-        self.diags.push(Diagnostic::render_error(message, loc));
+        self.problem(ProblemKind::Invalid, message, loc);
     }
 
+    /// Input the build reads past.
     pub fn warn(&mut self, message: impl Into<String>, loc: Option<Location>) {
-        let mut d = Diagnostic::new("render", Severity::Warning, message);
-        d.location = loc;
-        self.diags.push(d);
+        self.problem(ProblemKind::Ignored, message, loc);
+    }
+
+    pub fn problem(
+        &mut self,
+        kind: ProblemKind,
+        message: impl Into<String>,
+        loc: Option<Location>,
+    ) {
+        self.diags.push(Problem::new(kind, message, loc));
+    }
+
+    /// What the YAML parser found in a file the build reads.
+    pub fn yaml(&mut self, diagnostics: Vec<Diagnostic>) {
+        self.diags
+            .extend(diagnostics.into_iter().map(crate::problem::from_yaml));
     }
 
     /// A remote input is a warning that says what was not checked: Flux fetches it, fluxgate
     /// works offline.
     fn remote(&mut self, what: &str, target: &str, loc: &Location) {
         self.skipped_remote = true;
-        self.warn(
+        self.problem(
+            ProblemKind::RemoteSkipped {
+                target: target.to_string(),
+            },
             format!(
                 "remote {what} {target:?} is not fetched (fluxgate works offline): what it \
                  contains is not checked; vendor it into the repository to check it"
@@ -173,7 +192,10 @@ impl<'a> Builder<'a> {
         }
         let path = normalize(&dir.join(target));
         if !self.inside_root(&path) {
-            self.error(
+            self.problem(
+                ProblemKind::OutsideRoot {
+                    path: target.to_string(),
+                },
                 format!("{what} {target:?} is outside the repository root and is not read"),
                 Some(loc.clone()),
             );
@@ -267,7 +289,8 @@ impl<'a> Builder<'a> {
         } else {
             format!("{what} {target:?} cannot be read: {e}")
         };
-        self.error(msg, Some(loc.clone()));
+        let path = target.to_string();
+        self.problem(ProblemKind::MissingFile { path }, msg, Some(loc.clone()));
     }
 
     /// The kustomization file of `dir`, if there is exactly one.
@@ -279,7 +302,10 @@ impl<'a> Builder<'a> {
             .collect();
         match found.len() {
             0 => {
-                self.error(
+                self.problem(
+                    ProblemKind::MissingFile {
+                        path: self.rel(dir),
+                    },
                     format!(
                         "no kustomization.yaml, kustomization.yml or Kustomization in {}",
                         self.rel(dir)
@@ -315,7 +341,7 @@ impl<'a> Builder<'a> {
         };
         let failed = parsed.stream.has_errors();
         let (text, docs, diagnostics) = parsed.into_parts();
-        self.diags.extend(diagnostics);
+        self.yaml(diagnostics);
         self.texts.insert(rel.clone(), text);
         if failed {
             return None;
@@ -464,13 +490,15 @@ impl<'a> Builder<'a> {
         for (key, value) in map {
             let loc = Some(value.loc.clone());
             match key.as_str() {
-                "helmCharts" | "helmGlobals" | "helmChartInflationGenerator" => self.error(
+                "helmCharts" | "helmGlobals" | "helmChartInflationGenerator" => self.problem(
+                    ProblemKind::Unsupported,
                     format!("{key}: Helm charts are not inflated (fluxgate runs no helper binaries and fetches nothing)"),
                     loc,
                 ),
                 "validators" => {
                     for e in seq(Some(value)) {
-                        self.error(
+                        self.problem(
+                            ProblemKind::Unsupported,
                             format!(
                                 "{key}: plugin {} is not run (fluxgate runs no kustomize plugins)",
                                 e.scalar_text().unwrap_or_else(|| "(inline)".into())
@@ -482,7 +510,7 @@ impl<'a> Builder<'a> {
                 "crds"
                     if value.as_seq().is_some_and(|s| !s.is_empty()) =>
                 {
-                    self.error(format!("{key} is not supported yet"), loc);
+                    self.problem(ProblemKind::Unsupported, format!("{key} is not supported yet"), loc);
                 }
                 k if !KNOWN_FIELDS.contains(&k) => self.warn(format!("unknown kustomization field {k:?}"), loc),
                 _ => {}
@@ -518,7 +546,7 @@ impl<'a> Builder<'a> {
         };
         let stream = parse_stream(&rel, &text, Schema::Kube);
         let failed = stream.has_errors();
-        self.diags.extend(stream.diagnostics);
+        self.yaml(stream.diagnostics);
         if failed {
             return;
         }
@@ -597,7 +625,7 @@ impl<'a> Builder<'a> {
             }
         };
         let (_, docs, diagnostics) = parsed.into_parts();
-        self.diags.extend(diagnostics);
+        self.yaml(diagnostics);
         let mut out = Vec::new();
         for doc in docs {
             self.push_object(doc, &mut out);
@@ -715,7 +743,7 @@ impl<'a> Builder<'a> {
                     continue;
                 };
                 let stream = parse_stream(&rel, &body, Schema::Kube);
-                self.diags.extend(stream.diagnostics);
+                self.yaml(stream.diagnostics);
                 stream.docs
             };
             for d in docs.into_iter().filter(|d| !d.is_null()) {
@@ -882,7 +910,7 @@ impl<'a> Builder<'a> {
         mut resources: Vec<Resource>,
         vars: &[Node],
         config: &Config,
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Vec<Problem>,
     ) -> Vec<Node> {
         for r in &mut resources {
             if r.needs_hash {
@@ -1024,7 +1052,7 @@ mod tests {
         );
         let out = crate::build(&fs, Path::new("/r"), Path::new("/r"));
         let dups: Vec<_> = out
-            .diagnostics
+            .problems
             .iter()
             .filter(|d| d.message.contains("defined more than once"))
             .map(|d| d.location.as_ref().map(|l| (l.file.to_string(), l.line)))
@@ -1064,18 +1092,18 @@ mod tests {
         assert!(
             names(&open).contains(&"outside".to_string()),
             "{:?}",
-            open.diagnostics
+            open.problems
         );
         let strict = crate::build_restricted(&fs, root, dir, crate::LoadRestrictor::RootOnly);
         let got = names(&strict);
         assert!(!got.contains(&"outside".to_string()), "{got:?}");
         assert!(got.contains(&"base".to_string()) && got.contains(&"inside".to_string()));
         let refused: Vec<_> = strict
-            .diagnostics
+            .problems
             .iter()
             .filter(|d| d.message.contains("is not in or below 'app'"))
             .map(|d| d.location.as_ref().map(|l| l.line))
             .collect();
-        assert_eq!(refused, [Some(1), Some(4)], "{:?}", strict.diagnostics);
+        assert_eq!(refused, [Some(1), Some(4)], "{:?}", strict.problems);
     }
 }

@@ -58,7 +58,7 @@ pub fn load(b: &mut Builder<'_>, dir: &Path, kust: &Node) -> Config {
         };
         let stream = parse_stream(&rel, &text, Schema::Kube);
         let failed = stream.has_errors();
-        b.diags.extend(stream.diagnostics);
+        b.yaml(stream.diagnostics);
         if failed {
             continue;
         }

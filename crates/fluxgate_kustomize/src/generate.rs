@@ -2,7 +2,9 @@
 //! and the content hash kustomize appends to their names.
 
 use base64::Engine as _;
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Map, Node, Value};
 use sha2::{Digest, Sha256};
 
@@ -93,11 +95,12 @@ pub fn generate(
     secret: bool,
     global: &Options,
     read: &mut ReadFile<'_>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) -> Option<Generated> {
     let loc = entry.loc.clone();
     let Some(name) = entry.str_at(&["name"]) else {
-        diags.push(Diagnostic::render_error(
+        diags.push(Problem::new(
+            ProblemKind::Invalid,
             "generator entry without a name",
             Some(loc),
         ));
@@ -108,7 +111,8 @@ pub fn generate(
         "merge" => Behavior::Merge,
         "replace" => Behavior::Replace,
         other => {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("unknown generator behavior {other:?} (create, merge or replace)"),
                 entry.get("behavior").map(|n| n.loc.clone()),
             ));
@@ -118,9 +122,10 @@ pub fn generate(
     // Each value with whether it is already base64 (a file that is not UTF-8 text: kustomize
     // puts it in a ConfigMap's `binaryData`, and a Secret's bytes are encoded as they are).
     let mut data: Vec<(String, Node, bool)> = Vec::new();
-    let mut put = |k: String, v: Node, binary: bool, diags: &mut Vec<Diagnostic>| {
+    let mut put = |k: String, v: Node, binary: bool, diags: &mut Vec<Problem>| {
         if data.iter().any(|(x, _, _)| *x == k) {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("generator {name:?}: key {k:?} is defined twice"),
                 Some(v.loc.clone()),
             ));
@@ -139,7 +144,8 @@ pub fn generate(
                 false,
                 diags,
             ),
-            None => diags.push(Diagnostic::render_error(
+            None => diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("invalid literal {text:?}: expected key=value"),
                 Some(lit.loc.clone()),
             )),

@@ -7,8 +7,8 @@
 //! `transformers:` configs), `replacements:`, legacy `vars:`, `configurations:`, name
 //! references and kustomize's output order. Every field of every object keeps the
 //! [`Location`](fluxgate_diagnostics::Location) where it was written: the resource file, the
-//! patch, or the kustomization line of the transformer that set it. Problems are
-//! [`Diagnostic`]s and the rest still renders; nothing is read outside the root and nothing
+//! patch, or the kustomization line of the transformer that set it. Problems are typed
+//! ([`Problem`], [`ProblemKind`]) and the rest still renders; nothing is read outside the root and nothing
 //! is fetched.
 //!
 //! ```
@@ -18,7 +18,7 @@
 //! fs.insert("/repo/app/kustomization.yaml", "namePrefix: dev-\nresources: [cm.yaml]\n");
 //! fs.insert("/repo/app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n");
 //! let out = build(&fs, Path::new("/repo"), Path::new("/repo/app"));
-//! assert!(out.diagnostics.is_empty());
+//! assert!(out.problems.is_empty());
 //! let name = out.objects[0].path(&["metadata", "name"]).unwrap();
 //! assert_eq!(name.as_str(), Some("dev-settings"));
 //! assert_eq!(name.loc.file.as_ref(), "app/kustomization.yaml"); // set by namePrefix
@@ -33,6 +33,7 @@ mod nameref;
 pub mod patch;
 mod patches;
 mod plugins;
+mod problem;
 mod replacements;
 mod resource;
 mod transform;
@@ -40,27 +41,26 @@ mod vars;
 
 use std::path::Path;
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
 use fluxgate_yaml::Node;
 
 pub use build::KUSTOMIZATION_FILES;
 pub use fs::{CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normalize, parse};
 pub use generate::content_hash;
+pub use problem::{Problem, ProblemKind, from_yaml};
 
-/// The result of a build: the objects in kustomize's output order, and every finding.
+/// The result of a build: the objects in kustomize's output order, and every problem.
 #[derive(Debug, Default)]
 pub struct Build {
     pub objects: Vec<Node>,
-    pub diagnostics: Vec<Diagnostic>,
+    pub problems: Vec<Problem>,
 }
 
 impl Build {
-    /// Whether a finding is an error (the command exits 1).
+    /// Whether a problem fails the build (`kubectl kustomize` would exit 1).
     #[must_use]
     pub fn has_errors(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity == fluxgate_diagnostics::Severity::Error)
+        self.problems.iter().any(|p| p.kind.fails_build())
     }
 }
 
@@ -117,20 +117,17 @@ fn run(mut b: build::Builder<'_>, dir: &Path, kust: &Node) -> Build {
     let vars = std::mem::take(&mut b.vars);
     let config = std::mem::take(&mut b.config);
     let objects = build::Builder::finish(kust, resources, &vars, &config, &mut b.diags);
-    let mut diagnostics = b.diags;
-    fluxgate_diagnostics::sort_and_dedup(&mut diagnostics);
-    Build {
-        objects,
-        diagnostics,
-    }
+    let mut problems = b.diags;
+    fluxgate_diagnostics::problem::sort_and_dedup(&mut problems);
+    Build { objects, problems }
 }
 
 fn finish_empty(b: build::Builder<'_>) -> Build {
-    let mut diagnostics = b.diags;
-    fluxgate_diagnostics::sort_and_dedup(&mut diagnostics);
+    let mut problems = b.diags;
+    fluxgate_diagnostics::problem::sort_and_dedup(&mut problems);
     Build {
         objects: Vec::new(),
-        diagnostics,
+        problems,
     }
 }
 

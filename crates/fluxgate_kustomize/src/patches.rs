@@ -29,7 +29,7 @@ fn load(
         let (rel, text) = b.read_file(dir, p, &loc, "patch")?;
         let stream = parse_stream(&rel, &text, Schema::Kube);
         let failed = stream.has_errors();
-        b.diags.extend(stream.diagnostics);
+        b.yaml(stream.diagnostics);
         if failed {
             return None;
         }
@@ -66,7 +66,7 @@ fn load(
         if let Some(l) = &mut d.location {
             l.line += offset;
         }
-        b.diags.push(d);
+        b.yaml(vec![d]);
     }
     if failed {
         return None;

@@ -52,7 +52,7 @@ fn load(b: &mut Builder<'_>, dir: &Path, entry: &Node) -> Vec<Replacement> {
     };
     let stream = parse_stream(&rel, &text, Schema::Kube);
     let failed = stream.has_errors();
-    b.diags.extend(stream.diagnostics);
+    b.yaml(stream.diagnostics);
     if failed {
         return Vec::new();
     }

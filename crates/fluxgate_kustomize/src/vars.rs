@@ -13,7 +13,9 @@
 
 use std::collections::HashMap;
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
+
+use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value};
 
 use crate::build::stringify_metadata_maps;
@@ -73,7 +75,7 @@ pub fn resolve(
     vars: &[Node],
     extra_specs: &[FieldSpec],
     resources: &mut [Resource],
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) {
     if vars.is_empty() {
         return;
@@ -81,14 +83,16 @@ pub fn resolve(
     let mut values: HashMap<String, Node> = HashMap::new();
     for var in vars {
         let Some(name) = var.str_at(&["name"]) else {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 "vars: a var needs a name",
                 Some(var.loc.clone()),
             ));
             continue;
         };
         if values.contains_key(name) {
-            diags.push(Diagnostic::render_error(
+            diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("vars: var {name:?} is declared more than once"),
                 Some(var.loc.clone()),
             ));
@@ -98,7 +102,8 @@ pub fn resolve(
             Ok(v) => {
                 values.insert(name.to_string(), v);
             }
-            Err(msg) => diags.push(Diagnostic::render_error(
+            Err(msg) => diags.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("vars: var {name:?} {msg}"),
                 Some(var.loc.clone()),
             )),

@@ -6,6 +6,16 @@
 use std::path::{Path, PathBuf};
 
 use fluxgate_diagnostics::Severity;
+use fluxgate_kustomize::Problem;
+
+/// An error when the build fails on it, else a warning: how the `render` rule reports it.
+fn severity_of(p: &Problem) -> Severity {
+    if p.kind.fails_build() {
+        Severity::Error
+    } else {
+        Severity::Warning
+    }
+}
 use fluxgate_kustomize::{RealFs, build};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
@@ -30,8 +40,8 @@ fn check_at(case: &str, file: &str, line: u32, needle: &str, severity: Severity)
         std::fs::read_to_string(dir.join("expected.yaml")).expect("fixture has expected.yaml");
     let expected: Vec<Node> = parse_stream("expected.yaml", &text, Schema::Kube).docs;
     assert_eq!(out.objects, expected, "{case}: rendered objects");
-    let found = out.diagnostics.iter().any(|d| {
-        d.severity == severity
+    let found = out.problems.iter().any(|d| {
+        severity_of(d) == severity
             && d.location
                 .as_ref()
                 .is_some_and(|l| l.file.as_ref() == file && l.line == line)
@@ -40,7 +50,7 @@ fn check_at(case: &str, file: &str, line: u32, needle: &str, severity: Severity)
     assert!(
         found,
         "{case}: no {severity:?} at {file}:{line} containing {needle:?}; got {:#?}",
-        out.diagnostics
+        out.problems
     );
     let printed = format!("{:?}", out.objects);
     assert!(
@@ -169,8 +179,8 @@ fn empty_and_non_mapping_kustomizations_fail_as_in_kustomize() {
     let root = fixture("empty-kustomizations").join("repo");
     let fs = RealFs::new(&root);
     let has_error = |out: &fluxgate_kustomize::Build, file: &str, needle: &str| {
-        out.diagnostics.iter().any(|d| {
-            d.severity == Severity::Error
+        out.problems.iter().any(|d| {
+            d.kind.fails_build()
                 && d.location
                     .as_ref()
                     .is_some_and(|l| l.file.as_ref() == file && l.line == 1)
@@ -184,14 +194,14 @@ fn empty_and_non_mapping_kustomizations_fail_as_in_kustomize() {
         assert!(
             has_error(&top, &file, needle),
             "{case}: {:#?}",
-            top.diagnostics
+            top.problems
         );
         // As a base of `app`, each is an error of its own and the rest still renders.
         let app = build(&fs, &root, &root.join("app"));
         assert!(
             has_error(&app, &file, needle),
             "app/{case}: {:#?}",
-            app.diagnostics
+            app.problems
         );
     }
     check(

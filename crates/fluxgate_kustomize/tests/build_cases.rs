@@ -14,7 +14,7 @@ fn check(case: &str) {
         .join(case);
     let fs = RealFs::new(&dir);
     let out = build(&fs, &dir, &dir);
-    assert!(!out.has_errors(), "{case}: {:#?}", out.diagnostics);
+    assert!(!out.has_errors(), "{case}: {:#?}", out.problems);
     let text =
         std::fs::read_to_string(dir.join("expected.yaml")).expect("fixture has expected.yaml");
     let expected: Vec<Node> = parse_stream("expected.yaml", &text, Schema::Kube).docs;

@@ -164,10 +164,7 @@ fn run_case(case: &Case) -> Outcome {
     let fs = RealFs::new(&case.root);
     let got = build(&fs, &case.root, &case.dir);
     if got.has_errors() {
-        let first = got
-            .diagnostics
-            .iter()
-            .find(|d| d.severity == fluxgate_diagnostics::Severity::Error);
+        let first = got.problems.iter().find(|d| d.kind.fails_build());
         return Outcome::Mismatch(format!(
             "fluxgate error: {}",
             first

@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fluxgate_ansible::Project;
-use fluxgate_diagnostics::Diagnostic;
+use fluxgate_ansible::{ProblemKind as AnsibleKind, Project};
 use fluxgate_flux::helm::{ChartCache, Values, effective_values_in};
 use fluxgate_flux::tree::{Tree, TreeOptions, render_tree};
 use fluxgate_flux::vars::{RuntimeCreator, builtin_creators};
@@ -15,6 +14,7 @@ use fluxgate_yaml::Node;
 use indexmap::IndexMap;
 
 use crate::config::{Config, EnvConfig};
+use crate::problem::{Problem, ProblemKind};
 
 /// A HelmRelease of the environment with its effective values.
 #[derive(Clone, Debug)]
@@ -39,9 +39,12 @@ pub struct Environment {
     /// `namespace/name` -> release, in render order.
     pub releases: IndexMap<String, Release>,
     pub bootstrap: Option<Bootstrap>,
-    /// Everything that could not be rendered (rule `render`, and substitution findings), each
-    /// tagged with this environment.
-    pub diagnostics: Vec<Diagnostic>,
+    /// Everything that could not be rendered, typed; the rules decide how each is reported
+    /// (`render`, `substitution-undefined`).
+    pub problems: Vec<Problem>,
+    /// What creates Secrets and ConfigMaps at run time in this environment: the built-in
+    /// operators and the `generators:` of fluxgate.yaml.
+    pub creators: Vec<RuntimeCreator>,
 }
 
 impl Environment {
@@ -89,7 +92,8 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         .flux
         .as_deref()
         .map_or_else(Tree::default, |entry| render_tree(fs, root, entry, &opts));
-    let mut diagnostics = tree.diagnostics.clone();
+    let lift = |p: &fluxgate_flux::problem::Problem| p.clone().map_kind(ProblemKind::Flux);
+    let mut problems: Vec<Problem> = tree.problems.iter().map(lift).collect();
 
     let charts = config
         .charts
@@ -106,7 +110,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
             continue;
         }
         let values = effective_values_in(obj, &objects, &charts, &[], &creators);
-        diagnostics.extend(values.diagnostics.iter().cloned());
+        problems.extend(values.problems.iter().map(lift));
         let id = object_id(obj);
         releases.insert(
             id.clone(),
@@ -118,7 +122,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         );
     }
 
-    diagnostics.extend(missing_charts_note(&releases));
+    problems.extend(missing_charts_note(&releases));
 
     let bootstrap = env.ansible.as_ref().map(|a| {
         let project = Project::load(&fluxgate_ansible::Options {
@@ -129,32 +133,33 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
             representative_hosts: true,
             ..fluxgate_ansible::Options::default()
         });
-        diagnostics.extend(project.diagnostics().iter().cloned());
+        problems.extend(
+            project
+                .problems()
+                .iter()
+                .map(|p| p.clone().map_kind(ProblemKind::Ansible)),
+        );
         let hosts = match &a.group {
             Some(g) => project.group_hosts(g),
             None => project.hosts(),
         };
-        diagnostics.extend(template_problems(&project, &hosts));
+        problems.extend(template_problems(&project, &hosts));
         Bootstrap { project, hosts }
     });
 
-    for d in &mut diagnostics {
-        if d.environment.is_none() {
-            d.environment = Some(env.name.clone());
-        }
-    }
     Environment {
         config: env.clone(),
         tree,
         releases,
         bootstrap,
-        diagnostics,
+        problems,
+        creators,
     }
 }
 
 /// One note for every chart the environment's releases install that the chart cache lacks
 /// (their default values are unknown), at the first release that names each one.
-fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Diagnostic> {
+fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Problem> {
     let mut missing: IndexMap<String, (usize, fluxgate_diagnostics::Location)> = IndexMap::new();
     for r in releases.values() {
         let Some(c) = r.values.chart.as_ref().filter(|c| c.found.is_none()) else {
@@ -179,9 +184,8 @@ fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Diagnosti
         })
         .collect();
     listed.sort();
-    let mut d = Diagnostic::new(
-        "render",
-        fluxgate_diagnostics::Severity::Note,
+    let mut d = Problem::new(
+        ProblemKind::ChartsNotCached,
         format!(
             "{} chart{} not in the chart cache, so {} default values are unknown: {}",
             missing.len(),
@@ -189,8 +193,8 @@ fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Diagnosti
             if missing.len() == 1 { "its" } else { "their" },
             listed.join(", ")
         ),
+        Some(first),
     )
-    .at(first)
     .help("put each chart's .tgz (or unpacked folder) into the `charts:` folder of fluxgate.yaml");
     for (label, (_, at)) in missing.iter().skip(1).take(9) {
         d = d.related(at.clone(), format!("{label} is named here"));
@@ -201,12 +205,12 @@ fn missing_charts_note(releases: &IndexMap<String, Release>) -> Option<Diagnosti
 /// Renders every template that a `template` task of the site playbook writes, for each of the
 /// environment's hosts its play targets (renders are memoised in the project, so the rules
 /// reuse them). A syntax error, or a variable that the template's scope does not define at
-/// all, in a task that always runs, is a `render` error at its line; a failure fluxgate cannot
-/// judge offline (a conditional or looped task, a value built from facts gathered at run
-/// time, a filter it lacks) is a warning that says the template was not checked. Once per
-/// template line however many hosts fail on it.
-fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = Vec::new();
+/// all, in a task that always runs, is the template's defect, at its line; a failure fluxgate
+/// cannot judge offline (a conditional or looped task, a value built from facts gathered at
+/// run time, a filter it lacks) is [`ProblemKind::TemplateUnchecked`], whose message says the
+/// template was not checked. Once per template line however many hosts fail on it.
+fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Problem> {
+    let mut out: Vec<Problem> = Vec::new();
     let mut failing: IndexMap<(String, Option<fluxgate_diagnostics::Location>), (usize, usize)> =
         IndexMap::new();
     for po in project.order() {
@@ -215,11 +219,16 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Diagnostic>
                 continue;
             };
             for host in po.hosts.iter().filter(|h| env_hosts.contains(h)) {
-                let Err(mut d) = project.render_template(&path, host) else {
+                let Err(failure) = project.render_template(&path, host) else {
                     continue;
                 };
-                if !is_certain_template_defect(project, task, &path, host, &d) {
-                    d.severity = fluxgate_diagnostics::Severity::Warning;
+                let certain = is_certain_template_defect(project, task, &path, host, &failure);
+                let mut d = failure.map_kind(if certain {
+                    ProblemKind::Ansible
+                } else {
+                    ProblemKind::TemplateUnchecked
+                });
+                if !certain {
                     d.message.push_str(
                         "; fluxgate could not render it offline, so what it writes is not checked",
                     );
@@ -257,9 +266,9 @@ fn is_certain_template_defect(
     task: &fluxgate_ansible::Task,
     path: &str,
     host: &str,
-    d: &Diagnostic,
+    d: &fluxgate_ansible::Problem,
 ) -> bool {
-    if d.message.contains("syntax error") {
+    if d.kind == AnsibleKind::TemplateSyntax {
         return true;
     }
     let conditional = task.when.is_some()
@@ -267,7 +276,7 @@ fn is_certain_template_defect(
             .keywords
             .keys()
             .any(|k| k == "loop" || k == "vars" || k == "loop_control" || k.starts_with("with_"));
-    if conditional || !d.message.contains("is undefined") {
+    if conditional || d.kind != AnsibleKind::TemplateUndefined {
         return false;
     }
     let Some(line) = d.location.as_ref().map(|l| l.line).filter(|l| *l > 0) else {

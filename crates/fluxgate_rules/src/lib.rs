@@ -14,6 +14,7 @@
 //! ```
 
 pub mod contracts;
+pub mod problems;
 pub mod registry;
 pub mod rules;
 mod support;
@@ -75,6 +76,8 @@ pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic
         }
         let mut found = Vec::new();
         match rule.check {
+            // Made while fluxgate.yaml is read, and by `contracts::check` below.
+            Check::Reported(_) => continue,
             Check::Environment(check) => {
                 for env in envs {
                     let ctx = RuleContext {
@@ -156,8 +159,57 @@ pub fn check_rule_config(config: &Config) -> Vec<Diagnostic> {
     out
 }
 
-/// Whether a rule name is one this build knows (contracts are `contract:<id>`).
+/// Every rule a finding of a run over `config` can carry, with its one-line summary, in
+/// registry order: each registered rule, then `contract:<id>` for each configured contract
+/// (its description, else the `contract` entry's summary). SARIF's `tool.driver.rules`.
+#[must_use]
+pub fn rule_docs(config: &Config) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = RULES
+        .iter()
+        .map(|r| (r.name.to_string(), r.summary()))
+        .collect();
+    let contract = rules::config::contract::CONTRACT.summary();
+    for c in &config.contracts {
+        let summary = c.description.clone().unwrap_or_else(|| contract.clone());
+        out.push((contracts::rule_name(c), summary));
+    }
+    out
+}
+
+/// Whether `rules.<name>` of fluxgate.yaml names a rule this build runs. `config` and
+/// `contract` are registered but have no settings (their findings are made while
+/// fluxgate.yaml is read and contracts are evaluated), so they are not such a name.
 #[must_use]
 pub fn is_known_rule(name: &str) -> bool {
-    registry::find(name).is_some()
+    RULES.iter().any(|r| r.name == name && r.runs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_docs_list_every_rule_a_finding_can_carry() {
+        let (config, diags) = fluxgate_model::config::parse_config(
+            "fluxgate.yaml",
+            "environments:\n  prod:\n    flux: clusters/prod\ncontracts:\n  - id: cni-dials-vip\n    description: Cilium dials the VIP\n    assert: 'true'\n  - id: bare\n    assert: 'true'\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let docs = rule_docs(&config);
+        let names: Vec<&str> = docs.iter().map(|(n, _)| n.as_str()).collect();
+        for name in ["config", "contract", "render", "substitution-undefined"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+        let summary = |id: &str| docs.iter().find(|(n, _)| n == id).map(|(_, s)| s.as_str());
+        assert_eq!(
+            summary("contract:cni-dials-vip"),
+            Some("Cilium dials the VIP")
+        );
+        assert_eq!(
+            summary("contract:bare").map(str::to_string),
+            Some(rules::config::contract::CONTRACT.summary())
+        );
+        // Every registered rule is listed once, then one entry per contract.
+        assert_eq!(docs.len(), RULES.len() + 2);
+    }
 }

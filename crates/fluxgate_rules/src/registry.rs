@@ -13,11 +13,15 @@ pub type EnvCheck = fn(&RuleContext<'_>, &mut Vec<Diagnostic>);
 /// rule says so).
 pub type RepoCheck = fn(&RepoContext<'_>, &mut Vec<Diagnostic>);
 
-/// How a rule runs: once per environment, or once per repository.
+/// How a rule runs: once per environment, once per repository, or not in the rule loop at
+/// all: `config` findings are made while `fluxgate.yaml` is read and `contract:<id>` findings
+/// while contracts are evaluated; those entries exist so that every finding's rule is
+/// registered (`explain`, SARIF's rule list, `rules.<name>` settings).
 #[derive(Clone, Copy)]
 pub enum Check {
     Environment(EnvCheck),
     Repository(RepoCheck),
+    Reported(Scope),
 }
 
 /// The scope of a rule, as `fluxgate rules` shows it.
@@ -56,7 +60,15 @@ impl Rule {
         match self.check {
             Check::Environment(_) => Scope::Environment,
             Check::Repository(_) => Scope::Repository,
+            Check::Reported(scope) => scope,
         }
+    }
+
+    /// Whether the rule loop runs this rule's check (false for `config` and `contract`, whose
+    /// findings are made elsewhere).
+    #[must_use]
+    pub fn runs(&self) -> bool {
+        !matches!(self.check, Check::Reported(_))
     }
 
     /// The explanation `fluxgate explain` prints: the doc comment without its leading spaces.
@@ -98,6 +110,8 @@ impl Rule {
 /// Declares a rule. The doc comment is its explanation and must have the headings
 /// `## What it checks`, `## Why it matters`, `## Example` and `## How to fix`.
 ///
+/// A rule whose findings are made outside the rule loop leaves out `check:`.
+///
 /// ```ignore
 /// declare_rule! {
 ///     /// ## What it checks
@@ -131,6 +145,23 @@ macro_rules! declare_rule {
             raw_doc: concat!($($doc, "\n"),*),
         };
     };
+    (
+        $(#[doc = $doc:literal])*
+        $vis:vis static $ident:ident = {
+            name: $name:literal,
+            severity: $sev:ident,
+            scope: $scope:ident $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        $vis static $ident: $crate::registry::Rule = $crate::registry::Rule {
+            name: $name,
+            default_severity: $crate::Severity::$sev,
+            check: $crate::registry::Check::Reported($crate::registry::Scope::$scope),
+            settings: &[],
+            raw_doc: concat!($($doc, "\n"),*),
+        };
+    };
 }
 
 /// Every rule, sorted by name.
@@ -138,6 +169,8 @@ pub static RULES: &[&Rule] = &[
     &rules::network::address_conflict::ADDRESS_CONFLICT,
     &rules::bootstrap::bootstrap_order::BOOTSTRAP_ORDER,
     &rules::bootstrap::check_mode_probe::CHECK_MODE_PROBE,
+    &rules::config::config::CONFIG,
+    &rules::config::contract::CONTRACT,
     &rules::ha::ha_endpoint::HA_ENDPOINT,
     &rules::parity::parity::PARITY,
     &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
@@ -147,9 +180,13 @@ pub static RULES: &[&Rule] = &[
     &rules::ha::tls_san::TLS_SAN,
 ];
 
-/// The rule called `name`.
+/// The rule called `name`; a contract's findings, `contract:<id>`, belong to `contract`.
 #[must_use]
 pub fn find(name: &str) -> Option<&'static Rule> {
+    let name = match name.split_once(':') {
+        Some(("contract", id)) if !id.is_empty() => rules::config::contract::CONTRACT.name,
+        _ => name,
+    };
     RULES.iter().copied().find(|r| r.name == name)
 }
 
@@ -167,6 +204,22 @@ mod tests {
                 w[1].name
             );
         }
+    }
+
+    #[test]
+    fn every_finding_source_is_registered() {
+        for name in ["config", "render", "contract", "contract:cni-dials-vip"] {
+            let rule = find(name).unwrap_or_else(|| panic!("{name} is not registered"));
+            assert!(rule.doc().contains("## What it checks"), "{name}");
+        }
+        assert_eq!(find("contract:x").map(|r| r.name), Some("contract"));
+        assert!(find("contract:").is_none());
+        assert!(find("render:x").is_none());
+        assert!(!find("config").is_some_and(Rule::runs));
+        assert!(find("render").is_some_and(Rule::runs));
+        // They have no `rules.<name>` settings: naming them there is a typo finding.
+        assert!(!crate::is_known_rule("config") && !crate::is_known_rule("contract"));
+        assert!(crate::is_known_rule("render"));
     }
 
     #[test]

@@ -162,7 +162,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
     let project = &loaded.project;
     let mut findings: Vec<Diagnostic> = loaded.config_diags.clone();
-    findings.extend(project.diagnostics().iter().cloned());
+    findings.extend(
+        project
+            .problems()
+            .iter()
+            .map(fluxgate_rules::problems::finding),
+    );
     let json = matches!(args.format, Format::Json);
     let mut out = String::new();
     match &args.what {
@@ -202,7 +207,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     let _ = writeln!(out, "  from {}", origin_text(&r.origin));
                 }
             }
-            Err(e) => findings.push(e.to_diagnostic()),
+            Err(e) => findings.push(fluxgate_rules::problems::finding(&e.to_problem())),
         },
         What::Vars { host, var: None } => {
             anyhow::ensure!(
@@ -241,7 +246,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             findings.extend(
                 all.errors
                     .values()
-                    .map(fluxgate_ansible::ResolveError::to_diagnostic),
+                    .map(|e| fluxgate_rules::problems::finding(&e.to_problem())),
             );
         }
         What::Template { path, host } => match project.render_template(path, host) {
@@ -253,7 +258,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     out = t.text;
                 }
             }
-            Err(d) => findings.push(d),
+            Err(p) => findings.push(fluxgate_rules::problems::finding(&p)),
         },
         What::Order => {
             let order = project.order();

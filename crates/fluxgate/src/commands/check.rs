@@ -143,10 +143,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             format!("{}\n", serde_json::to_string_pretty(&v)?)
         }
         CheckFormat::Sarif => {
-            let docs: Vec<(String, String)> = RULES
-                .iter()
-                .map(|r| (r.name.to_string(), r.summary()))
-                .collect();
+            let docs = fluxgate_rules::rule_docs(&repo.config);
             let docs: Vec<(&str, &str)> =
                 docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
             let v = render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"));
@@ -193,10 +190,12 @@ fn rules_ran(repo: &Repo) -> Vec<&'static str> {
     RULES
         .iter()
         .filter(|r| {
-            repo.config
-                .rules
-                .get(r.name)
-                .is_none_or(|c| c.enabled != Some(false))
+            r.runs()
+                && repo
+                    .config
+                    .rules
+                    .get(r.name)
+                    .is_none_or(|c| c.enabled != Some(false))
         })
         .map(|r| r.name)
         .collect()
@@ -215,7 +214,7 @@ fn unknown_rules(repo: &Repo) -> Vec<Diagnostic> {
     }
     let text = std::fs::read_to_string(repo.root.join("fluxgate.yaml")).unwrap_or_default();
     let (root, _) = parse_one("fluxgate.yaml", &text, Schema::Kube);
-    let known: Vec<&str> = RULES.iter().map(|r| r.name).collect();
+    let known: Vec<&str> = RULES.iter().filter(|r| r.runs()).map(|r| r.name).collect();
     unknown
         .into_iter()
         .map(|name| {

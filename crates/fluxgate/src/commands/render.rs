@@ -89,7 +89,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .cloned()
         .collect();
     let mut diags = repo.diagnostics.clone();
-    diags.extend(rendered.diagnostics);
+    diags.extend(
+        rendered
+            .problems
+            .iter()
+            .map(|p| fluxgate_rules::problems::finding(p).in_env(rendered.name())),
+    );
     if !args.show_secrets {
         for o in &mut selected {
             secrets.mask_object(o);
@@ -180,13 +185,18 @@ fn run_kustomization(dir: &Path, args: &Args) -> anyhow::Result<ExitCode> {
     let root = repository_root(&dir);
     let fs = RealFs::new(&root);
     let mut result = build_restricted(&fs, &root, &dir, LoadRestrictor::RootOnly);
+    let mut findings: Vec<Diagnostic> = result
+        .problems
+        .iter()
+        .map(fluxgate_rules::problems::finding)
+        .collect();
     if !args.show_secrets {
         let secrets = Secrets::from_objects(result.objects.iter());
         result
             .objects
             .iter_mut()
             .for_each(|o| secrets.mask_object(o));
-        secrets.redact_diagnostics(&mut result.diagnostics);
+        secrets.redact_diagnostics(&mut findings);
         output::mask_with(secrets.redactor().clone());
     }
     let text = match args.format {
@@ -203,7 +213,7 @@ fn run_kustomization(dir: &Path, args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     output::emit(&text)?;
-    for d in &result.diagnostics {
+    for d in &findings {
         output::warn(&one_line(d));
     }
     Ok(if result.has_errors() {

@@ -115,7 +115,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             emit(&out)?;
         }
     }
-    let mut diags = rendered.diagnostics.clone();
+    let mut diags: Vec<fluxgate_diagnostics::Diagnostic> = rendered
+        .problems
+        .iter()
+        .map(|p| fluxgate_rules::problems::finding(p).in_env(rendered.name()))
+        .collect();
     secrets.redact_diagnostics(&mut diags);
     for d in &diags {
         output::warn(&one_line(d));

@@ -8,9 +8,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_diagnostics::Location;
 use fluxgate_kustomize::{Fs, RealFs, normalize};
 use fluxgate_yaml::{Node, Schema, parse_one};
+
+use crate::problem::{Problem, ProblemKind};
 
 /// Where charts are looked up. `ChartCache::none()` finds nothing. Every read goes through a
 /// [`Fs`] (mutation testing overlays charts), and each lookup is done once.
@@ -51,7 +53,7 @@ pub struct Chart {
     pub values: Option<Node>,
     /// What was opened, for messages (`charts/cilium-1.20.1.tgz`).
     pub source: String,
-    pub diagnostics: Vec<Diagnostic>,
+    pub problems: Vec<Problem>,
 }
 
 /// Upper bound on an archive member that fluxgate reads (a values.yaml or Chart.yaml).
@@ -183,12 +185,12 @@ impl<'a> ChartCache<'a> {
         let meta_text = fs.read(&dir.join("Chart.yaml")).ok()?;
         let mut diagnostics = Vec::new();
         let (meta, d) = parse_one(&format!("{rel}/Chart.yaml"), &meta_text, Schema::Kube);
-        diagnostics.extend(d);
+        diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
         let meta = meta?;
         let values = match fs.read(&dir.join("values.yaml")) {
             Ok(text) => {
                 let (v, d) = parse_one(&format!("{rel}/values.yaml"), &text, Schema::Kube);
-                diagnostics.extend(d);
+                diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
                 v
             }
             Err(_) => None,
@@ -198,7 +200,7 @@ impl<'a> ChartCache<'a> {
             version: meta_version(&meta),
             values,
             source: rel,
-            diagnostics,
+            problems: diagnostics,
         })
     }
 
@@ -213,7 +215,8 @@ impl<'a> ChartCache<'a> {
         let (meta, values) = match fs.read_bytes(&path).and_then(|bytes| read_tgz(&bytes)) {
             Ok(m) => m,
             Err(e) => {
-                diagnostics.push(Diagnostic::render_error(
+                diagnostics.push(Problem::new(
+                    ProblemKind::Invalid,
                     format!("cannot read chart archive: {e}"),
                     Some(Location::file(rel.clone())),
                 ));
@@ -222,12 +225,12 @@ impl<'a> ChartCache<'a> {
         };
         let meta_node = meta.and_then(|(member, text)| {
             let (n, d) = parse_one(&format!("{rel}/{member}"), &text, Schema::Kube);
-            diagnostics.extend(d);
+            diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
             n
         });
         let values = values.and_then(|(member, text)| {
             let (n, d) = parse_one(&format!("{rel}/{member}"), &text, Schema::Kube);
-            diagnostics.extend(d);
+            diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
             n
         });
         let stem = file.trim_end_matches(".tgz");
@@ -243,7 +246,7 @@ impl<'a> ChartCache<'a> {
                 .map_or_else(|| version_guess.to_string(), meta_version),
             values,
             source: rel,
-            diagnostics,
+            problems: diagnostics,
         })
     }
 }

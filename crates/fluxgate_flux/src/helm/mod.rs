@@ -23,9 +23,10 @@ mod merge;
 pub use cache::{Chart, ChartCache};
 pub use merge::{Origin, Origins};
 
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
+use crate::problem::{Problem, ProblemKind};
 use crate::substitute::Substituted;
 use crate::vars::{
     OPAQUE_VALUE, RuntimeCreator, builtin_creators, created_by, find_object, is_sops_encrypted,
@@ -54,7 +55,7 @@ pub struct Values {
     /// keys as `\.`) -> origin chain, the most direct first.
     pub origins: Origins,
     pub chart: Option<ChartRef>,
-    pub diagnostics: Vec<Diagnostic>,
+    pub problems: Vec<Problem>,
 }
 
 impl Values {
@@ -110,7 +111,7 @@ pub fn effective_values_in(
         // A chart missing from the cache is reported once per environment for all its
         // releases (the model aggregates the charts whose `found` is `None`).
         if let Some(c) = charts.lookup(&r.name, r.version.as_deref()) {
-            diagnostics.extend(c.diagnostics.iter().cloned());
+            diagnostics.extend(c.problems.iter().cloned());
             let label = format!("{CHART_DEFAULT} ({} {})", c.name, c.version);
             if let Some(values) = c.values.as_ref().filter(|v| v.as_map().is_some()) {
                 let chain = |n: &Node| vec![origin(&n.loc, &label)];
@@ -142,7 +143,8 @@ pub fn effective_values_in(
             let chain = |n: &Node| inline_chain(n, &release_file, substituted);
             merge::merge(&mut tree, inline, "", &mut origins, &chain);
         } else if !inline.is_null() {
-            diagnostics.push(Diagnostic::render_error(
+            diagnostics.push(Problem::new(
+                ProblemKind::Invalid,
                 "spec.values must be a mapping",
                 Some(inline.loc.clone()),
             ));
@@ -154,7 +156,7 @@ pub fn effective_values_in(
         tree,
         origins,
         chart,
-        diagnostics,
+        problems: diagnostics,
     }
 }
 
@@ -190,7 +192,7 @@ fn inline_chain(n: &Node, release_file: &str, substituted: &[Substituted]) -> Ve
 fn resolve_chart(
     release: &Node,
     objects: &[Node],
-    diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut Vec<Problem>,
 ) -> Option<(ChartRef, Location)> {
     let make = |name: &str, version: Option<String>| ChartRef {
         name: name.to_string(),
@@ -218,14 +220,11 @@ fn resolve_chart(
         .or_else(|| release.str_at(&["metadata", "namespace"]))
         .unwrap_or("default");
     let Some(source) = find_object(objects, kind, ns, name) else {
-        diagnostics.push(
-            Diagnostic::new(
-                "render",
-                Severity::Note,
-                format!("chartRef {kind}/{ns}/{name} is not among the rendered objects: the chart is unknown"),
-            )
-            .at(chart_ref.loc.clone()),
-        );
+        diagnostics.push(Problem::new(
+            ProblemKind::Offline,
+            format!("chartRef {kind}/{ns}/{name} is not among the rendered objects: the chart is unknown"),
+            Some(chart_ref.loc.clone()),
+        ));
         return None;
     };
     match kind {
@@ -261,23 +260,25 @@ fn values_from(
     creators: &[RuntimeCreator],
     tree: &mut Node,
     origins: &mut Origins,
-    diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut Vec<Problem>,
 ) {
     let kind = entry.str_at(&["kind"]).unwrap_or_default();
     let name = entry.str_at(&["name"]).unwrap_or_default();
     let key = entry.str_at(&["valuesKey"]).unwrap_or("values.yaml");
     let target = entry.str_at(&["targetPath"]).filter(|t| !t.is_empty());
     let optional = entry.get("optional").and_then(Node::as_bool) == Some(true);
-    let missing = |what: String, diagnostics: &mut Vec<Diagnostic>| {
+    let missing = |kind: ProblemKind, what: String, diagnostics: &mut Vec<Problem>| {
         if !optional {
-            diagnostics.push(Diagnostic::render_error(
+            diagnostics.push(Problem::new(
+                kind,
                 format!("{what}: helm-controller fails this release (set `optional: true` if that is intended)"),
                 Some(entry.loc.clone()),
             ));
         }
     };
     if kind != "ConfigMap" && kind != "Secret" {
-        diagnostics.push(Diagnostic::render_error(
+        diagnostics.push(Problem::new(
+            ProblemKind::Invalid,
             format!("valuesFrom kind must be ConfigMap or Secret, not `{kind}`"),
             Some(entry.loc.clone()),
         ));
@@ -288,7 +289,14 @@ fn values_from(
             diagnostics.push(runtime_note("valuesFrom", kind, name, creator, entry));
             return;
         }
+        let absent = ProblemKind::MissingObject {
+            field: "valuesFrom".into(),
+            kind: kind.into(),
+            namespace: ns.into(),
+            name: name.into(),
+        };
         missing(
+            absent,
             format!("valuesFrom {kind}/{name} does not exist in namespace {ns}"),
             diagnostics,
         );
@@ -303,7 +311,8 @@ fn values_from(
                 match crate::vars::decode_base64(&text) {
                     Ok(b) => (String::from_utf8_lossy(&b).into_owned(), v, true),
                     Err(e) => {
-                        diagnostics.push(Diagnostic::render_error(
+                        diagnostics.push(Problem::new(
+                            ProblemKind::Invalid,
                             format!("Secret {ns}/{name} key `{key}` is not valid base64: {e}"),
                             Some(v.loc.clone()),
                         ));
@@ -314,6 +323,7 @@ fn values_from(
             (Some(v), _) | (None, Some(v)) => (v.scalar_text().unwrap_or_default(), v, false),
             (None, None) => {
                 missing(
+                    ProblemKind::Invalid,
                     format!("{kind}/{ns}/{name} has no key `{key}`"),
                     diagnostics,
                 );
@@ -322,14 +332,11 @@ fn values_from(
         };
     let label = format!("valuesFrom {kind}/{ns}/{name} key {key}");
     if encrypted {
-        diagnostics.push(
-            Diagnostic::new(
-                "render",
-                Severity::Note,
-                format!("{label} is SOPS-encrypted: its values are not known"),
-            )
-            .at(entry.loc.clone()),
-        );
+        diagnostics.push(Problem::new(
+            ProblemKind::Offline,
+            format!("{label} is SOPS-encrypted: its values are not known"),
+            Some(entry.loc.clone()),
+        ));
         if let Some(t) = target {
             let v = Node::string(OPAQUE_VALUE, value_node.loc.clone());
             set_target(
@@ -355,7 +362,8 @@ fn values_from(
                 entry,
                 diagnostics,
             ),
-            Err(e) => diagnostics.push(Diagnostic::render_error(
+            Err(e) => diagnostics.push(Problem::new(
+                ProblemKind::Invalid,
                 format!("{label}: {e}"),
                 Some(value_node.loc.clone()),
             )),
@@ -364,7 +372,8 @@ fn values_from(
     }
     let stream = parse_stream(&value_node.loc.file, &raw, Schema::Kube);
     for d in stream.diagnostics {
-        diagnostics.push(Diagnostic::render_error(
+        diagnostics.push(Problem::new(
+            ProblemKind::Invalid,
             format!("{label}: {}", d.message),
             Some(value_node.loc.clone()),
         ));
@@ -384,7 +393,8 @@ fn values_from(
             merge::merge(tree, &values, "", origins, &chain);
         }
         Value::Null => {}
-        _ => diagnostics.push(Diagnostic::render_error(
+        _ => diagnostics.push(Problem::new(
+            ProblemKind::Invalid,
             format!("{label} is not a mapping of values"),
             Some(value_node.loc.clone()),
         )),
@@ -398,7 +408,7 @@ fn set_target(
     value: Node,
     via: &str,
     entry: &Node,
-    diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut Vec<Problem>,
 ) {
     let mut overlay = Node::map(entry.loc.clone());
     match merge::set_path(&mut overlay, target, value) {
@@ -406,7 +416,8 @@ fn set_target(
             let chain = |n: &Node| vec![origin(&n.loc, via)];
             merge::merge(tree, &overlay, "", origins, &chain);
         }
-        Err(e) => diagnostics.push(Diagnostic::render_error(
+        Err(e) => diagnostics.push(Problem::new(
+            ProblemKind::Invalid,
             format!("targetPath `{target}`: {e}"),
             entry.get("targetPath").map(|n| n.loc.clone()),
         )),

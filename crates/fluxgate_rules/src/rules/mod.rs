@@ -2,6 +2,7 @@
 //! [`crate::declare_rule!`] and is listed in [`crate::registry::RULES`].
 
 pub mod bootstrap;
+pub mod config;
 pub mod flux;
 pub mod ha;
 pub mod network;

@@ -1,10 +1,12 @@
 //! `render`: everything that could not be rendered (SPEC §5.9).
 
-use fluxgate_diagnostics::Diagnostic;
-use fluxgate_flux::substitute::RULE_UNDEFINED;
+use fluxgate_diagnostics::{Diagnostic, Severity};
+use fluxgate_flux::problem::ProblemKind as FluxKind;
+use fluxgate_flux::vars::created_by;
+use fluxgate_model::ProblemKind;
 
 use crate::RuleContext;
-use crate::rules::flux::substitution_undefined::is_substitution_parse_error;
+use crate::problems::classify;
 
 crate::declare_rule! {
     /// ## What it checks
@@ -17,10 +19,11 @@ crate::declare_rule! {
     ///
     ///
     /// A `valuesFrom` or `substituteFrom` Secret that no rendered object defines is not an
-    /// error when something else makes it: an `ExternalSecret` (its `spec.target.name`) or a
-    /// `SealedSecret` rendered in the environment creates it at run time (no finding), and a
-    /// Secret written in a repository file that Flux does not apply (a bootstrap folder) is
-    /// created outside Flux (a note).
+    /// error when something else makes it: an operator's object rendered in the environment
+    /// creates it at run time (an `ExternalSecret`'s `spec.target.name`, a `SealedSecret`, a
+    /// cert-manager `Certificate`'s `spec.secretName`, the `generators:` of fluxgate.yaml; no
+    /// finding), and a Secret written in a repository file that Flux does not apply (a
+    /// bootstrap folder) is created outside Flux (a note).
     ///
     /// ## Why it matters
     /// What fluxgate cannot render it cannot check: every other rule is blind where rendering
@@ -47,56 +50,47 @@ crate::declare_rule! {
     }
 }
 
-/// Every diagnostic the environment's renderers produced that belongs to no other rule.
-/// Post-build substitution parse errors are reported by `substitution-undefined`.
+/// Every problem of the environment's renderers that [`classify`] gives to this rule. A
+/// `substituteFrom` or `valuesFrom` Secret that no rendered object defines is no finding when
+/// an operator of the environment creates it, and a note when the repository defines it
+/// outside the Flux tree.
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
-    for d in &ctx.env.diagnostics {
-        if d.rule == RULE_UNDEFINED || is_substitution_parse_error(d) {
+    for p in &ctx.env.problems {
+        let (rule, mut severity) = classify(&p.kind);
+        if rule.name != RENDER.name {
             continue;
         }
-        if d.rule != "render" && crate::registry::find(&d.rule).is_some() {
-            continue;
-        }
-        let mut d = d.clone();
-        if let Some(name) = missing_secret(&d)
-            && let Some(why) = made_elsewhere(ctx, &name)
+        let mut message = None;
+        if let ProblemKind::Flux(FluxKind::MissingObject {
+            kind,
+            namespace,
+            name,
+            ..
+        }) = &p.kind
+            && kind == "Secret"
+            && let Some(why) = made_elsewhere(ctx, namespace, name)
         {
             if why.is_empty() {
                 continue;
             }
-            d.severity = fluxgate_diagnostics::Severity::Note;
-            d.message = format!("{} ({why})", d.message);
+            severity = Severity::Note;
+            message = Some(format!("{} ({why})", p.message));
         }
-        d.rule = RENDER.name.to_string();
-        if d.environment.is_none() {
-            d.environment = Some(ctx.env.name().to_string());
+        let mut d = p.clone().into_diagnostic(RENDER.name, severity);
+        if let Some(m) = message {
+            d.message = m;
         }
-        out.push(d);
+        out.push(d.in_env(ctx.env.name()));
     }
 }
 
-/// The Secret a "does not exist" render finding names.
-fn missing_secret(d: &Diagnostic) -> Option<String> {
-    let rest = d.message.split("Secret/").nth(1)?;
-    let (name, tail) = rest.split_once(' ')?;
-    tail.starts_with("does not exist").then(|| name.to_string())
-}
-
 /// Why a Secret no rendered object defines exists anyway: `Some("")` when an operator of the
-/// environment creates it, `Some(reason)` when the repository defines it outside the Flux
-/// tree, `None` when nothing does.
-fn made_elsewhere(ctx: &RuleContext<'_>, name: &str) -> Option<String> {
-    let operator_made = ctx.env.objects().any(|o| {
-        let kind = o.str_at(&["kind"]);
-        let target = o
-            .str_at(&["spec", "target", "name"])
-            .or_else(|| o.str_at(&["metadata", "name"]));
-        matches!(
-            kind,
-            Some("ExternalSecret" | "SealedSecret" | "OnePasswordItem")
-        ) && target == Some(name)
-    });
-    if operator_made {
+/// environment creates it (the runtime creators of `fluxgate_flux::vars`, with the
+/// `generators:` of fluxgate.yaml), `Some(reason)` when the repository defines it outside the
+/// Flux tree, `None` when nothing does.
+fn made_elsewhere(ctx: &RuleContext<'_>, namespace: &str, name: &str) -> Option<String> {
+    let objects: Vec<fluxgate_yaml::Node> = ctx.env.objects().cloned().collect();
+    if created_by(&objects, &ctx.env.creators, "Secret", namespace, name).is_some() {
         return Some(String::new());
     }
     crate::support::repository_secret(ctx.root, name).map(|file| {

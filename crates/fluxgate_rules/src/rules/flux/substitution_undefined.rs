@@ -1,9 +1,9 @@
 //! `substitution-undefined`: a `${VAR}` Flux's post-build substitution cannot fill (SPEC §5.6).
 
 use fluxgate_diagnostics::Diagnostic;
-use fluxgate_flux::substitute::RULE_UNDEFINED;
 
 use crate::RuleContext;
+use crate::problems::classify;
 
 crate::declare_rule! {
     /// ## What it checks
@@ -40,24 +40,18 @@ crate::declare_rule! {
     }
 }
 
-/// A render diagnostic that is really Flux failing to parse a `${...}` form.
-pub(crate) fn is_substitution_parse_error(d: &Diagnostic) -> bool {
-    d.rule == "render"
-        && d.message
-            .starts_with("post-build substitution cannot parse")
-}
-
 /// The tree records every undefined reference while it substitutes (only in resources a
-/// substituting Kustomization renders); this rule reports them and the parse errors.
+/// substituting Kustomization renders) and every `${...}` it cannot parse; [`classify`] gives
+/// both to this rule.
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
-    for d in &ctx.env.diagnostics {
-        if d.rule == RULE_UNDEFINED || is_substitution_parse_error(d) {
-            let mut d = d.clone();
-            d.rule = SUBSTITUTION_UNDEFINED.name.to_string();
-            if d.environment.is_none() {
-                d.environment = Some(ctx.env.name().to_string());
-            }
-            out.push(d);
+    for p in &ctx.env.problems {
+        let (rule, severity) = classify(&p.kind);
+        if rule.name == SUBSTITUTION_UNDEFINED.name {
+            out.push(
+                p.clone()
+                    .into_diagnostic(rule.name, severity)
+                    .in_env(ctx.env.name()),
+            );
         }
     }
 }

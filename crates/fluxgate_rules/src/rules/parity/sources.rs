@@ -148,7 +148,10 @@ pub(crate) fn load(
             let Some(host) = host else {
                 return Ok(None);
             };
-            let t = b.project.render_template(path, &host)?;
+            let t = b
+                .project
+                .render_template(path, &host)
+                .map_err(|p| crate::problems::finding(&p))?;
             let stream = parse_stream(&t.path, &t.text, Schema::Yaml11);
             let Some(tree) = stream
                 .docs

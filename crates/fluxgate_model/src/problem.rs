@@ -1,0 +1,39 @@
+//! What could not be rendered in an environment, typed: the Flux and Ansible layers' problems
+//! and the model's own. The rules layer (`render`, `substitution-undefined`) maps each kind to
+//! its rule and severity.
+
+/// A problem of one environment.
+pub type Problem = fluxgate_diagnostics::Problem<ProblemKind>;
+
+/// The kinds of problem an environment carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// From the Flux tree or a HelmRelease's values (kustomize builds included).
+    Flux(fluxgate_flux::problem::ProblemKind),
+    /// From loading the Ansible project or rendering one of its templates.
+    Ansible(fluxgate_ansible::ProblemKind),
+    /// Charts the releases install that the chart cache lacks: their defaults are unknown.
+    ChartsNotCached,
+    /// A template that fails to render offline where the failure may be fluxgate's (a task
+    /// condition or loop, a fact gathered at run time): what it writes is not checked. The
+    /// kind is the failure's own.
+    TemplateUnchecked(fluxgate_ansible::ProblemKind),
+}
+
+impl From<fluxgate_flux::problem::ProblemKind> for ProblemKind {
+    fn from(kind: fluxgate_flux::problem::ProblemKind) -> Self {
+        ProblemKind::Flux(kind)
+    }
+}
+
+impl From<fluxgate_kustomize::ProblemKind> for ProblemKind {
+    fn from(kind: fluxgate_kustomize::ProblemKind) -> Self {
+        ProblemKind::Flux(kind.into())
+    }
+}
+
+impl From<fluxgate_ansible::ProblemKind> for ProblemKind {
+    fn from(kind: fluxgate_ansible::ProblemKind) -> Self {
+        ProblemKind::Ansible(kind)
+    }
+}
