@@ -11,8 +11,10 @@
 pub mod config;
 pub mod discover;
 pub mod environment;
+pub mod index;
 pub mod vip;
 mod walk;
 
 pub use environment::{Bootstrap, Environment, Release, load_environment, object_id};
+pub use index::{IndexedFile, RepoIndex};
 pub use walk::yaml_files;

@@ -16,9 +16,10 @@ use fluxgate_diagnostics::render::{
 };
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_kustomize::RealFs;
-use fluxgate_model::{Environment, load_environment};
+use fluxgate_model::{Environment, RepoIndex, load_environment};
 use fluxgate_rules::registry::RULES;
 use fluxgate_yaml::{Schema, parse_one};
+use rayon::prelude::*;
 use serde_json::json;
 
 use crate::config::Repo;
@@ -109,15 +110,22 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("nothing to check in {}: {how}{why}", repo.root.display());
     }
     let fs = RealFs::new(&repo.root);
-    let envs: Vec<Environment> = selected
-        .iter()
-        .map(|e| load_environment(&fs, &repo.root, &repo.config, e))
-        .collect();
+    // Each environment renders on its own core, while the repository is indexed for the rules
+    // that read beyond the environments (its files are read once, in parallel).
+    let (envs, index) = rayon::join(
+        || -> Vec<Environment> {
+            selected
+                .par_iter()
+                .map(|e| load_environment(&fs, &repo.root, &repo.config, e))
+                .collect()
+        },
+        || RepoIndex::build(&repo.root),
+    );
 
     let mut diags = repo.diagnostics.clone();
     diags.extend(unknown_rules(&repo));
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
-    diags.extend(fluxgate_rules::run(&repo.root, &repo.config, &envs));
+    diags.extend(fluxgate_rules::run_indexed(&index, &repo.config, &envs));
     for d in &mut diags {
         relativize(d, &repo.root);
     }

@@ -99,7 +99,7 @@ fn made_elsewhere(ctx: &RuleContext<'_>, name: &str) -> Option<String> {
     if operator_made {
         return Some(String::new());
     }
-    crate::support::repository_secret(ctx.root, name).map(|file| {
+    crate::support::repository_secret(ctx.repo, name).map(|file| {
         format!("it is defined in {file}, which Flux does not apply: created outside Flux, such as by the bootstrap")
     })
 }
