@@ -1,8 +1,9 @@
-//! The repository index: every YAML file of the repository (the folders [`crate::yaml_files`]
-//! walks), read once per run through the confined filesystem and parsed at most once, on first
-//! use. Rules that look beyond what an environment renders (a Secret committed in a bootstrap
-//! folder, the raw document of a rendered object, a parity mirror file) read it here instead
-//! of the disk: the walk happens once, not once per lookup.
+//! The repository index: one walk of the repository (the folders [`crate::yaml_files`] walks),
+//! on first use, and every YAML file of it read once through the confined filesystem and
+//! parsed at most once, on first use. Discovery finds its roots and its Ansible files in it;
+//! rules that look beyond what an environment renders (a Secret committed in a bootstrap
+//! folder, the raw document of a rendered object, a parity mirror file) read it instead of
+//! the disk: the repository is walked once per run, not once per lookup.
 //!
 //! ```
 //! use fluxgate_kustomize::MemFs;
@@ -62,13 +63,12 @@ impl IndexedFile {
     }
 }
 
-/// Every YAML file of one repository, read once.
+/// Every file of one repository (walked once), its YAML files read once.
 pub struct RepoIndex {
     root: PathBuf,
     fs: Box<dyn Fs>,
-    /// In walk order (sorted by path), which is the order lookups answer in.
-    files: Vec<IndexedFile>,
-    by_path: HashMap<String, usize>,
+    /// The walk, done on first use.
+    walked: OnceLock<Walked>,
     /// Files asked for that the walk does not list (a symlinked file, a hidden folder),
     /// read through the confined filesystem on first use.
     extra: Mutex<BTreeMap<String, Option<Arc<IndexedFile>>>>,
@@ -76,6 +76,14 @@ pub struct RepoIndex {
     secrets: OnceLock<HashMap<String, usize>>,
 }
 
+struct Walked {
+    /// Every file the walk found (absolute paths, sorted).
+    paths: Vec<PathBuf>,
+    /// The YAML ones, read, in walk order (sorted by path), which is the order lookups
+    /// answer in.
+    files: Vec<IndexedFile>,
+    by_path: HashMap<String, usize>,
+}
 /// A file of the index: one the walk found, or one read on request.
 pub enum FileRef<'a> {
     Walked(&'a IndexedFile),
@@ -93,28 +101,57 @@ impl std::ops::Deref for FileRef<'_> {
 }
 
 impl RepoIndex {
-    /// Walks `root` once and reads every YAML file through a confined [`RealFs`] (symlinks
-    /// that leave the repository are refused).
+    /// The index of the repository at `root`, read through a confined [`RealFs`] (symlinks
+    /// that leave the repository are refused). Nothing is read until it is asked.
     #[must_use]
-    pub fn build(root: &Path) -> RepoIndex {
-        let files: Vec<String> = crate::walk::yaml_files(root)
-            .iter()
-            .map(|p| rel_path(root, p))
-            .collect();
-        let rels: Vec<&str> = files.iter().map(String::as_str).collect();
-        RepoIndex::from_files(Box::new(RealFs::new(root)), root, &rels)
+    pub fn new(root: &Path) -> RepoIndex {
+        RepoIndex::lazy(Box::new(RealFs::new(root)), root)
     }
 
-    /// The index of the files `rels` (paths relative to `root`), read through `fs`; a file
-    /// that cannot be read is left out.
+    /// [`RepoIndex::new`], walked and read now.
+    #[must_use]
+    pub fn build(root: &Path) -> RepoIndex {
+        let index = RepoIndex::new(root);
+        index.walked();
+        index
+    }
+
+    fn lazy(fs: Box<dyn Fs>, root: &Path) -> RepoIndex {
+        RepoIndex {
+            root: root.to_path_buf(),
+            fs,
+            walked: OnceLock::new(),
+            extra: Mutex::default(),
+            secrets: OnceLock::new(),
+        }
+    }
+
+    /// The index of the files `rels` (paths relative to `root`, as if the walk had found
+    /// exactly them), read through `fs`.
     #[must_use]
     pub fn from_files(fs: Box<dyn Fs>, root: &Path, rels: &[&str]) -> RepoIndex {
+        let index = RepoIndex::lazy(fs, root);
+        let mut paths: Vec<PathBuf> = rels.iter().map(|r| root.join(r)).collect();
+        paths.sort();
+        let walked = index.read_walk(paths);
+        let _ = index.walked.set(walked);
+        index
+    }
+
+    fn walked(&self) -> &Walked {
+        self.walked
+            .get_or_init(|| self.read_walk(crate::walk::files_where(&self.root, |_| true)))
+    }
+
+    /// Reads the YAML files among `paths`; a file that cannot be read is left out.
+    fn read_walk(&self, paths: Vec<PathBuf>) -> Walked {
+        let yaml: Vec<&PathBuf> = paths.iter().filter(|p| is_yaml(p)).collect();
         // Reading is per file, so it is the unit of parallel work.
-        let files: Vec<IndexedFile> = rels
+        let files: Vec<IndexedFile> = yaml
             .par_iter()
-            .filter_map(|rel| {
-                let text = fs.read(&root.join(rel)).ok()?;
-                Some(IndexedFile::new((*rel).to_string(), text))
+            .filter_map(|p| {
+                let text = self.fs.read(p).ok()?;
+                Some(IndexedFile::new(rel_path(&self.root, p), text))
             })
             .collect();
         let by_path = files
@@ -122,13 +159,10 @@ impl RepoIndex {
             .enumerate()
             .map(|(i, f)| (f.path.clone(), i))
             .collect();
-        RepoIndex {
-            root: root.to_path_buf(),
-            fs,
+        Walked {
+            paths,
             files,
             by_path,
-            extra: Mutex::default(),
-            secrets: OnceLock::new(),
         }
     }
 
@@ -139,12 +173,28 @@ impl RepoIndex {
 
     /// Every YAML file the walk found, sorted by path.
     pub fn files(&self) -> &[IndexedFile] {
-        &self.files
+        &self.walked().files
     }
 
     /// The walked YAML file at `rel` (relative to the root).
     pub fn file(&self, rel: &str) -> Option<&IndexedFile> {
-        self.by_path.get(rel).map(|&i| &self.files[i])
+        let w = self.walked();
+        w.by_path.get(rel).map(|&i| &w.files[i])
+    }
+
+    /// Every file the walk found below `dir` whose name `keep` accepts (absolute paths,
+    /// sorted): what [`crate::walk::files_where`] would walk for, without walking again.
+    pub fn paths_where(&self, dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+        self.walked()
+            .paths
+            .iter()
+            .filter(|p| {
+                p.starts_with(dir)
+                    && p.file_name()
+                        .is_some_and(|n| keep(n.to_string_lossy().as_ref()))
+            })
+            .cloned()
+            .collect()
     }
 
     /// The file at `rel`, YAML or not and walked or not, read through the confined filesystem
@@ -175,14 +225,15 @@ impl RepoIndex {
 
     /// Whether the walk found `rel` (a YAML file such as a chart's `Chart.yaml`).
     pub fn contains(&self, rel: &str) -> bool {
-        self.by_path.contains_key(rel)
+        self.walked().by_path.contains_key(rel)
     }
 
     /// The first file (in path order) that defines a `kind: Secret` named `name`.
     pub fn secret_file(&self, name: &str) -> Option<&str> {
+        let files = self.files();
         let secrets = self.secrets.get_or_init(|| {
             let mut out: HashMap<String, usize> = HashMap::new();
-            for (i, f) in self.files.iter().enumerate() {
+            for (i, f) in files.iter().enumerate() {
                 if !f.text.contains("Secret") {
                     continue;
                 }
@@ -196,8 +247,15 @@ impl RepoIndex {
             }
             out
         });
-        secrets.get(name).map(|&i| self.files[i].path.as_str())
+        secrets.get(name).map(|&i| files[i].path.as_str())
     }
+}
+
+#[allow(clippy::case_sensitive_file_extension_comparisons)] // as crate::yaml_files: Flux reads `.yaml`/`.yml` case-sensitively
+fn is_yaml(p: &Path) -> bool {
+    p.file_name()
+        .map(|n| n.to_string_lossy())
+        .is_some_and(|n| n.ends_with(".yaml") || n.ends_with(".yml"))
 }
 
 /// `path` relative to `root`, with `/` separators.
