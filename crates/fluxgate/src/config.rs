@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use fluxgate_diagnostics::Diagnostic;
+use fluxgate_model::RepoIndex;
 pub use fluxgate_model::config::{Config, EnvConfig};
 
 /// A repository and its configuration.
@@ -12,6 +13,9 @@ pub struct Repo {
     pub config: Config,
     /// Findings about `fluxgate.yaml` itself (unknown keys, wrong types).
     pub diagnostics: Vec<Diagnostic>,
+    /// The repository's files, walked and read once for the run (discovery and the rules
+    /// share them), on first use.
+    pub index: RepoIndex,
 }
 
 impl Repo {
@@ -23,12 +27,14 @@ impl Repo {
             .canonicalize()
             .with_context(|| format!("cannot open repository {}", root.display()))?;
         anyhow::ensure!(root.is_dir(), "{} is not a directory", root.display());
-        let (config, diagnostics) = fluxgate_model::discover::load(&root)
+        let index = RepoIndex::new(&root);
+        let (config, diagnostics) = fluxgate_model::discover::load_in(&index)
             .with_context(|| format!("cannot read {}", root.join("fluxgate.yaml").display()))?;
         Ok(Repo {
             root,
             config,
             diagnostics,
+            index,
         })
     }
 

@@ -1,10 +1,11 @@
 //! Flux for fluxgate: post-build substitution ([`substitute`], with its variables in [`vars`]
 //! and its text engine in [`envsubst`]) and HelmRelease effective values ([`helm`]), with the
-//! origin of every value kept. What cannot be rendered is a typed [`problem::Problem`].
+//! origin of every value kept. What cannot be rendered is a typed [`problem::Problem`]. Lookups among rendered objects go through [`lookup`].
 
 pub mod envsubst;
 pub mod helm;
 pub mod ignore;
+pub mod lookup;
 pub mod problem;
 pub mod substitute;
 pub mod tree;

@@ -22,7 +22,10 @@ use fluxgate_diagnostics::Location;
 use fluxgate_kustomize::{CachedFs, Fs, KUSTOMIZATION_FILES, build_with, normalize};
 use fluxgate_yaml::{Map, Node, Schema, Value, parse_one};
 
+use rayon::prelude::*;
+
 use crate::ignore::{IgnoreFs, SourceIgnore};
+use crate::lookup::ObjectIndex;
 use crate::problem::{Problem, ProblemKind};
 use crate::substitute::{self, Options, Substituted};
 use crate::vars::Vars;
@@ -127,6 +130,33 @@ fn rel(root: &Path, p: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// A Flux Kustomization waiting to be rendered.
+struct Pending {
+    ks: Node,
+    /// Deferred once already (its variables' source was missing).
+    retried: bool,
+    /// Its kustomize build, when done ahead.
+    built: Option<Prebuilt>,
+}
+
+impl Pending {
+    fn new(ks: Node, retried: bool) -> Pending {
+        Pending {
+            ks,
+            retried,
+            built: None,
+        }
+    }
+}
+
+/// A Kustomization's kustomize build: the folder it was built over, its objects (`None`: the
+/// folder has nothing to build) and the problems of the build.
+struct Prebuilt {
+    dir: PathBuf,
+    objects: Option<Vec<Node>>,
+    diagnostics: Vec<Problem>,
+}
+
 struct Renderer<'a> {
     /// The repository as the source artifact holds it (ignore rules applied).
     /// Shared files (components, bases) are parsed once for the whole tree.
@@ -182,33 +212,46 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
     // The self-reconciling root renders the entry itself, with its own spec (Flux applies those
     // objects once, through it): it goes first and its output seeds the queue. Without one, the
     // entry's objects stand on their own.
-    let mut queue: VecDeque<(Node, bool)> = match &root_ks {
-        Some(root_ks) => VecDeque::from([(root_ks.clone(), false)]),
+    let mut queue: VecDeque<Pending> = match &root_ks {
+        Some(root_ks) => VecDeque::from([Pending::new(root_ks.clone(), false)]),
         None => raw_entry
             .iter()
             .filter(|o| is_flux_kustomization(o))
-            .map(|o| (o.clone(), false))
+            .map(|o| Pending::new(o.clone(), false))
             .collect(),
     };
     let mut root_pending = root_ks.is_some();
     // The objects variables can come from, gathered as Kustomizations render (cloning the
     // whole environment for each Kustomization made the tree quadratic).
-    let mut sources: Vec<Node> = tree
-        .entry_objects
-        .iter()
-        .filter(|o| is_variable_source(o))
-        .cloned()
-        .collect();
-    let mut deferred: Vec<Node> = Vec::new();
+    // They are indexed for the lookups of `substituteFrom` (a scan per lookup was quadratic too).
     let mut creators = crate::vars::builtin_creators();
     creators.extend(opts.extra_creators.iter().cloned());
+    let mut sources: ObjectIndex<Node> = ObjectIndex::new(
+        tree.entry_objects
+            .iter()
+            .filter(|o| is_variable_source(o))
+            .cloned(),
+        &creators,
+    );
+    let mut deferred: Vec<Pending> = Vec::new();
     let mut source_problems: BTreeMap<(Option<Location>, String), usize> = BTreeMap::new();
     loop {
-        let Some((ks, retried)) = queue.pop_front() else {
+        if queue.front().is_some_and(|p| p.built.is_none()) {
+            r.prebuild(&mut queue, &first_seen);
+        }
+        let Some(Pending {
+            ks,
+            retried,
+            built: prebuilt,
+        }) = queue.pop_front()
+        else {
             if deferred.is_empty() {
                 break;
             }
-            queue.extend(deferred.drain(..).map(|k| (k, true)));
+            queue.extend(deferred.drain(..).map(|mut p| {
+                p.retried = true;
+                p
+            }));
             continue;
         };
         let id = id_of(&ks);
@@ -236,14 +279,18 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         let (vars, var_diags) = if root_pending {
             Vars::for_kustomization_with(&ks, &raw_entry, &creators)
         } else {
-            Vars::for_kustomization_with(&ks, &sources, &creators)
+            Vars::for_kustomization_in(&ks, &sources)
         };
         let missing_source = var_diags
             .iter()
             .any(|d| matches!(d.kind, ProblemKind::MissingObject { .. }));
         if missing_source && !retried && !is_root {
             // The variables' source may be rendered by a Kustomization not reached yet.
-            deferred.push(ks);
+            deferred.push(Pending {
+                ks,
+                retried,
+                built: prebuilt,
+            });
             continue;
         }
         first_seen.insert(id, ks.loc.clone());
@@ -265,17 +312,19 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
                     .push(d.related(ks.loc.clone(), "in this Kustomization"));
             }
         }
-        let rendered = r.render_one(&ks, &dir, &vars);
+        let rendered = r.render_one(&ks, &dir, &vars, prebuilt);
         if is_root {
             root_pending = false;
             if rendered.is_none() {
                 tree.entry_objects.clone_from(&raw_entry);
-                sources.extend(raw_entry.iter().filter(|o| is_variable_source(o)).cloned());
+                for o in raw_entry.iter().filter(|o| is_variable_source(o)) {
+                    sources.push(o.clone());
+                }
                 queue.extend(
                     raw_entry
                         .iter()
                         .filter(|o| is_flux_kustomization(o))
-                        .map(|o| (o.clone(), false)),
+                        .map(|o| Pending::new(o.clone(), false)),
                 );
             }
         }
@@ -283,15 +332,11 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
             continue;
         };
         for o in rendered.objects.iter().filter(|o| is_flux_kustomization(o)) {
-            queue.push_back((o.clone(), false));
+            queue.push_back(Pending::new(o.clone(), false));
         }
-        sources.extend(
-            rendered
-                .objects
-                .iter()
-                .filter(|o| is_variable_source(o))
-                .cloned(),
-        );
+        for o in rendered.objects.iter().filter(|o| is_variable_source(o)) {
+            sources.push(o.clone());
+        }
         tree.kustomizations.push(rendered);
     }
     // Kustomizations of other sources (the Flux manifests from an OCIRepository) are not
@@ -304,9 +349,49 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
 
 impl Renderer<'_> {
     fn render_entry(&mut self, entry_dir: &Path, at: &Location) -> Vec<Node> {
-        match self.kustomization_for(entry_dir, at) {
-            Some(k) => self.build(entry_dir, &k),
+        let mut diags = Vec::new();
+        let out = match self.kustomization_for(entry_dir, at, &mut diags) {
+            Some(k) => self.build(entry_dir, &k, &mut diags),
             None => Vec::new(),
+        };
+        self.problems.extend(diags);
+        out
+    }
+
+    /// Builds, in parallel, every Kustomization waiting in `queue` that has no build yet and
+    /// will be rendered (not one already seen, not one whose source is elsewhere). A build
+    /// depends only on the Kustomization and its folder; substitution, which depends on what
+    /// was rendered before, stays in queue order, so the output is the same as one by one.
+    fn prebuild(&self, queue: &mut VecDeque<Pending>, seen: &BTreeMap<String, Location>) {
+        let todo: Vec<(usize, PathBuf)> = queue
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.built.is_none() && !seen.contains_key(&id_of(&p.ks)))
+            .filter_map(|(i, p)| Some((i, self.resolve_dir(&p.ks).ok()?)))
+            .collect();
+        let built: Vec<(usize, Prebuilt)> = todo
+            .into_par_iter()
+            .map(|(i, dir)| (i, self.build_unit(&queue[i].ks, &dir)))
+            .collect();
+        for (i, b) in built {
+            queue[i].built = Some(b);
+        }
+    }
+
+    /// The kustomize build of `ks` over `dir`, with the Flux spec applied.
+    fn build_unit(&self, ks: &Node, dir: &Path) -> Prebuilt {
+        let at = Location::file(rel(&self.root, dir));
+        let mut diagnostics = Vec::new();
+        let objects = self
+            .kustomization_for(dir, &at, &mut diagnostics)
+            .map(|mut kust| {
+                apply_flux_spec(&mut kust, ks);
+                self.build(dir, &kust, &mut diagnostics)
+            });
+        Prebuilt {
+            dir: dir.to_path_buf(),
+            objects,
+            diagnostics,
         }
     }
 
@@ -385,6 +470,20 @@ impl Renderer<'_> {
     /// The folder a Kustomization's source stands for, or `None` (with a note) when it is
     /// neither this repository nor a mapped source.
     fn source_dir(&mut self, ks: &Node) -> Option<PathBuf> {
+        match self.resolve_dir(ks) {
+            Ok(dir) => Some(dir),
+            Err(d) => {
+                self.problems.push(d);
+                None
+            }
+        }
+    }
+
+    /// [`Renderer::source_dir`] without recording the problem.
+    // A Problem is the error currency of renderers (as in fluxgate_ansible); boxing it adds
+    // noise for a function called once per Kustomization.
+    #[allow(clippy::result_large_err)]
+    fn resolve_dir(&self, ks: &Node) -> Result<PathBuf, Problem> {
         let key = source_key(ks);
         let name = ks
             .str_at(&["spec", "sourceRef", "name"])
@@ -394,7 +493,7 @@ impl Renderer<'_> {
         } else if let Some(dir) = self.opts.sources.get(name) {
             normalize(&self.root.join(dir))
         } else {
-            self.problems.push(Problem::new(
+            return Err(Problem::new(
                 ProblemKind::Offline,
                 format!(
                     "Flux Kustomization {} reconciles from {key}, which is not this \
@@ -406,35 +505,37 @@ impl Renderer<'_> {
                         .map_or_else(|| ks.loc.clone(), |n| n.loc.clone()),
                 ),
             ));
-            return None;
         };
         let path_node = ks.path(&["spec", "path"]);
         let path = path_node.and_then(Node::as_str).unwrap_or("./");
         let dir = normalize(&base.join(path.trim_start_matches('/')));
         if !dir.starts_with(&base) || !dir.starts_with(&self.root) {
-            self.problems.push(Problem::new(
+            return Err(Problem::new(
                 ProblemKind::Invalid,
                 format!("spec.path `{path}` leaves the source's root: Flux refuses it"),
                 Some(path_node.map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
             ));
-            return None;
         }
         if !self.fs.is_dir(&dir) {
-            self.problems.push(Problem::new(
+            return Err(Problem::new(
                 ProblemKind::MissingPath {
                     path: path.to_string(),
                 },
                 format!("spec.path `{path}` does not exist in the source"),
                 Some(path_node.map_or_else(|| ks.loc.clone(), |n| n.loc.clone())),
             ));
-            return None;
         }
-        Some(dir)
+        Ok(dir)
     }
 
     /// The folder's kustomization file, or the one Flux generates: every `.yaml`/`.yml` file
     /// below it, and each sub-folder that has a kustomization file of its own (not entered).
-    fn kustomization_for(&mut self, dir: &Path, at: &Location) -> Option<Node> {
+    fn kustomization_for(
+        &self,
+        dir: &Path,
+        at: &Location,
+        diagnostics: &mut Vec<Problem>,
+    ) -> Option<Node> {
         for f in KUSTOMIZATION_FILES {
             let p = dir.join(f);
             if self.fs.is_file(&p) {
@@ -442,7 +543,7 @@ impl Renderer<'_> {
                 let text = match self.fs.read(&p) {
                     Ok(t) => t,
                     Err(e) => {
-                        self.problems.push(Problem::new(
+                        diagnostics.push(Problem::new(
                             ProblemKind::Invalid,
                             format!("cannot read {file}: {e}"),
                             Some(Location::file(file)),
@@ -451,8 +552,7 @@ impl Renderer<'_> {
                     }
                 };
                 let (node, diags) = parse_one(&file, &text, Schema::Kube);
-                self.problems
-                    .extend(diags.into_iter().map(crate::problem::from_yaml));
+                diagnostics.extend(diags.into_iter().map(crate::problem::from_yaml));
                 return Some(node.unwrap_or_else(|| Node::map(Location::file(file))));
             }
         }
@@ -501,9 +601,9 @@ impl Renderer<'_> {
         }
     }
 
-    fn build(&mut self, dir: &Path, kust: &Node) -> Vec<Node> {
+    fn build(&self, dir: &Path, kust: &Node, diagnostics: &mut Vec<Problem>) -> Vec<Node> {
         let b = build_with(&self.fs, &self.root, dir, kust);
-        self.problems.extend(
+        diagnostics.extend(
             b.problems
                 .into_iter()
                 .map(|p| p.map_kind(ProblemKind::from)),
@@ -511,11 +611,19 @@ impl Renderer<'_> {
         b.objects
     }
 
-    fn render_one(&mut self, ks: &Node, dir: &Path, vars: &Vars) -> Option<FluxKustomization> {
-        let at = Location::file(rel(&self.root, dir));
-        let mut kust = self.kustomization_for(dir, &at)?;
-        apply_flux_spec(&mut kust, ks);
-        let mut objects = self.build(dir, &kust);
+    fn render_one(
+        &mut self,
+        ks: &Node,
+        dir: &Path,
+        vars: &Vars,
+        prebuilt: Option<Prebuilt>,
+    ) -> Option<FluxKustomization> {
+        let built = match prebuilt {
+            Some(b) if b.dir == dir => b,
+            _ => self.build_unit(ks, dir),
+        };
+        self.problems.extend(built.diagnostics);
+        let mut objects = built.objects?;
         let built = if self.opts.keep_built {
             objects.clone()
         } else {

@@ -9,6 +9,7 @@
 //! A SOPS-encrypted Secret defines its keys, but its values are never decrypted: they read as
 //! [`OPAQUE_VALUE`] and are flagged so that no rule treats them as real.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -16,6 +17,7 @@ use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, parse_stream};
 use regex::Regex;
 
+use crate::lookup::ObjectIndex;
 use crate::problem::{Problem, ProblemKind};
 
 /// What an encrypted value substitutes to: a plain scalar that reads back as a string.
@@ -99,6 +101,16 @@ impl Vars {
         objects: &[Node],
         creators: &[RuntimeCreator],
     ) -> (Vars, Vec<Problem>) {
+        Vars::for_kustomization_in(ks, &ObjectIndex::new(objects, creators))
+    }
+
+    /// [`Vars::for_kustomization_with`] over objects already indexed (built once for many
+    /// Kustomizations).
+    #[must_use]
+    pub fn for_kustomization_in<T: Borrow<Node>>(
+        ks: &Node,
+        objects: &ObjectIndex<T>,
+    ) -> (Vars, Vec<Problem>) {
         let mut vars = Vars::default();
         let mut diags = Vec::new();
         let ns = ks
@@ -121,10 +133,10 @@ impl Vars {
                 ));
                 continue;
             }
-            match find_object(objects, kind, ns, name) {
+            match objects.find(kind, ns, name) {
                 Some(obj) => vars.add_object(obj, kind, ns, name, &mut diags),
                 None if optional => {}
-                None if let Some(creator) = created_by(objects, creators, kind, ns, name) => {
+                None if let Some(creator) = objects.created(kind, ns, name) => {
                     vars.unknown.push(format!("{kind}/{ns}/{name}"));
                     diags.push(runtime_note("substituteFrom", kind, name, creator, entry));
                 }
@@ -262,6 +274,8 @@ impl Vars {
     }
 }
 
+/// The scan that [`ObjectIndex::find`] replaced, kept to test that the index answers the same.
+#[cfg(test)]
 pub(crate) fn find_object<'a>(
     objects: &'a [Node],
     kind: &str,
@@ -321,7 +335,7 @@ impl RuntimeCreator {
     }
 
     /// The names of the objects `creator` makes, when it is this creator's kind.
-    fn names<'a>(&self, creator: &'a Node) -> Vec<std::borrow::Cow<'a, str>> {
+    pub(crate) fn names<'a>(&self, creator: &'a Node) -> Vec<std::borrow::Cow<'a, str>> {
         let api = creator.str_at(&["apiVersion"]).unwrap_or_default();
         if creator.str_at(&["kind"]) != Some(self.kind.as_str()) || !api.starts_with(&self.group) {
             return Vec::new();
@@ -458,7 +472,7 @@ pub fn created_by<'a>(
 /// The objects a Flux Operator `ResourceSet` applies: its `spec.resources` and its
 /// `spec.resourcesTemplate` documents, with each `<< input >>` placeholder left unknown (a
 /// templated namespace counts as the ResourceSet's own).
-fn resource_set_objects(o: &Node) -> Vec<Node> {
+pub(crate) fn resource_set_objects(o: &Node) -> Vec<Node> {
     if o.str_at(&["kind"]) != Some("ResourceSet")
         || !o
             .str_at(&["apiVersion"])

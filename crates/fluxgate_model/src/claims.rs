@@ -7,8 +7,9 @@ use std::net::IpAddr;
 
 use crate::{Environment, object_id};
 use fluxgate_diagnostics::Location;
+use fluxgate_flux::lookup::ObjectIndex;
 use fluxgate_flux::substitute::Substituted;
-use fluxgate_flux::vars::Vars;
+use fluxgate_flux::vars::{Vars, builtin_creators};
 use fluxgate_yaml::{Node, Value};
 use ipnet::IpNet;
 
@@ -296,11 +297,13 @@ pub fn claims(env: &Environment, topo: &Topology, vip_vars: &[String]) -> Vec<Cl
         .filter(|o| matches!(o.str_at(&["kind"]), Some("ConfigMap" | "Secret")))
         .cloned()
         .collect();
+    // Indexed once: a scan of every source per Kustomization grew with the square of the size.
+    let sources = ObjectIndex::new(sources, &builtin_creators());
     let vars: Vec<Vars> = env
         .tree
         .kustomizations
         .iter()
-        .map(|k| Vars::for_kustomization(&k.object, &sources).0)
+        .map(|k| Vars::for_kustomization_in(&k.object, &sources).0)
         .collect();
     let mut c = Collector {
         out: Vec::new(),

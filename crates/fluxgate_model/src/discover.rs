@@ -16,11 +16,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_yaml::{Schema, parse_one, parse_stream};
+use fluxgate_yaml::{Schema, parse_one};
 use indexmap::IndexMap;
 
+use crate::RepoIndex;
 use crate::config::{Config, EnvConfig, parse_config_in};
-use crate::walk::yaml_files;
 use roots::{Context, Root, instance_values_root, roots_of};
 
 /// Reads `fluxgate.yaml` when there is one, else discovers. A `fluxgate.yaml` without
@@ -28,6 +28,13 @@ use roots::{Context, Root, instance_values_root, roots_of};
 /// `sources:` winning over the folders discovery maps artifact sources to. `Err` only when
 /// the config file exists but cannot be read.
 pub fn load(root: &Path) -> std::io::Result<(Config, Vec<Diagnostic>)> {
+    load_in(&RepoIndex::new(root))
+}
+
+/// [`load`], discovering in a repository index that the run shares (its walk and its files
+/// serve the rules too).
+pub fn load_in(index: &RepoIndex) -> std::io::Result<(Config, Vec<Diagnostic>)> {
+    let root = index.root();
     let path = root.join("fluxgate.yaml");
     if path.is_file() {
         let text = std::fs::read_to_string(&path)?;
@@ -36,7 +43,7 @@ pub fn load(root: &Path) -> std::io::Result<(Config, Vec<Diagnostic>)> {
             .0
             .is_some_and(|n| n.get("environments").is_some());
         if !declares {
-            let found = discover_with(root, &cfg.sources);
+            let found = discover_in(index, &cfg.sources);
             cfg.environments = found.environments;
             for (name, dir) in found.sources {
                 cfg.sources.entry(name).or_insert(dir);
@@ -44,7 +51,7 @@ pub fn load(root: &Path) -> std::io::Result<(Config, Vec<Diagnostic>)> {
         }
         return Ok((cfg, diags));
     }
-    let found = discover_with(root, &IndexMap::new());
+    let found = discover_in(index, &IndexMap::new());
     let cfg = Config {
         environments: found.environments,
         sources: found.sources,
@@ -70,8 +77,16 @@ pub fn discover(root: &Path) -> Vec<EnvConfig> {
 /// [`discover`], with the artifact sources that `fluxgate.yaml` maps to folders.
 #[must_use]
 pub fn discover_with(root: &Path, sources: &IndexMap<String, String>) -> Discovery {
-    let files = yaml_files(root);
-    let rels: Vec<String> = files
+    discover_in(&RepoIndex::new(root), sources)
+}
+
+/// [`discover_with`] over a repository index.
+#[must_use]
+#[allow(clippy::case_sensitive_file_extension_comparisons)] // as yaml_files: Flux reads `.yaml`/`.yml` case-sensitively
+pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Discovery {
+    let root = index.root();
+    let rels: Vec<String> = index
+        .paths_where(root, |n| n.ends_with(".yaml") || n.ends_with(".yml"))
         .iter()
         .map(|f| {
             f.strip_prefix(root)
@@ -86,20 +101,18 @@ pub fn discover_with(root: &Path, sources: &IndexMap<String, String>) -> Discove
         sources,
     };
     let mut roots: Vec<Root> = Vec::new();
-    for (file, rel) in files.iter().zip(&rels) {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            continue;
-        };
+    for f in index.files() {
+        let (rel, text) = (&f.path, &f.text);
         if !(text.contains("kind: Kustomization")
             || text.contains("FluxInstance")
             || text.contains("flux-instance"))
         {
             continue;
         }
-        for doc in parse_stream(rel, &text, Schema::Kube).docs {
-            let mut found = roots_of(&doc, rel, &cx);
+        for doc in f.docs() {
+            let mut found = roots_of(doc, rel, &cx);
             if found.is_empty() {
-                found.extend(instance_values_root(root, &doc, rel));
+                found.extend(instance_values_root(root, doc, rel));
             }
             for r in found {
                 if !roots.iter().any(|x| x.path == r.path) {
@@ -119,7 +132,7 @@ pub fn discover_with(root: &Path, sources: &IndexMap<String, String>) -> Discove
         }
     }
     let names = names_for(&roots.iter().map(|r| r.path.as_str()).collect::<Vec<_>>());
-    let found = ansible::find_ansible(root);
+    let found = ansible::find_ansible(index);
     if roots.is_empty() {
         out.environments = found
             .map(|a| EnvConfig {
@@ -138,7 +151,7 @@ pub fn discover_with(root: &Path, sources: &IndexMap<String, String>) -> Discove
     }
     let mappings = found
         .as_ref()
-        .map(|a| ansible::map_inventory(root, a, &names));
+        .map(|a| ansible::map_inventory(index, a, &names));
     out.environments = roots
         .into_iter()
         .zip(names)
@@ -305,7 +318,7 @@ mod tests {
             dirs: &dirs,
             sources: &sources,
         };
-        let doc = parse_stream(
+        let doc = fluxgate_yaml::parse_stream(
             "clusters/prod/flux-system/gotk-sync.yaml",
             "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system}\nspec:\n  path: ./clusters/prod\n",
             Schema::Kube,

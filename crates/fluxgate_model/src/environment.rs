@@ -6,12 +6,14 @@
 use std::path::{Path, PathBuf};
 
 use fluxgate_ansible::{ProblemKind as AnsibleKind, Project};
-use fluxgate_flux::helm::{ChartCache, Values, effective_values_in};
+use fluxgate_flux::helm::{ChartCache, Values, effective_values_indexed};
+use fluxgate_flux::lookup::ObjectIndex;
 use fluxgate_flux::tree::{Tree, TreeOptions, render_tree};
 use fluxgate_flux::vars::{RuntimeCreator, builtin_creators};
 use fluxgate_kustomize::Fs;
 use fluxgate_yaml::Node;
 use indexmap::IndexMap;
+use rayon::prelude::*;
 
 use crate::config::{Config, EnvConfig};
 use crate::problem::{Problem, ProblemKind};
@@ -99,17 +101,27 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         .charts
         .as_deref()
         .map_or_else(ChartCache::none, |dir| ChartCache::with_fs(fs, root, dir));
-    let objects: Vec<Node> = tree.objects().cloned().collect();
+    // One index for every release's `valuesFrom` and `chartRef` lookups.
+    let objects = ObjectIndex::new(tree.objects(), &creators);
+    let helm_releases: Vec<&Node> = objects
+        .objects()
+        .iter()
+        .copied()
+        .filter(|obj| {
+            obj.str_at(&["kind"]) == Some("HelmRelease")
+                && obj
+                    .str_at(&["apiVersion"])
+                    .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
+        })
+        .collect();
+    // Each release (values merged over its chart's defaults) is a unit of parallel work; the
+    // results are kept in render order.
+    let values: Vec<Values> = helm_releases
+        .par_iter()
+        .map(|obj| effective_values_indexed(obj, &objects, &charts, &[]))
+        .collect();
     let mut releases = IndexMap::new();
-    for obj in &objects {
-        if obj.str_at(&["kind"]) != Some("HelmRelease")
-            || !obj
-                .str_at(&["apiVersion"])
-                .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
-        {
-            continue;
-        }
-        let values = effective_values_in(obj, &objects, &charts, &[], &creators);
+    for (obj, values) in helm_releases.into_iter().zip(values) {
         problems.extend(values.problems.iter().map(lift));
         let id = object_id(obj);
         releases.insert(
@@ -122,6 +134,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         );
     }
 
+    drop(objects);
     problems.extend(missing_charts_note(&releases));
 
     let bootstrap = env.ansible.as_ref().map(|a| {

@@ -22,8 +22,9 @@ mod support;
 use std::path::Path;
 
 pub use fluxgate_diagnostics::{Diagnostic, Severity};
-use fluxgate_model::Environment;
 use fluxgate_model::config::{Config, RuleConfig};
+use fluxgate_model::{Environment, RepoIndex};
+use rayon::prelude::*;
 
 use crate::registry::{Check, RULES, Rule};
 
@@ -36,6 +37,8 @@ pub struct RuleContext<'a> {
     /// The repository root (absolute). Rules read the model, not files; this is for messages
     /// and for the few model lookups that need a path.
     pub root: &'a Path,
+    /// Every YAML file of the repository, read once for the run.
+    pub repo: &'a RepoIndex,
     pub settings: &'a RuleConfig,
     pub rule: &'a Rule,
 }
@@ -52,6 +55,8 @@ pub struct RepoContext<'a> {
     pub envs: &'a [Environment],
     pub config: &'a Config,
     pub root: &'a Path,
+    /// Every YAML file of the repository, read once for the run.
+    pub repo: &'a RepoIndex,
     pub settings: &'a RuleConfig,
     pub rule: &'a Rule,
 }
@@ -64,49 +69,64 @@ impl RepoContext<'_> {
 }
 
 /// Runs every enabled rule over `envs` (the environments selected for this run) and returns
-/// the findings sorted and deduplicated.
+/// the findings sorted and deduplicated. The repository at `root` is indexed for the run; a
+/// caller that has already indexed it uses [`run_indexed`].
 #[must_use]
 pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic> {
+    run_indexed(&RepoIndex::build(root), config, envs)
+}
+
+/// [`run`] over a repository already indexed. The rules run in parallel (each rule over
+/// every environment is one unit of work); findings are collected in registry order, then
+/// sorted, so the output does not depend on scheduling.
+#[must_use]
+pub fn run_indexed(repo: &RepoIndex, config: &Config, envs: &[Environment]) -> Vec<Diagnostic> {
+    let root = repo.root();
     let default_settings = RuleConfig::default();
-    let mut out = Vec::new();
-    for rule in RULES {
-        let settings = config.rules.get(rule.name).unwrap_or(&default_settings);
-        if settings.enabled == Some(false) {
-            continue;
-        }
-        let mut found = Vec::new();
-        match rule.check {
-            // Made while fluxgate.yaml is read, and by `contracts::check` below.
-            Check::Reported(_) => continue,
-            Check::Environment(check) => {
-                for env in envs {
-                    let ctx = RuleContext {
-                        env,
+    let per_rule: Vec<Vec<Diagnostic>> = RULES
+        .par_iter()
+        .map(|rule| {
+            let settings = config.rules.get(rule.name).unwrap_or(&default_settings);
+            if settings.enabled == Some(false) {
+                return Vec::new();
+            }
+            let mut found = Vec::new();
+            match rule.check {
+                // Made while fluxgate.yaml is read, and by `contracts::check` below.
+                Check::Reported(_) => return Vec::new(),
+                Check::Environment(check) => {
+                    for env in envs {
+                        let ctx = RuleContext {
+                            env,
+                            envs,
+                            config,
+                            root,
+                            repo,
+                            settings,
+                            rule,
+                        };
+                        check(&ctx, &mut found);
+                    }
+                }
+                Check::Repository(check) => {
+                    let ctx = RepoContext {
                         envs,
                         config,
                         root,
+                        repo,
                         settings,
                         rule,
                     };
                     check(&ctx, &mut found);
                 }
             }
-            Check::Repository(check) => {
-                let ctx = RepoContext {
-                    envs,
-                    config,
-                    root,
-                    settings,
-                    rule,
-                };
-                check(&ctx, &mut found);
+            for d in &mut found {
+                apply_settings(d, rule, settings);
             }
-        }
-        for d in &mut found {
-            apply_settings(d, rule, settings);
-        }
-        out.append(&mut found);
-    }
+            found
+        })
+        .collect();
+    let mut out: Vec<Diagnostic> = per_rule.into_iter().flatten().collect();
     out.extend(contracts::check(config, envs));
     fluxgate_diagnostics::sort_and_dedup(&mut out);
     fluxgate_diagnostics::merge_environments(&mut out);

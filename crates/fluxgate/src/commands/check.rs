@@ -19,6 +19,7 @@ use fluxgate_kustomize::RealFs;
 use fluxgate_model::{Environment, load_environment};
 use fluxgate_rules::registry::RULES;
 use fluxgate_yaml::{Schema, parse_one};
+use rayon::prelude::*;
 use serde_json::json;
 
 use crate::config::Repo;
@@ -109,15 +110,26 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("nothing to check in {}: {how}{why}", repo.root.display());
     }
     let fs = RealFs::new(&repo.root);
-    let envs: Vec<Environment> = selected
-        .iter()
-        .map(|e| load_environment(&fs, &repo.root, &repo.config, e))
-        .collect();
+    // Each environment renders on its own core, while the repository index (already read
+    // when discovery ran) is read for the rules that look beyond the environments.
+    let (envs, _) = rayon::join(
+        || -> Vec<Environment> {
+            selected
+                .par_iter()
+                .map(|e| load_environment(&fs, &repo.root, &repo.config, e))
+                .collect()
+        },
+        || repo.index.files().len(),
+    );
 
     let mut diags = repo.diagnostics.clone();
     diags.extend(unknown_rules(&repo));
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
-    diags.extend(fluxgate_rules::run(&repo.root, &repo.config, &envs));
+    diags.extend(fluxgate_rules::run_indexed(
+        &repo.index,
+        &repo.config,
+        &envs,
+    ));
     for d in &mut diags {
         relativize(d, &repo.root);
     }

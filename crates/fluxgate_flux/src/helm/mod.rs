@@ -23,14 +23,16 @@ mod merge;
 pub use cache::{Chart, ChartCache};
 pub use merge::{Origin, Origins};
 
+use std::borrow::Borrow;
+
 use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
+use crate::lookup::ObjectIndex;
 use crate::problem::{Problem, ProblemKind};
 use crate::substitute::Substituted;
 use crate::vars::{
-    OPAQUE_VALUE, RuntimeCreator, builtin_creators, created_by, find_object, is_sops_encrypted,
-    runtime_note,
+    OPAQUE_VALUE, RuntimeCreator, builtin_creators, is_sops_encrypted, runtime_note,
 };
 
 /// The chart a release installs, as far as it can be known offline.
@@ -99,6 +101,22 @@ pub fn effective_values_in(
     substituted: &[Substituted],
     creators: &[RuntimeCreator],
 ) -> Values {
+    effective_values_indexed(
+        release,
+        &ObjectIndex::new(objects, creators),
+        charts,
+        substituted,
+    )
+}
+
+/// As [`effective_values_in`], over objects indexed once for every release of an environment.
+#[must_use]
+pub fn effective_values_indexed<T: Borrow<Node>>(
+    release: &Node,
+    objects: &ObjectIndex<T>,
+    charts: &ChartCache,
+    substituted: &[Substituted],
+) -> Values {
     let ns = release
         .str_at(&["metadata", "namespace"])
         .unwrap_or("default");
@@ -129,7 +147,6 @@ pub fn effective_values_in(
                 entry,
                 ns,
                 objects,
-                creators,
                 &mut tree,
                 &mut origins,
                 &mut diagnostics,
@@ -189,9 +206,9 @@ fn inline_chain(n: &Node, release_file: &str, substituted: &[Substituted]) -> Ve
 }
 
 /// The chart name and version a release asks for, and the location that asks.
-fn resolve_chart(
+fn resolve_chart<T: Borrow<Node>>(
     release: &Node,
-    objects: &[Node],
+    objects: &ObjectIndex<T>,
     diagnostics: &mut Vec<Problem>,
 ) -> Option<(ChartRef, Location)> {
     let make = |name: &str, version: Option<String>| ChartRef {
@@ -219,7 +236,7 @@ fn resolve_chart(
         .str_at(&["namespace"])
         .or_else(|| release.str_at(&["metadata", "namespace"]))
         .unwrap_or("default");
-    let Some(source) = find_object(objects, kind, ns, name) else {
+    let Some(source) = objects.find(kind, ns, name) else {
         diagnostics.push(Problem::new(
             ProblemKind::Offline,
             format!("chartRef {kind}/{ns}/{name} is not among the rendered objects: the chart is unknown"),
@@ -253,11 +270,10 @@ fn resolve_chart(
     }
 }
 
-fn values_from(
+fn values_from<T: Borrow<Node>>(
     entry: &Node,
     ns: &str,
-    objects: &[Node],
-    creators: &[RuntimeCreator],
+    objects: &ObjectIndex<T>,
     tree: &mut Node,
     origins: &mut Origins,
     diagnostics: &mut Vec<Problem>,
@@ -284,8 +300,8 @@ fn values_from(
         ));
         return;
     }
-    let Some(obj) = find_object(objects, kind, ns, name) else {
-        if let Some(creator) = created_by(objects, creators, kind, ns, name) {
+    let Some(obj) = objects.find(kind, ns, name) else {
+        if let Some(creator) = objects.created(kind, ns, name) {
             diagnostics.push(runtime_note("valuesFrom", kind, name, creator, entry));
             return;
         }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use fluxgate_ansible::{Options, Project};
 use fluxgate_yaml::{Schema, parse_stream};
 
+use crate::RepoIndex;
 use crate::config::AnsibleConfig;
-use crate::walk::files_where;
 
 /// The environment's share of the inventory, and how it was decided.
 #[derive(Clone, Debug)]
@@ -21,7 +21,12 @@ pub(crate) struct Mapping {
 /// the inventory file, or the group, named after them, or the hosts whose `*cluster*`
 /// variable names them; when every other environment is a Talos cluster (a `talconfig.yaml`
 /// names it), the one left gets the hosts that run Kubernetes. The rest get none.
-pub(crate) fn map_inventory(root: &Path, found: &AnsibleConfig, envs: &[String]) -> Vec<Mapping> {
+pub(crate) fn map_inventory(
+    index: &RepoIndex,
+    found: &AnsibleConfig,
+    envs: &[String],
+) -> Vec<Mapping> {
+    let root = index.root();
     if envs.len() < 2 {
         return envs
             .iter()
@@ -41,7 +46,7 @@ pub(crate) fn map_inventory(root: &Path, found: &AnsibleConfig, envs: &[String])
                 .or_else(|| by_variable(&project, found, env))
         })
         .collect();
-    let talos = talos_clusters(root);
+    let talos = talos_clusters(index);
     let is_talos = |env: &str| talos.iter().find(|(name, _)| name == env);
     let unclaimed = out.iter().all(Option::is_none);
     let left: Vec<usize> = (0..envs.len())
@@ -307,9 +312,10 @@ fn kubernetes_group(project: &Project) -> (Option<String>, String) {
 }
 
 /// `(clusterName, file)` of every `talconfig.yaml` (talhelper's) in the repository.
-fn talos_clusters(root: &Path) -> Vec<(String, String)> {
+fn talos_clusters(index: &RepoIndex) -> Vec<(String, String)> {
+    let root = index.root();
     let mut out = Vec::new();
-    for file in files_where(root, |n| n == "talconfig.yaml" || n == "talconfig.yml") {
+    for file in index.paths_where(root, |n| n == "talconfig.yaml" || n == "talconfig.yml") {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -327,13 +333,14 @@ fn talos_clusters(root: &Path) -> Vec<(String, String)> {
     out
 }
 
-pub(crate) fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
+pub(crate) fn find_ansible(index: &RepoIndex) -> Option<AnsibleConfig> {
+    let root = index.root();
     let rel = |p: &Path| {
         p.strip_prefix(root)
             .ok()
             .map(|r| r.to_string_lossy().replace('\\', "/"))
     };
-    let mut cfgs: Vec<_> = walk_named(root, &["ansible.cfg"]);
+    let mut cfgs: Vec<_> = walk_named(index, &["ansible.cfg"]);
     cfgs.sort();
     let cfg = cfgs.first();
     let from_cfg = cfg.and_then(|cfg| {
@@ -346,7 +353,7 @@ pub(crate) fn find_ansible(root: &Path) -> Option<AnsibleConfig> {
         let path = cfg.parent()?.join(inventory);
         path.exists().then_some(path)
     });
-    let inventory = from_cfg.or_else(|| conventional_inventory(root))?;
+    let inventory = from_cfg.or_else(|| conventional_inventory(index))?;
     let base = cfg.and_then(|c| c.parent()).unwrap_or(root);
     let playbook = [
         "site.yml",
@@ -398,7 +405,8 @@ fn installation_playbook(bases: &[&Path]) -> Option<PathBuf> {
 
 /// The first inventory by convention: `inventory/<name>/hosts.{ini,yml,yaml}`, then
 /// `inventory*.yml`/`hosts.yml`/`hosts.ini` files, outside test and molecule folders.
-fn conventional_inventory(root: &Path) -> Option<PathBuf> {
+fn conventional_inventory(index: &RepoIndex) -> Option<PathBuf> {
+    let root = index.root();
     let names = [
         "hosts.ini",
         "hosts.yml",
@@ -409,7 +417,7 @@ fn conventional_inventory(root: &Path) -> Option<PathBuf> {
         "inventory-sample.yml",
         "inventory.ini",
     ];
-    let mut found: Vec<_> = walk_named(root, &names)
+    let mut found: Vec<_> = walk_named(index, &names)
         .into_iter()
         .filter(|p| {
             let r = p
@@ -433,8 +441,9 @@ fn conventional_inventory(root: &Path) -> Option<PathBuf> {
     found.into_iter().next()
 }
 
-fn walk_named(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
-    files_where(dir, |name| names.contains(&name))
+/// The files of the repository's walk with one of `names`.
+fn walk_named(index: &RepoIndex, names: &[&str]) -> Vec<PathBuf> {
+    index.paths_where(index.root(), |name| names.contains(&name))
 }
 
 #[cfg(test)]

@@ -93,7 +93,7 @@ fn made_elsewhere(ctx: &RuleContext<'_>, namespace: &str, name: &str) -> Option<
     if created_by(&objects, &ctx.env.creators, "Secret", namespace, name).is_some() {
         return Some(String::new());
     }
-    crate::support::repository_secret(ctx.root, name).map(|file| {
+    crate::support::repository_secret(ctx.repo, name).map(|file| {
         format!("it is defined in {file}, which Flux does not apply: created outside Flux, such as by the bootstrap")
     })
 }

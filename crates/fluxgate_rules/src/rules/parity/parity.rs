@@ -91,7 +91,7 @@ fn check_group(ctx: &RuleContext<'_>, group: &ParityGroup, out: &mut Vec<Diagnos
     let flux_vars = flux_vars(ctx, group);
     let mut loaded = Vec::new();
     for s in &group.sources {
-        match sources::load(env, ctx.root, s, &flux_vars) {
+        match sources::load(env, ctx.repo, s, &flux_vars) {
             Ok(Some(l)) => loaded.push(l),
             Ok(None) => {}
             Err(d) => out.push(d.in_env(env.name())),

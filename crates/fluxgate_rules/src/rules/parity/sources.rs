@@ -2,13 +2,12 @@
 //! tagged `# [parity]` in it, and for every value the place that set it.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_flux::envsubst;
 use fluxgate_flux::vars::Vars;
-use fluxgate_model::Environment;
 use fluxgate_model::config::ParitySource;
+use fluxgate_model::{Environment, RepoIndex};
 use fluxgate_yaml::{Comments, Node, Schema, Value, parse_stream};
 
 /// A key path from the values root.
@@ -110,13 +109,13 @@ impl Loaded {
 #[allow(clippy::result_large_err)]
 pub(crate) fn load(
     env: &Environment,
-    root: &Path,
+    repo: &RepoIndex,
     source: &ParitySource,
     flux_vars: &Vars,
 ) -> Result<Option<Loaded>, Diagnostic> {
     match source {
         ParitySource::HelmRelease { release, .. } => Ok(env.releases.get(release).map(|r| {
-            let raw = raw_document(root, &r.object);
+            let raw = raw_document(repo, &r.object);
             let tagged = raw
                 .as_ref()
                 .and_then(|(doc, text)| {
@@ -184,12 +183,13 @@ pub(crate) fn load(
             }))
         }
         ParitySource::File { path, loc } => {
-            let text = std::fs::read_to_string(root.join(path)).map_err(|e| {
+            let file = repo.read(path).map_err(|e| {
                 Diagnostic::render_error(
                     format!("cannot read parity source {path}: {e}"),
                     Some(loc.clone()),
                 )
             })?;
+            let text = file.text.clone();
             // A mirror of substituted values may use the same `${VAR}`s: read it with the
             // environment's Flux variables, as the release it mirrors is read.
             let substituted = if text.contains("${") {
@@ -217,17 +217,17 @@ pub(crate) fn load(
     }
 }
 
-/// The object as written in its file (before patches and substitution), with the file's text.
-fn raw_document(root: &Path, obj: &Node) -> Option<(Node, String)> {
-    let file = obj.loc.file.as_ref();
-    let text = std::fs::read_to_string(root.join(file)).ok()?;
+/// The object as written in its file (before patches and substitution), with the file's text,
+/// from the repository index.
+fn raw_document(repo: &RepoIndex, obj: &Node) -> Option<(Node, String)> {
+    let file = repo.read(obj.loc.file.as_ref()).ok()?;
     let name = obj.str_at(&["metadata", "name"]);
     let kind = obj.str_at(&["kind"]);
-    let doc = parse_stream(file, &text, Schema::Kube)
-        .docs
-        .into_iter()
+    let doc = file
+        .docs()
+        .iter()
         .find(|d| d.str_at(&["kind"]) == kind && d.str_at(&["metadata", "name"]) == name)?;
-    Some((doc, text))
+    Some((doc.clone(), file.text.clone()))
 }
 
 /// Key paths tagged `# [parity]` on the key's line or the comment lines right above it.

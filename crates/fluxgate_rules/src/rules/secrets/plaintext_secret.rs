@@ -1,12 +1,12 @@
 //! `plaintext-secret`: a Kubernetes Secret with values in clear text (SPEC §5.7).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_yaml::{Node, Schema, Value, parse_stream};
+use fluxgate_model::RepoIndex;
+use fluxgate_yaml::{Node, Value};
 
-use crate::support::{rel_path, setting_strings};
+use crate::support::setting_strings;
 use crate::{RepoContext, Severity};
 
 crate::declare_rule! {
@@ -60,31 +60,28 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
         .iter()
         .flat_map(|e| e.objects().map(|o| o.loc.file.as_ref()))
         .collect();
-    let mut scanned: BTreeSet<String> = BTreeSet::new();
-    for path in fluxgate_model::yaml_files(ctx.root) {
-        let file = rel_path(ctx.root, &path);
+    let mut scanned: BTreeSet<&str> = BTreeSet::new();
+    for f in ctx.repo.files() {
+        let file = f.path.as_str();
         if skip
             .iter()
             .any(|s| file == *s || file.starts_with(&format!("{s}/")))
-            || in_helm_chart(ctx.root, &path)
+            || in_helm_chart(ctx.repo, file)
         {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        if !text.contains("Secret") {
+        if !f.text.contains("Secret") {
             continue;
         }
-        scanned.insert(file.clone());
-        for doc in parse_stream(&file, &text, Schema::Kube).docs {
+        scanned.insert(file);
+        for doc in f.docs() {
             // A Secret with references beside its clear values, in a file no environment
             // applies, is a template a generator fills and encrypts (cluster-template's
             // `tmpl/`), not a committed secret.
-            if !rendered.contains(file.as_str()) && has_reference(&doc) {
+            if !rendered.contains(file) && has_reference(doc) {
                 continue;
             }
-            if let Some(d) = finding(ctx, &doc) {
+            if let Some(d) = finding(ctx, doc) {
                 out.push(d);
             }
         }
@@ -185,18 +182,15 @@ fn is_reference(t: &str) -> bool {
         || t.starts_with("<path:")
 }
 
-/// Whether `path` is inside a Helm chart (a folder with `Chart.yaml` at or above it, below
-/// the root): chart templates are not Kubernetes manifests.
-fn in_helm_chart(root: &Path, path: &Path) -> bool {
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if !d.starts_with(root) || d == root {
-            return false;
-        }
-        if d.join("Chart.yaml").is_file() {
+/// Whether `file` (relative to the root) is inside a Helm chart (a folder with `Chart.yaml`
+/// at or above it, below the root): chart templates are not Kubernetes manifests.
+fn in_helm_chart(repo: &RepoIndex, file: &str) -> bool {
+    let mut dir = file;
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        if repo.contains(&format!("{parent}/Chart.yaml")) {
             return true;
         }
-        dir = d.parent();
+        dir = parent;
     }
     false
 }
@@ -205,6 +199,7 @@ fn in_helm_chart(root: &Path, path: &Path) -> bool {
 mod tests {
     use super::*;
     use fluxgate_diagnostics::Location;
+    use fluxgate_yaml::{Schema, parse_stream};
 
     fn node(text: &str) -> Node {
         parse_stream("s.yaml", text, Schema::Kube).docs.remove(0)

@@ -1,0 +1,313 @@
+//! The repository index: one walk of the repository (the folders [`crate::yaml_files`] walks),
+//! on first use, and every YAML file of it read once through the confined filesystem and
+//! parsed at most once, on first use. Discovery finds its roots and its Ansible files in it;
+//! rules that look beyond what an environment renders (a Secret committed in a bootstrap
+//! folder, the raw document of a rendered object, a parity mirror file) read it instead of
+//! the disk: the repository is walked once per run, not once per lookup.
+//!
+//! ```
+//! use fluxgate_kustomize::MemFs;
+//! use fluxgate_model::RepoIndex;
+//! let mut fs = MemFs::new();
+//! fs.insert("/r/boot/s.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: token}\n");
+//! let index = RepoIndex::from_files(Box::new(fs), "/r".as_ref(), &["boot/s.yaml"]);
+//! assert_eq!(index.secret_file("token"), Some("boot/s.yaml"));
+//! assert!(!index.file("boot/s.yaml").unwrap().is_sops());
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use fluxgate_kustomize::{Fs, RealFs};
+use fluxgate_yaml::{Node, Schema, Stream, parse_stream};
+use rayon::prelude::*;
+
+/// One YAML file of the repository: its text as committed (comments included) and, parsed on
+/// first use, its documents with their spans.
+pub struct IndexedFile {
+    /// The path relative to the repository root, with `/` separators.
+    pub path: String,
+    pub text: String,
+    stream: OnceLock<Stream>,
+}
+
+impl IndexedFile {
+    fn new(path: String, text: String) -> IndexedFile {
+        IndexedFile {
+            path,
+            text,
+            stream: OnceLock::new(),
+        }
+    }
+
+    /// The parsed stream (Kubernetes scalar rules): documents, comments and syntax problems.
+    pub fn stream(&self) -> &Stream {
+        self.stream
+            .get_or_init(|| parse_stream(&self.path, &self.text, Schema::Kube))
+    }
+
+    /// The file's documents, as written (before any patch or substitution).
+    pub fn docs(&self) -> &[Node] {
+        &self.stream().docs
+    }
+
+    /// Whether the file is SOPS output (ciphertext with SOPS metadata): its values are not
+    /// clear text.
+    pub fn is_sops(&self) -> bool {
+        fluxgate_flux::vars::is_sops_file(self.text.as_bytes())
+            || self
+                .docs()
+                .iter()
+                .any(fluxgate_flux::vars::is_sops_encrypted)
+    }
+}
+
+/// Every file of one repository (walked once), its YAML files read once.
+pub struct RepoIndex {
+    root: PathBuf,
+    fs: Box<dyn Fs>,
+    /// The walk, done on first use.
+    walked: OnceLock<Walked>,
+    /// Files asked for that the walk does not list (a symlinked file, a hidden folder),
+    /// read through the confined filesystem on first use.
+    extra: Mutex<BTreeMap<String, Option<Arc<IndexedFile>>>>,
+    /// Secret name -> the first file that defines a `kind: Secret` of that name.
+    secrets: OnceLock<HashMap<String, usize>>,
+}
+
+struct Walked {
+    /// Every file the walk found (absolute paths, sorted).
+    paths: Vec<PathBuf>,
+    /// The YAML ones, read, in walk order (sorted by path), which is the order lookups
+    /// answer in.
+    files: Vec<IndexedFile>,
+    by_path: HashMap<String, usize>,
+}
+/// A file of the index: one the walk found, or one read on request.
+pub enum FileRef<'a> {
+    Walked(&'a IndexedFile),
+    Extra(Arc<IndexedFile>),
+}
+
+impl std::ops::Deref for FileRef<'_> {
+    type Target = IndexedFile;
+    fn deref(&self) -> &IndexedFile {
+        match self {
+            FileRef::Walked(f) => f,
+            FileRef::Extra(f) => f,
+        }
+    }
+}
+
+impl RepoIndex {
+    /// The index of the repository at `root`, read through a confined [`RealFs`] (symlinks
+    /// that leave the repository are refused). Nothing is read until it is asked.
+    #[must_use]
+    pub fn new(root: &Path) -> RepoIndex {
+        RepoIndex::lazy(Box::new(RealFs::new(root)), root)
+    }
+
+    /// [`RepoIndex::new`], walked and read now.
+    #[must_use]
+    pub fn build(root: &Path) -> RepoIndex {
+        let index = RepoIndex::new(root);
+        index.walked();
+        index
+    }
+
+    fn lazy(fs: Box<dyn Fs>, root: &Path) -> RepoIndex {
+        RepoIndex {
+            root: root.to_path_buf(),
+            fs,
+            walked: OnceLock::new(),
+            extra: Mutex::default(),
+            secrets: OnceLock::new(),
+        }
+    }
+
+    /// The index of the files `rels` (paths relative to `root`, as if the walk had found
+    /// exactly them), read through `fs`.
+    #[must_use]
+    pub fn from_files(fs: Box<dyn Fs>, root: &Path, rels: &[&str]) -> RepoIndex {
+        let index = RepoIndex::lazy(fs, root);
+        let mut paths: Vec<PathBuf> = rels.iter().map(|r| root.join(r)).collect();
+        paths.sort();
+        let walked = index.read_walk(paths);
+        let _ = index.walked.set(walked);
+        index
+    }
+
+    fn walked(&self) -> &Walked {
+        self.walked
+            .get_or_init(|| self.read_walk(crate::walk::files_where(&self.root, |_| true)))
+    }
+
+    /// Reads the YAML files among `paths`; a file that cannot be read is left out.
+    fn read_walk(&self, paths: Vec<PathBuf>) -> Walked {
+        let yaml: Vec<&PathBuf> = paths.iter().filter(|p| is_yaml(p)).collect();
+        // Reading is per file, so it is the unit of parallel work.
+        let files: Vec<IndexedFile> = yaml
+            .par_iter()
+            .filter_map(|p| {
+                let text = self.fs.read(p).ok()?;
+                Some(IndexedFile::new(rel_path(&self.root, p), text))
+            })
+            .collect();
+        let by_path = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), i))
+            .collect();
+        Walked {
+            paths,
+            files,
+            by_path,
+        }
+    }
+
+    /// The repository root (absolute).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Every YAML file the walk found, sorted by path.
+    pub fn files(&self) -> &[IndexedFile] {
+        &self.walked().files
+    }
+
+    /// The walked YAML file at `rel` (relative to the root).
+    pub fn file(&self, rel: &str) -> Option<&IndexedFile> {
+        let w = self.walked();
+        w.by_path.get(rel).map(|&i| &w.files[i])
+    }
+
+    /// Every file the walk found below `dir` whose name `keep` accepts (absolute paths,
+    /// sorted): what [`crate::walk::files_where`] would walk for, without walking again.
+    pub fn paths_where(&self, dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+        self.walked()
+            .paths
+            .iter()
+            .filter(|p| {
+                p.starts_with(dir)
+                    && p.file_name()
+                        .is_some_and(|n| keep(n.to_string_lossy().as_ref()))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The file at `rel`, YAML or not and walked or not, read through the confined filesystem
+    /// when the walk did not list it (once; later calls share it). `Err` is the reason it
+    /// cannot be read.
+    pub fn read(&self, rel: &str) -> std::io::Result<FileRef<'_>> {
+        if let Some(f) = self.file(rel) {
+            return Ok(FileRef::Walked(f));
+        }
+        let mut extra = self.extra.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(known) = extra.get(rel) {
+            return known.clone().map(FileRef::Extra).ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "cannot be read")
+            });
+        }
+        match self.fs.read(&self.root.join(rel)) {
+            Ok(text) => {
+                let f = Arc::new(IndexedFile::new(rel.to_string(), text));
+                extra.insert(rel.to_string(), Some(f.clone()));
+                Ok(FileRef::Extra(f))
+            }
+            Err(e) => {
+                extra.insert(rel.to_string(), None);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the walk found `rel` (a YAML file such as a chart's `Chart.yaml`).
+    pub fn contains(&self, rel: &str) -> bool {
+        self.walked().by_path.contains_key(rel)
+    }
+
+    /// The first file (in path order) that defines a `kind: Secret` named `name`.
+    pub fn secret_file(&self, name: &str) -> Option<&str> {
+        let files = self.files();
+        let secrets = self.secrets.get_or_init(|| {
+            let mut out: HashMap<String, usize> = HashMap::new();
+            for (i, f) in files.iter().enumerate() {
+                if !f.text.contains("Secret") {
+                    continue;
+                }
+                for d in f.docs() {
+                    if d.str_at(&["kind"]) == Some("Secret")
+                        && let Some(n) = d.str_at(&["metadata", "name"])
+                    {
+                        out.entry(n.to_string()).or_insert(i);
+                    }
+                }
+            }
+            out
+        });
+        secrets.get(name).map(|&i| files[i].path.as_str())
+    }
+}
+
+#[allow(clippy::case_sensitive_file_extension_comparisons)] // as crate::yaml_files: Flux reads `.yaml`/`.yml` case-sensitively
+fn is_yaml(p: &Path) -> bool {
+    p.file_name()
+        .map(|n| n.to_string_lossy())
+        .is_some_and(|n| n.ends_with(".yaml") || n.ends_with(".yml"))
+}
+
+/// `path` relative to `root`, with `/` separators.
+fn rel_path(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluxgate_kustomize::MemFs;
+
+    fn index(files: &[(&str, &str)]) -> RepoIndex {
+        let mut fs = MemFs::new();
+        for (p, t) in files {
+            fs.insert(format!("/r/{p}"), *t);
+        }
+        let walked: Vec<&str> = files
+            .iter()
+            .map(|(p, _)| *p)
+            .filter(|p| !p.starts_with('.'))
+            .collect();
+        RepoIndex::from_files(Box::new(fs), Path::new("/r"), &walked)
+    }
+
+    #[test]
+    fn secrets_are_found_in_path_order_and_sops_is_seen() {
+        let i = index(&[
+            ("a/one.yaml", "kind: ConfigMap\nmetadata: {name: token}\n"),
+            (
+                "b/two.yaml",
+                "kind: Secret\nmetadata: {name: token}\nsops:\n  version: 3\n",
+            ),
+            ("c/three.yaml", "kind: Secret\nmetadata: {name: token}\n"),
+        ]);
+        assert_eq!(i.secret_file("token"), Some("b/two.yaml"));
+        assert_eq!(i.secret_file("other"), None);
+        assert!(i.file("b/two.yaml").is_some_and(IndexedFile::is_sops));
+        assert!(!i.file("c/three.yaml").is_some_and(IndexedFile::is_sops));
+    }
+
+    #[test]
+    fn files_the_walk_skipped_are_read_on_request() {
+        let i = index(&[(".hidden/x.yaml", "a: 1 # kept\n")]);
+        assert!(!i.contains(".hidden/x.yaml"));
+        let f = i.read(".hidden/x.yaml").expect("readable");
+        assert!(f.text.contains("# kept"));
+        assert_eq!(f.docs().len(), 1);
+        assert!(i.read("missing.yaml").is_err());
+        assert!(i.read("missing.yaml").is_err());
+    }
+}
