@@ -102,7 +102,10 @@ pub struct Project {
     renders: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-type TemplateMemo = HashMap<(String, String), Result<RenderedTemplate, Problem>>;
+/// One cell per (template, host): readers on other threads wait for the render in progress
+/// instead of rendering it again.
+type TemplateMemo =
+    HashMap<(String, String), Arc<std::sync::OnceLock<Result<RenderedTemplate, Problem>>>>;
 
 impl Project {
     /// Loads the inventory, ansible.cfg, playbook tree, roles and variable files. Problems
@@ -330,16 +333,20 @@ impl Project {
     #[allow(clippy::result_large_err)]
     pub fn render_template(&self, path: &str, host: &str) -> Result<RenderedTemplate, Problem> {
         let key = (path.to_string(), host.to_string());
-        // A poisoned memo still holds only complete renders.
-        let memo = || self.rendered.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(done) = memo().get(&key) {
-            return done.clone();
-        }
-        self.renders
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let done = self.render_template_once(path, host);
-        memo().insert(key, done.clone());
-        done
+        // A poisoned memo still holds only whole cells.
+        let cell = self
+            .rendered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(key)
+            .or_default()
+            .clone();
+        cell.get_or_init(|| {
+            self.renders
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.render_template_once(path, host)
+        })
+        .clone()
     }
 
     /// How many template renders this project performed, and for how many distinct
