@@ -12,8 +12,11 @@
 //! assert_eq!(d.location.as_ref().map(|l| l.line), Some(3));
 //! ```
 
+mod error;
 pub mod redact;
 pub mod render;
+
+pub use error::Error;
 
 use std::fmt;
 use std::sync::Arc;

@@ -160,7 +160,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 .filter(|d| d.severity > Severity::Note)
                 .cloned()
                 .collect();
-            render_junit(&findings, &ran)
+            render_junit(&findings, &ran)?
         }
         CheckFormat::Github => {
             let mut s = render_github(&diags);

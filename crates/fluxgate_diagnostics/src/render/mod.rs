@@ -62,8 +62,14 @@ mod tests {
 
     #[test]
     fn junit_escapes_and_counts() {
-        let x = render_junit(&sample(), &["ha-endpoint", "tls-san"]);
-        assert!(x.contains("failures=\"2\""));
+        let x = render_junit(&sample(), &["ha-endpoint", "tls-san"]).expect("JUnit XML");
+        // Three cases written (two findings, one passing rule), so `tests` says three: the
+        // hand-written XML used to add the rules that ran to the findings (4 here).
+        assert_eq!(x.matches("<testcase ").count(), 3, "{x}");
+        assert!(
+            x.contains("<testsuites name=\"fluxgate\" tests=\"3\" skipped=\"0\" failures=\"2\""),
+            "{x}"
+        );
         assert!(x.contains("a, b &lt;c&gt;"));
         assert!(x.contains("<testcase name=\"tls-san\""));
     }
