@@ -149,8 +149,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 .collect();
             let docs: Vec<(&str, &str)> =
                 docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            let v = render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"));
-            format!("{}\n", serde_json::to_string_pretty(&v)?)
+            render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"))?
         }
         CheckFormat::Junit => {
             let ran = rules_ran(&repo);
