@@ -12,7 +12,7 @@ pub use json::diagnostic_to_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
 pub use sarif::{SarifLog, render_sarif, sarif_log};
-pub use text::{SourceLookup, render_text};
+pub use text::{SourceLookup, render_text, render_text_styled};
 
 #[cfg(test)]
 mod tests {
