@@ -23,8 +23,8 @@ impl Repo {
             .canonicalize()
             .with_context(|| format!("cannot open repository {}", root.display()))?;
         anyhow::ensure!(root.is_dir(), "{} is not a directory", root.display());
-        let (config, diagnostics) = fluxgate_model::discover::load(&root)
-            .with_context(|| format!("cannot read {}", root.join("fluxgate.yaml").display()))?;
+        // The model's error names the file it could not read.
+        let (config, diagnostics) = fluxgate_model::discover::load(&root)?;
         Ok(Repo {
             root,
             config,

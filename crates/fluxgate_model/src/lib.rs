@@ -11,8 +11,10 @@
 pub mod config;
 pub mod discover;
 pub mod environment;
+mod error;
 pub mod vip;
 mod walk;
 
 pub use environment::{Bootstrap, Environment, Release, load_environment, object_id};
+pub use error::Error;
 pub use walk::yaml_files;
