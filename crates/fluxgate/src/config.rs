@@ -27,9 +27,9 @@ impl Repo {
             .canonicalize()
             .with_context(|| format!("cannot open repository {}", root.display()))?;
         anyhow::ensure!(root.is_dir(), "{} is not a directory", root.display());
+        // The model's error names the file it could not read.
         let index = RepoIndex::new(&root);
-        let (config, diagnostics) = fluxgate_model::discover::load_in(&index)
-            .with_context(|| format!("cannot read {}", root.join("fluxgate.yaml").display()))?;
+        let (config, diagnostics) = fluxgate_model::discover::load_in(&index)?;
         Ok(Repo {
             root,
             config,

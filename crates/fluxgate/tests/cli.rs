@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 mod fail_closed;
+mod formats;
 mod secrets;
 
 fn workspace() -> PathBuf {

@@ -14,6 +14,7 @@
 use std::net::IpAddr;
 
 use base64::Engine;
+use ipnet::IpNet;
 use minijinja::value::{Kwargs, Rest, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
@@ -718,27 +719,9 @@ fn parse_ip_or_net(s: &str) -> Option<(IpAddr, Option<u8>)> {
     Some((ip, prefix))
 }
 
+/// The network address of `ip/prefix` (`prefix` is checked by [`parse_ip_or_net`]).
 fn network_of(ip: IpAddr, prefix: u8) -> IpAddr {
-    match ip {
-        IpAddr::V4(v4) => {
-            let bits = u32::from(v4);
-            let mask = if prefix == 0 {
-                0
-            } else {
-                u32::MAX << (32 - u32::from(prefix))
-            };
-            IpAddr::V4((bits & mask).into())
-        }
-        IpAddr::V6(v6) => {
-            let bits = u128::from(v6);
-            let mask = if prefix == 0 {
-                0
-            } else {
-                u128::MAX << (128 - u32::from(prefix))
-            };
-            IpAddr::V6((bits & mask).into())
-        }
-    }
+    IpNet::new(ip, prefix).map_or(ip, |net| net.network())
 }
 
 /// The common queries of `ansible.utils.ipaddr`: none (validate), `address`, `network`,
@@ -797,14 +780,9 @@ fn ipaddr_one(v: &Value, query: Option<&Value>) -> Value {
         }
         "prefix" => Value::from(i64::from(p)),
         "netmask" => match ip {
-            IpAddr::V4(_) => {
-                let mask = if p == 0 {
-                    0
-                } else {
-                    u32::MAX << (32 - u32::from(p))
-                };
-                Value::from(std::net::Ipv4Addr::from(mask).to_string())
-            }
+            IpAddr::V4(_) => IpNet::new(ip, p).map_or(Value::from(false), |net| {
+                Value::from(net.netmask().to_string())
+            }),
             IpAddr::V6(_) => Value::from(false),
         },
         "ipv4" | "4" => {

@@ -46,8 +46,10 @@ pub struct Resolved {
     pub origin: Vec<Origin>,
 }
 
-/// Why a variable could not be resolved.
-#[derive(Clone, Debug)]
+/// Why a variable could not be resolved: this crate's error. It is reported as a finding
+/// ([`ResolveError::to_diagnostic`]), so its message is the finding's.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{message}")]
 pub struct ResolveError {
     pub message: String,
     /// The chain that led there, outermost first.

@@ -13,11 +13,13 @@
 //! assert_eq!(d.location.as_ref().map(|l| l.line), Some(3));
 //! ```
 
+mod error;
 pub mod origin;
 pub mod problem;
 pub mod redact;
 pub mod render;
 
+pub use error::Error;
 pub use problem::Problem;
 
 use std::fmt;

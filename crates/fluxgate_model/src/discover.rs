@@ -27,17 +27,20 @@ use roots::{Context, Root, instance_values_root, roots_of};
 /// `environments:` keeps its other settings and has its environments discovered, its
 /// `sources:` winning over the folders discovery maps artifact sources to. `Err` only when
 /// the config file exists but cannot be read.
-pub fn load(root: &Path) -> std::io::Result<(Config, Vec<Diagnostic>)> {
+pub fn load(root: &Path) -> Result<(Config, Vec<Diagnostic>), crate::Error> {
     load_in(&RepoIndex::new(root))
 }
 
 /// [`load`], discovering in a repository index that the run shares (its walk and its files
 /// serve the rules too).
-pub fn load_in(index: &RepoIndex) -> std::io::Result<(Config, Vec<Diagnostic>)> {
+pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Error> {
     let root = index.root();
     let path = root.join("fluxgate.yaml");
     if path.is_file() {
-        let text = std::fs::read_to_string(&path)?;
+        let text = std::fs::read_to_string(&path).map_err(|source| crate::Error::ReadConfig {
+            path: path.clone(),
+            source,
+        })?;
         let (mut cfg, diags) = parse_config_in(root, "fluxgate.yaml", &text);
         let declares = parse_one("fluxgate.yaml", &text, Schema::Kube)
             .0

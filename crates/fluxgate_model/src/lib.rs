@@ -17,12 +17,14 @@ pub mod consumers;
 pub mod discover;
 pub mod endpoints;
 pub mod environment;
+mod error;
 pub mod index;
 pub mod problem;
 pub mod vip;
 mod walk;
 
 pub use environment::{Bootstrap, Environment, Release, load_environment, object_id};
+pub use error::Error;
 pub use index::{IndexedFile, RepoIndex};
 pub use problem::{Problem, ProblemKind};
 pub use walk::yaml_files;

@@ -6,13 +6,13 @@
 //! drift, L3 runtime probes) are reported as skipped, never as passed.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use fluxgate_diagnostics::render::{
-    diagnostic_to_json, render_github, render_junit, render_markdown, render_sarif, render_text,
+    diagnostic_to_json, render_github, render_junit, render_markdown, render_sarif,
+    render_text_styled,
 };
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_kustomize::RealFs;
@@ -158,8 +158,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let docs = fluxgate_rules::rule_docs(&repo.config);
             let docs: Vec<(&str, &str)> =
                 docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            let v = render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"));
-            format!("{}\n", serde_json::to_string_pretty(&v)?)
+            render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"))?
         }
         CheckFormat::Junit => {
             let ran = rules_ran(&repo);
@@ -169,7 +168,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 .filter(|d| d.severity > Severity::Note)
                 .cloned()
                 .collect();
-            render_junit(&findings, &ran)
+            render_junit(&findings, &ran)?
         }
         CheckFormat::Github => {
             let mut s = render_github(&diags);
@@ -290,15 +289,12 @@ fn text_report(
             })
             .clone()
     };
-    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    // anstream's choice: NO_COLOR and CLICOLOR=0 turn colour off, CLICOLOR_FORCE turns it on,
+    // otherwise only a terminal gets it.
+    let colour = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
     let mut out = String::new();
     for d in diags {
-        let mut block = String::new();
-        render_text(&mut block, d, &lookup);
-        if colour {
-            block = paint_header(&block, d.severity);
-        }
-        out.push_str(&block);
+        render_text_styled(&mut out, d, &lookup, colour);
         out.push('\n');
     }
     let errors = count(diags, Severity::Error);
@@ -321,8 +317,13 @@ fn text_report(
     out.push_str(&format!("layers: {}\n", layers.join(", ")));
     let verdict = if passed { "PASS" } else { "FAIL" };
     if colour {
-        let code = if passed { "32" } else { "31" };
-        out.push_str(&format!("\x1b[1;{code}mMERGE GATE: {verdict}\x1b[0m\n"));
+        let colour = if passed {
+            anstyle::AnsiColor::Green
+        } else {
+            anstyle::AnsiColor::Red
+        };
+        let style = anstyle::Style::new().bold().fg_color(Some(colour.into()));
+        out.push_str(&format!("{style}MERGE GATE: {verdict}{style:#}\n"));
     } else {
         out.push_str(&format!("MERGE GATE: {verdict}\n"));
     }
@@ -333,28 +334,9 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Colours the `severity[rule]` prefix of a finding's first line.
-fn paint_header(block: &str, sev: Severity) -> String {
-    let code = match sev {
-        Severity::Error => "1;31",
-        Severity::Warning => "1;33",
-        Severity::Note => "1;36",
-    };
-    let Some(end) = block.find(']') else {
-        return block.to_string();
-    };
-    format!("\x1b[{code}m{}\x1b[0m{}", &block[..=end], &block[end + 1..])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paints_only_the_prefix() {
-        let s = paint_header("error[render]: bad\n", Severity::Error);
-        assert!(s.starts_with("\x1b[1;31merror[render]\x1b[0m: bad"));
-    }
 
     #[test]
     fn relativizes_absolute_paths() {

@@ -1,47 +1,26 @@
-use std::fmt::Write as _;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::Diagnostic;
+use crate::{Diagnostic, Error};
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// `JUnit` XML: one test suite per rule that ran, one test case per finding (a failure), and a
-/// passing case for every rule without findings.
-#[must_use]
-pub fn render_junit(diags: &[Diagnostic], rules_ran: &[&str]) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let failures = diags.len();
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"fluxgate\" tests=\"{}\" failures=\"{failures}\">",
-        rules_ran.len().max(1) + failures
-    );
+/// `JUnit` XML: one test suite per rule that ran (and per other rule that reported), one
+/// failed test case per finding, and one passing case for a rule without findings. The
+/// `tests`/`failures` counts are the cases written (quick-junit counts them).
+pub fn render_junit(diags: &[Diagnostic], rules_ran: &[&str]) -> Result<String, Error> {
     let mut names: Vec<&str> = rules_ran.to_vec();
     for d in diags {
         if !names.contains(&d.rule.as_str()) {
             names.push(&d.rule);
         }
     }
+    let mut report = Report::new("fluxgate");
     for rule in names {
+        let classname = format!("fluxgate.{rule}");
+        let mut suite = TestSuite::new(rule);
         let mine: Vec<&Diagnostic> = diags.iter().filter(|d| d.rule == rule).collect();
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">",
-            escape(rule),
-            mine.len().max(1),
-            mine.len()
-        );
         if mine.is_empty() {
-            let _ = writeln!(
-                out,
-                "    <testcase name=\"{}\" classname=\"fluxgate.{}\"/>",
-                escape(rule),
-                escape(rule)
-            );
+            let mut case = TestCase::new(rule, TestCaseStatus::success());
+            case.set_classname(classname.as_str());
+            suite.add_test_case(case);
         }
         for d in mine {
             let at = d
@@ -51,24 +30,16 @@ pub fn render_junit(diags: &[Diagnostic], rules_ran: &[&str]) -> String {
                 .unwrap_or_default();
             let env = d.environment_label();
             let env = env.as_deref().unwrap_or("-");
-            let _ = writeln!(
-                out,
-                "    <testcase name=\"{} {}\" classname=\"fluxgate.{}\">",
-                escape(env),
-                escape(&at),
-                escape(rule)
-            );
-            let _ = writeln!(
-                out,
-                "      <failure type=\"{}\" message=\"{}\">{}</failure>",
-                d.severity,
-                escape(&d.message),
-                escape(&at)
-            );
-            out.push_str("    </testcase>\n");
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_type(d.severity.as_str())
+                .set_message(d.message.as_str())
+                .set_description(at.as_str());
+            let mut case = TestCase::new(format!("{env} {at}"), status);
+            case.set_classname(classname.as_str());
+            suite.add_test_case(case);
         }
-        out.push_str("  </testsuite>\n");
+        report.add_test_suite(suite);
     }
-    out.push_str("</testsuites>\n");
-    out
+    Ok(report.to_string()?)
 }

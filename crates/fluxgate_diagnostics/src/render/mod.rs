@@ -11,8 +11,8 @@ pub use github::render_github;
 pub use json::diagnostic_to_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
-pub use sarif::render_sarif;
-pub use text::{SourceLookup, render_text};
+pub use sarif::{SarifLog, render_sarif, sarif_log};
+pub use text::{SourceLookup, render_text, render_text_styled};
 
 #[cfg(test)]
 mod tests {
@@ -42,14 +42,23 @@ mod tests {
 
     #[test]
     fn sarif_has_locations_and_related() {
-        let v = render_sarif(
+        let text = render_sarif(
             &sample(),
             &[("ha-endpoint", "dial the HA endpoint")],
             "0.1.0",
-        );
+        )
+        .expect("SARIF");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("SARIF is JSON");
         assert_eq!(v["version"], "2.1.0");
+        assert_eq!(
+            v["runs"][0]["tool"]["driver"]["rules"][0]["id"],
+            "ha-endpoint"
+        );
         let r = &v["runs"][0]["results"][0];
         assert_eq!(r["level"], "error");
+        assert_eq!(r["ruleIndex"], 0);
+        // A rule that is not listed has no index (the warning's rule here).
+        assert!(v["runs"][0]["results"][1].get("ruleIndex").is_none());
         assert_eq!(
             r["locations"][0]["physicalLocation"]["region"]["startLine"],
             9
@@ -62,8 +71,14 @@ mod tests {
 
     #[test]
     fn junit_escapes_and_counts() {
-        let x = render_junit(&sample(), &["ha-endpoint", "tls-san"]);
-        assert!(x.contains("failures=\"2\""));
+        let x = render_junit(&sample(), &["ha-endpoint", "tls-san"]).expect("JUnit XML");
+        // Three cases written (two findings, one passing rule), so `tests` says three: the
+        // hand-written XML used to add the rules that ran to the findings (4 here).
+        assert_eq!(x.matches("<testcase ").count(), 3, "{x}");
+        assert!(
+            x.contains("<testsuites name=\"fluxgate\" tests=\"3\" skipped=\"0\" failures=\"2\""),
+            "{x}"
+        );
         assert!(x.contains("a, b &lt;c&gt;"));
         assert!(x.contains("<testcase name=\"tls-san\""));
     }

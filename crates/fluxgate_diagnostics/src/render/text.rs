@@ -1,6 +1,6 @@
-use std::fmt::Write as _;
+use annotate_snippets::{AnnotationKind, Element, Level, Origin, Renderer, Snippet};
 
-use crate::{Diagnostic, Location};
+use crate::{Diagnostic, Location, Severity};
 
 /// Gives the text of a repository file, so that the renderer can show the source line.
 ///
@@ -18,101 +18,145 @@ impl<F: Fn(&str) -> Option<std::sync::Arc<str>>> SourceLookup for F {
     }
 }
 
-/// rustc-style text: a header line, the location, the source line with a caret, related
-/// locations, notes and help.
+/// rustc-style text, without colour: see [`render_text_styled`].
 pub fn render_text(out: &mut String, d: &Diagnostic, sources: &dyn SourceLookup) {
+    render_text_styled(out, d, sources, false);
+}
+
+/// rustc-style text through annotate-snippets: a header line (`severity[rule]: [env] message`),
+/// the primary location with its source line and a caret under the value, each related location
+/// with its label, then notes, help and requirements. `styled` adds ANSI colour. A source line
+/// is shown with whatever is recognisably encrypted masked; a location whose text cannot be
+/// shown is printed as `file:line:col` alone, its label as a note.
+pub fn render_text_styled(
+    out: &mut String,
+    d: &Diagnostic,
+    sources: &dyn SourceLookup,
+    styled: bool,
+) {
     let env = d
         .environment_label()
-        .map(|e| format!(" [{e}]"))
+        .map(|e| format!("[{e}] "))
         .unwrap_or_default();
-    let _ = writeln!(out, "{}[{}]{}: {}", d.severity, d.rule, env, d.message);
+    let level = level(d.severity);
+    let lines: Vec<Option<String>> = std::iter::once(d.location.as_ref())
+        .flatten()
+        .chain(d.related.iter().map(|r| &r.location))
+        .map(|loc| source_line(loc, sources))
+        .collect();
+    let mut shown = lines.iter();
+    let mut elements: Vec<Element<'_>> = Vec::new();
     if let Some(loc) = &d.location {
-        snippet(out, loc, None, sources);
+        elements.push(element(loc, shown.next().and_then(Option::as_deref), None));
     }
+    let mut unshown_labels = Vec::new();
     for r in &d.related {
-        snippet(out, &r.location, Some(&r.message), sources);
+        let line = shown.next().and_then(Option::as_deref);
+        if line.is_none() {
+            unshown_labels.push(format!("{}: {}", r.location, r.message));
+        }
+        elements.push(element(&r.location, line, Some(&r.message)));
+    }
+    for label in &unshown_labels {
+        elements.push(Level::NOTE.message(label.as_str()).into());
     }
     for n in &d.notes {
-        let _ = writeln!(out, "   = note: {n}");
+        elements.push(Level::NOTE.message(n.as_str()).into());
     }
     if let Some(h) = &d.help {
-        let _ = writeln!(out, "   = help: {h}");
+        elements.push(Level::HELP.message(h.as_str()).into());
     }
+    let requirements = d.requirements.join(", ");
     if !d.requirements.is_empty() {
-        let _ = writeln!(out, "   = requirements: {}", d.requirements.join(", "));
+        elements.push(
+            Level::NOTE
+                .with_name("requirements")
+                .message(requirements.as_str())
+                .into(),
+        );
+    }
+    let title = format!("{env}{}", d.message);
+    let report = [level
+        .primary_title(title.as_str())
+        .id(d.rule.as_str())
+        .elements(elements)];
+    let renderer = if styled {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
+    out.push_str(&renderer.render(&report));
+    out.push('\n');
+}
+
+fn level(s: Severity) -> Level<'static> {
+    match s {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+        Severity::Note => Level::NOTE,
     }
 }
 
-fn snippet(out: &mut String, loc: &Location, label: Option<&str>, sources: &dyn SourceLookup) {
-    let arrow = if label.is_some() { ":::" } else { "-->" };
-    let _ = writeln!(out, "  {arrow} {loc}");
+/// The source line at `loc`, encrypted values masked; `None` when it cannot be shown.
+fn source_line(loc: &Location, sources: &dyn SourceLookup) -> Option<String> {
     if loc.line == 0 {
-        if let Some(label) = label {
-            let _ = writeln!(out, "   = {label}");
-        }
-        return;
+        return None;
     }
-    let Some(text) = sources.source(&loc.file) else {
-        if let Some(label) = label {
-            let _ = writeln!(out, "   = {label}");
-        }
-        return;
-    };
-    let Some(line) = text.lines().nth(loc.line as usize - 1) else {
-        return;
-    };
-    let line = crate::redact::mask_encrypted_line(line);
-    let (line, caret_at) = cut_long_line(&line, (loc.column.max(1) - 1) as usize);
-    let num = loc.line.to_string();
-    let pad = " ".repeat(num.len());
-    let prefix: String = line
-        .chars()
-        .take(caret_at)
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
-    let width = line
-        .chars()
-        .skip(caret_at)
-        .take_while(|c| !c.is_whitespace())
-        .count()
-        .max(1);
-    let _ = writeln!(out, " {pad} |");
-    let _ = writeln!(out, " {num} | {line}");
-    let _ = writeln!(
-        out,
-        " {pad} | {prefix}{}{}",
-        "^".repeat(width),
-        label.map(|l| format!(" {l}")).unwrap_or_default()
-    );
+    let text = sources.source(&loc.file)?;
+    let line = text.lines().nth(loc.line as usize - 1)?;
+    Some(crate::redact::mask_encrypted_line(line).into_owned())
 }
 
-/// The widest source line shown, in characters: a minified JSON dashboard or a long
-/// annotation is cut around the span, with `…` where text was left out.
-const MAX_LINE: usize = 120;
+/// The widest caret, in characters.
+const MAX_SPAN: usize = 60;
 
-/// `line` cut to [`MAX_LINE`] characters around the character column `caret`, and the caret's
-/// column in what is returned.
-fn cut_long_line(line: &str, caret: usize) -> (String, usize) {
-    let chars: Vec<char> = line.chars().collect();
-    if chars.len() <= MAX_LINE {
-        return (line.to_string(), caret);
-    }
-    let caret = caret.min(chars.len());
-    // Some context before the span, the rest after it.
-    let start = caret.saturating_sub(MAX_LINE / 4);
-    let end = (start + MAX_LINE).min(chars.len());
-    let start = end.saturating_sub(MAX_LINE).min(start);
-    let mut out = String::new();
-    let mut at = caret - start;
-    if start > 0 {
-        out.push('…');
-        at += 1;
-    }
-    out.extend(&chars[start..end]);
-    if end < chars.len() {
-        out.push('…');
-    }
-    (out, at)
+/// One location: its source line with a caret under the value that starts at the column (to
+/// the next whitespace), or the bare `file:line:col` when there is no line to show.
+fn element<'a>(loc: &'a Location, line: Option<&'a str>, label: Option<&'a str>) -> Element<'a> {
+    let Some(line) = line else {
+        let origin = Origin::path(&*loc.file);
+        return if loc.line == 0 {
+            origin.into()
+        } else {
+            origin
+                .line(loc.line as usize)
+                .char_column(loc.column.max(1) as usize)
+                .into()
+        };
+    };
+    let start = line
+        .char_indices()
+        .nth((loc.column.max(1) - 1) as usize)
+        .map_or(line.len(), |(i, _)| i);
+    // The value runs to the next whitespace, but no further than MAX_SPAN characters: in a
+    // minified JSON dashboard that would be the rest of the line.
+    let rest = &line[start..];
+    let end = start
+        + rest
+            .char_indices()
+            .take(MAX_SPAN)
+            .find(|(_, c)| c.is_whitespace())
+            .or_else(|| rest.char_indices().nth(MAX_SPAN))
+            .map_or(rest.len(), |(n, _)| n);
+    // An empty span (the column at the end of the line) still gets one caret.
+    let end = if end == start {
+        line[start..]
+            .chars()
+            .next()
+            .map_or(start, |c| start + c.len_utf8())
+    } else {
+        end
+    };
+    let kind = if label.is_some() {
+        AnnotationKind::Context
+    } else {
+        AnnotationKind::Primary
+    };
+    Snippet::source(line)
+        .line_start(loc.line as usize)
+        .path(&*loc.file)
+        .annotation(kind.span(start..end).label(label))
+        .into()
 }
 
 #[cfg(test)]
@@ -132,18 +176,18 @@ mod tests {
         render_text(&mut out, &d, &src);
         let shown = out
             .lines()
-            .find(|l| l.starts_with(" 1 | "))
+            .find(|l| l.starts_with("1 | "))
             .expect("the source line");
         let caret = out
             .lines()
             .find(|l| l.contains('^'))
             .expect("the caret line");
-        assert!(shown.chars().count() <= 130, "{shown}");
-        assert!(shown.contains("…") && shown.ends_with('…'), "{shown}");
+        assert!(shown.chars().count() <= 150, "{shown}");
+        assert!(shown.contains("...") && shown.ends_with("..."), "{shown}");
         let col = |l: &str, pat: char| l.chars().position(|c| c == pat);
         assert_eq!(col(shown, 'T'), col(caret, '^'), "{shown}\n{caret}");
-        // Short lines are shown whole.
-        assert_eq!(cut_long_line("abc", 1), ("abc".to_string(), 1));
+        // The location names the real column, not the one in the cut line.
+        assert!(out.contains("--> f.json:1:301"), "{out}");
     }
 
     #[test]
@@ -152,8 +196,8 @@ mod tests {
         let src = |_: &str| Some(Arc::<str>::from("a: 1\nb:  oops\n"));
         let mut out = String::new();
         render_text(&mut out, &d, &src);
-        assert!(out.contains(" 2 | b:  oops"), "{out}");
-        assert!(out.contains("   |     ^^^^"), "{out}");
+        assert!(out.contains("2 | b:  oops"), "{out}");
+        assert!(out.contains("  |     ^^^^"), "{out}");
     }
 
     #[test]
@@ -166,7 +210,25 @@ mod tests {
         };
         let mut out = String::new();
         render_text(&mut out, &d, &src);
-        assert!(out.contains(" 1 | token: ENC[********]"), "{out}");
+        assert!(out.contains("1 | token: ENC[********]"), "{out}");
         assert!(!out.contains("c2VjcmV0"), "{out}");
+    }
+
+    #[test]
+    fn a_location_without_its_text_is_named_and_its_label_kept() {
+        let d = Diagnostic::new("render", Severity::Error, "bad")
+            .at(Location::new("a.yaml", 2, 3))
+            .related(Location::new("gone.yaml", 7, 1), "consumed here")
+            .in_env("prod");
+        let src = |f: &str| (f == "a.yaml").then(|| Arc::<str>::from("x: 1\ny: 2\n"));
+        let mut out = String::new();
+        render_text(&mut out, &d, &src);
+        assert!(out.starts_with("error[render]: [prod] bad\n"), "{out}");
+        assert!(out.contains("--> a.yaml:2:3"), "{out}");
+        assert!(out.contains("::: gone.yaml:7:1"), "{out}");
+        assert!(
+            out.contains("= note: gone.yaml:7:1: consumed here"),
+            "{out}"
+        );
     }
 }

@@ -300,16 +300,32 @@ fn is_exact(v: &str) -> bool {
         && !v.contains(['*', 'x', 'X', '>', '<', '~', '^', ' ', '|', ','])
 }
 
-/// Orders versions by their numeric dotted parts, then by the rest as text.
-fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
-    let key = |v: &str| {
-        let v = v.trim_start_matches('v');
-        let (core, pre) = v.split_once('-').unwrap_or((v, ""));
-        let nums: Vec<u64> = core.split('.').map(|p| p.parse().unwrap_or(0)).collect();
-        // A release sorts after its pre-releases.
-        (nums, pre.is_empty(), pre.to_string())
+/// A chart version as Helm reads it (Masterminds semver): a leading `v` is allowed, and a
+/// missing minor or patch counts as 0 (`1.2` is `1.2.0`).
+fn chart_version(v: &str) -> Option<semver::Version> {
+    let v = v.trim().trim_start_matches('v');
+    if let Ok(parsed) = semver::Version::parse(v) {
+        return Some(parsed);
+    }
+    let split = v.find(['-', '+']).unwrap_or(v.len());
+    let (core, rest) = v.split_at(split);
+    let padded = match core.split('.').count() {
+        1 => format!("{core}.0.0{rest}"),
+        2 => format!("{core}.0{rest}"),
+        _ => return None,
     };
-    key(a).cmp(&key(b))
+    semver::Version::parse(&padded).ok()
+}
+
+/// SemVer 2.0 precedence (pre-release identifiers compared numerically, so `rc.10` is after
+/// `rc.9`); a version that does not parse sorts before every one that does, then as text.
+fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    match (chart_version(a), chart_version(b)) {
+        (Some(x), Some(y)) => x.cmp_precedence(&y).then_with(|| x.cmp(&y)),
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (None, None) => a.cmp(b),
+    }
 }
 
 #[cfg(test)]
@@ -329,6 +345,19 @@ mod tests {
         );
         assert_eq!(
             compare_versions("1.0.0", "1.0.0-rc.1"),
+            std::cmp::Ordering::Greater
+        );
+        // Pre-release identifiers are numbers, not text: rc.10 is newer than rc.9.
+        assert_eq!(
+            compare_versions("1.0.0-rc.10", "1.0.0-rc.9"),
+            std::cmp::Ordering::Greater
+        );
+        assert_eq!(
+            compare_versions("v1.2", "1.1.9"),
+            std::cmp::Ordering::Greater
+        );
+        assert_eq!(
+            compare_versions("1.0.0", "not-a-version"),
             std::cmp::Ordering::Greater
         );
     }
