@@ -5,6 +5,7 @@
 pub mod envsubst;
 pub mod helm;
 pub mod ignore;
+mod pathmatch;
 pub mod substitute;
 pub mod tree;
 pub mod vars;

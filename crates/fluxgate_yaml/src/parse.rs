@@ -400,7 +400,7 @@ impl<'a> Builder<'a> {
                 continue;
             }
             if let Some(previous) = map.get(&key_text) {
-                let severity = if self.schema == Schema::Kube {
+                let severity = if matches!(self.schema, Schema::Kube | Schema::GoYamlV2) {
                     Severity::Error
                 } else {
                     Severity::Warning
@@ -465,7 +465,7 @@ impl<'a> Builder<'a> {
         }
         match style {
             ScalarStyle::Plain => resolve_plain(text, self.schema),
-            ScalarStyle::Folded if self.schema == Schema::Kube => {
+            ScalarStyle::Folded if matches!(self.schema, Schema::Kube | Schema::GoYamlV2) => {
                 Value::String(go_yaml_folded(text))
             }
             _ => Value::String(text.to_string()),
