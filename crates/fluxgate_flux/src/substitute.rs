@@ -1,8 +1,10 @@
 //! Post-build substitution of one resource, as kustomize-controller does it, with origins.
 //!
-//! Flux serialises each rendered resource to YAML, runs [`crate::envsubst`] over the whole text
-//! (keys included) and parses the result again, so an unquoted `true` becomes a boolean and a
-//! number a number. fluxgate does the same, and then walks the new tree beside the original to
+//! Flux serialises each rendered resource to YAML with go-yaml v2 (keys sorted, comments and
+//! source quoting gone: `"${FLAG}"` is written `${FLAG}`), runs [`crate::envsubst`] over the
+//! whole text (keys included) and parses the result again with go-yaml v2's YAML 1.1 rules into
+//! JSON, so a value `yes` becomes a boolean, `017` the number 15 and `~` null, however the
+//! source quoted the reference. fluxgate does the same, and then walks the new tree beside the original to
 //! give every node back its location; a scalar that a variable produced is located at the
 //! variable's definition instead, and a [`Substituted`] record keeps both ends: where the
 //! variable was defined and where `${VAR}` was written.
@@ -82,7 +84,8 @@ pub enum Status {
     /// Nothing in the text to substitute.
     Unchanged,
     Substituted,
-    /// A parse error (or a result that is no longer YAML): Flux rejects the resource.
+    /// A parse error, a failed operator, or a result that is no longer YAML (or not JSON):
+    /// Flux fails the whole Kustomization.
     Failed,
 }
 
@@ -155,8 +158,24 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
             let mut out = Outcome::unchanged(resource, Status::Failed);
             out.diagnostics.push(Diagnostic::render_error(
                 format!(
-                    "post-build substitution stopped: {}; fluxgate does not check this resource",
+                    "post-build substitution stopped: {}; fluxgate does not check this resource \
+                     (Flux fails the whole Kustomization)",
                     e.message
+                ),
+                Some(locator.locate(e.offset).0),
+            ));
+            return out;
+        }
+        Err(e)
+            if e.message == envsubst::SUBSTRING_OUT_OF_RANGE
+                || e.message == envsubst::PATTERN_OUT_OF_RANGE =>
+        {
+            let mut out = Outcome::unchanged(resource, Status::Failed);
+            let snippet = snippet(&text, e.offset);
+            out.diagnostics.push(Diagnostic::render_error(
+                format!(
+                    "post-build substitution fails on `{snippet}`: {e}; Flux fails the whole \
+                     Kustomization, nothing of it is applied"
                 ),
                 Some(locator.locate(e.offset).0),
             ));
@@ -168,8 +187,8 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
             out.diagnostics.push(
                 Diagnostic::render_error(
                     format!(
-                        "post-build substitution cannot parse `{snippet}`: {e}; Flux rejects \
-                         the whole resource"
+                        "post-build substitution cannot parse `{snippet}`: {e}; Flux fails \
+                         the whole Kustomization, nothing of it is applied"
                     ),
                     Some(locator.locate(e.offset).0),
                 )
@@ -234,7 +253,8 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         }
     }
 
-    let reparsed = parse_stream(&resource.loc.file, &expansion.text, Schema::Kube);
+    // Flux reads the text back with go-yaml v2 (YAML 1.1), then as JSON.
+    let reparsed = parse_stream(&resource.loc.file, &expansion.text, Schema::GoYamlV2);
     if reparsed.has_errors() || reparsed.docs.len() > 1 {
         let first = out
             .substituted
@@ -242,7 +262,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
             .map_or_else(|| resource.loc.clone(), |s| s.consumer.clone());
         out.diagnostics.push(Diagnostic::render_error(
             "after post-build substitution the resource is no longer one valid YAML document \
-             (a value broke the syntax); Flux rejects it",
+             (a value broke the syntax); Flux fails the whole Kustomization",
             Some(first),
         ));
         out.status = Status::Failed;
@@ -253,9 +273,35 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         .into_iter()
         .next()
         .unwrap_or_else(|| Node::null(resource.loc.clone()));
+    if let Some(bad) = not_json(&node) {
+        let first = out
+            .substituted
+            .first()
+            .map_or_else(|| resource.loc.clone(), |s| s.consumer.clone());
+        out.diagnostics.push(Diagnostic::render_error(
+            format!(
+                "after post-build substitution the resource holds {bad}, which JSON cannot \
+                 hold; Flux fails the whole Kustomization"
+            ),
+            Some(first),
+        ));
+        out.status = Status::Failed;
+        return out;
+    }
     relocate(&mut node, resource, &mut Vec::new(), &scalar_defs);
     out.resource = node;
     out
+}
+
+/// What in a re-parsed resource has no JSON form (Flux's YAML-to-JSON step fails on it): an
+/// infinite or NaN number, or a document that is not a mapping.
+fn not_json(node: &Node) -> Option<&'static str> {
+    match &node.value {
+        Value::Float(f) if !f.is_finite() => Some("an infinite or NaN number (`.inf`, `.nan`)"),
+        Value::Seq(items) => items.iter().find_map(not_json),
+        Value::Map(m) => m.values().find_map(not_json),
+        _ => None,
+    }
 }
 
 /// How many further uses of one undefined variable a finding lists as related locations.

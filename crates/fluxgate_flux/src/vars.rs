@@ -45,6 +45,10 @@ pub struct Vars {
     /// Sources that exist only once the cluster runs (a Secret an ExternalSecret creates):
     /// their keys are unknown offline.
     unknown: Vec<String>,
+    /// Required sources that nothing creates: Flux fails the Kustomization.
+    missing: Vec<String>,
+    /// Defined names that are not valid variable names: Flux fails the Kustomization.
+    invalid: Vec<String>,
 }
 
 impl Vars {
@@ -63,6 +67,19 @@ impl Vars {
     #[must_use]
     pub fn has_unknown_keys(&self) -> bool {
         !self.unknown.is_empty()
+    }
+
+    /// Why Flux cannot load these variables at all (a required source that does not exist, a
+    /// defined name that is not a valid variable name): then every substitution of the
+    /// Kustomization fails.
+    #[must_use]
+    pub fn load_failure(&self) -> Option<String> {
+        if let Some(m) = self.missing.first() {
+            return Some(format!("substitute from '{m}' error: not found"));
+        }
+        self.invalid
+            .first()
+            .map(|k| format!("'{k}' var name is invalid, must match '{NAME_PATTERN}'"))
     }
 
     #[must_use]
@@ -129,6 +146,7 @@ impl Vars {
                     // Its keys are unknown: the missing source is the finding, not each
                     // variable it would have defined.
                     vars.unknown.push(format!("{kind}/{ns}/{name}"));
+                    vars.missing.push(format!("{kind}/{name}"));
                     diags.push(
                     Diagnostic::render_error(
                         format!(
@@ -166,6 +184,7 @@ impl Vars {
             .collect();
         for k in invalid {
             if let Some(def) = vars.map.remove(&k) {
+                vars.invalid.push(k.clone());
                 diags.push(Diagnostic::render_error(
                     format!(
                         "'{k}' var name is invalid, must match '{NAME_PATTERN}': Flux fails the \
