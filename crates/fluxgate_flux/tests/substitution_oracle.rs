@@ -17,6 +17,7 @@
 
 mod flux_oracle;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -63,8 +64,7 @@ fn substitution_matches_flux_on_the_corpus() {
     let Some(oracle) = fluxgate_testkit::go_oracle(TEST, "flux-envsubst") else {
         return;
     };
-    let mut sent: Vec<Sent> = Vec::new();
-    let mut cases: Vec<Value> = Vec::new();
+    let (mut sent, mut cases) = (Vec::new(), Vec::new());
     let mut ours_time = Duration::ZERO;
     for (repo, entry) in CASES {
         let root = corpus.join(repo);
@@ -79,35 +79,12 @@ fn substitution_matches_flux_on_the_corpus() {
         };
         let tree = render_tree(&fs, &root, entry, &opts);
         for k in &tree.kustomizations {
-            if k.object.path(&["spec", "postBuild"]).is_none() {
-                continue;
+            if k.object.path(&["spec", "postBuild"]).is_some() {
+                ours_time += time_substitution(k);
             }
-            ours_time += time_substitution(k);
-            let names = k
-                .object
-                .path(&["spec", "postBuild", "substituteFrom"])
-                .and_then(Node::as_seq)
-                .map_or(0, <[Node]>::len);
-            sent.push(Sent {
-                env: format!("{repo} {entry}"),
-                id: k.id(),
-                ours_failure: k.failure.clone(),
-                ours: k.objects.iter().map(|o| canon(&o.to_json())).collect(),
-                changed: k
-                    .built
-                    .iter()
-                    .zip(&k.objects)
-                    .filter(|(b, o)| canon(&b.to_json()) != canon(&o.to_json()))
-                    .count(),
-                runtime_source: k.var_sources.len() < names && k.failure.is_none(),
-            });
-            cases.push(json!({
-                "kustomization": k.object.to_json(),
-                "objects": k.var_sources.iter().map(as_cluster_holds_it).collect::<Vec<_>>(),
-                "resources": k.built.iter().map(Node::to_json).collect::<Vec<_>>(),
-                "strict": true,
-            }));
         }
+        let env = format!("{repo} {entry}");
+        collect(&tree.kustomizations, &env, true, &mut sent, &mut cases);
     }
     if cases.is_empty() {
         fluxgate_testkit::missing(TEST, "no substituting Kustomization found in the corpus");
@@ -115,12 +92,104 @@ fn substitution_matches_flux_on_the_corpus() {
     }
     let (answers, theirs_time) =
         flux_oracle::run(&oracle, &json!({"mode": "kustomization", "cases": cases}));
-    assert_eq!(answers.len(), sent.len(), "one answer per Kustomization");
+    let differ = judge(&sent, &answers, &cases);
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "durations in nanoseconds are far below 2^52"
+    )]
+    let ratio = theirs_time.as_nanos() as f64 / ours_time.as_nanos().max(1) as f64;
+    println!(
+        "substitution time over the corpus: fluxgate {ours_time:?}, Flux's code (Go oracle) \
+         {theirs_time:?}; fluxgate is {ratio:.1}x as fast"
+    );
+    assert!(
+        differ.is_empty(),
+        "{} Kustomizations differ from Flux",
+        differ.len()
+    );
+}
 
+/// The edge cases of `tests/fixtures/oracle` (types that change, failures of the whole
+/// Kustomization, variable loading), in strict and in lax mode.
+#[test]
+fn substitution_matches_flux_on_the_edge_cases() {
+    const EDGE: &str = "substitution_matches_flux_on_the_edge_cases";
+    let Some(oracle) = fluxgate_testkit::go_oracle(EDGE, "flux-envsubst") else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle");
+    let fs = RealFs::new(&root);
+    let (mut sent, mut cases) = (Vec::new(), Vec::new());
+    for strict in [true, false] {
+        let opts = TreeOptions {
+            keep_built: true,
+            substitution: Options { strict },
+            ..TreeOptions::default()
+        };
+        let tree = render_tree(&fs, &root, "clusters/lab", &opts);
+        let mode = if strict { "strict" } else { "lax" };
+        collect(&tree.kustomizations, mode, strict, &mut sent, &mut cases);
+    }
+    assert!(sent.len() >= 30, "the fixture renders its Kustomizations");
+    let (answers, _) = flux_oracle::run(&oracle, &json!({"mode": "kustomization", "cases": cases}));
+    let differ = judge(&sent, &answers, &cases);
+    assert!(
+        differ.is_empty(),
+        "{} edge cases differ from Flux",
+        differ.len()
+    );
+}
+
+/// Adds the substituting Kustomizations of one rendered tree to the request.
+fn collect(
+    kustomizations: &[FluxKustomization],
+    env: &str,
+    strict: bool,
+    sent: &mut Vec<Sent>,
+    cases: &mut Vec<Value>,
+) {
+    for k in kustomizations {
+        if k.object.path(&["spec", "postBuild"]).is_none() {
+            continue;
+        }
+        let from = k
+            .object
+            .path(&["spec", "postBuild", "substituteFrom"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default();
+        let required = from
+            .iter()
+            .filter(|e| e.get("optional").and_then(Node::as_bool) != Some(true))
+            .count();
+        sent.push(Sent {
+            env: env.to_string(),
+            id: k.id(),
+            ours_failure: k.failure.clone(),
+            ours: k.objects.iter().map(|o| canon(&o.to_json())).collect(),
+            changed: k
+                .built
+                .iter()
+                .zip(&k.objects)
+                .filter(|(b, o)| canon(&b.to_json()) != canon(&o.to_json()))
+                .count(),
+            runtime_source: k.var_sources.len() < required && k.failure.is_none(),
+        });
+        cases.push(json!({
+            "kustomization": k.object.to_json(),
+            "objects": k.var_sources.iter().map(as_cluster_holds_it).collect::<Vec<_>>(),
+            "resources": k.built.iter().map(Node::to_json).collect::<Vec<_>>(),
+            "strict": strict,
+        }));
+    }
+}
+
+/// Compares the answers with fluxgate's; prints the figures and every difference.
+fn judge(sent: &[Sent], answers: &[Value], cases: &[Value]) -> Vec<String> {
+    assert_eq!(answers.len(), sent.len(), "one answer per Kustomization");
     let (mut compared, mut agree, mut objects, mut objects_equal, mut runtime) = (0, 0, 0, 0, 0);
     let (mut both_fail, mut changed) = (0, 0);
     let mut differ = Vec::new();
-    for ((s, a), case) in sent.iter().zip(&answers).zip(&cases) {
+    for ((s, a), case) in sent.iter().zip(answers).zip(cases) {
         let theirs_ok = a["ok"] == Value::Bool(true);
         if s.runtime_source && !theirs_ok {
             runtime += 1;
@@ -187,28 +256,15 @@ fn substitution_matches_flux_on_the_corpus() {
         }
     }
     println!(
-        "corpus substitution: {agree}/{compared} Kustomizations agree (success/failure and \
-         objects), {objects_equal}/{objects} objects equal ({changed} of them changed by \
-         substitution); {both_fail} Kustomizations failed by both; {runtime} not compared (a \
-         substituteFrom source created at runtime)"
-    );
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "durations in nanoseconds are far below 2^52"
-    )]
-    let ratio = theirs_time.as_nanos() as f64 / ours_time.as_nanos().max(1) as f64;
-    println!(
-        "substitution time over the corpus: fluxgate {ours_time:?}, Flux's code (Go oracle) \
-         {theirs_time:?}; fluxgate is {ratio:.1}x as fast"
+        "substitution: {agree}/{compared} Kustomizations agree (success/failure and objects), \
+         {objects_equal}/{objects} objects equal ({changed} of them changed by substitution); \
+         {both_fail} Kustomizations failed by both; {runtime} not compared (a substituteFrom \
+         source created at runtime)"
     );
     for d in &differ {
         println!("{d}");
     }
-    assert!(
-        differ.is_empty(),
-        "{} Kustomizations differ from Flux",
-        differ.len()
-    );
+    differ
 }
 
 /// The time fluxgate takes to load the variables and substitute every built object, the part

@@ -98,7 +98,10 @@ pub fn go(test: &str) -> Option<PathBuf> {
             return Some(go);
         }
     }
-    missing(test, "the Go toolchain (go) is not on the PATH nor at /usr/local/go/bin");
+    missing(
+        test,
+        "the Go toolchain (go) is not on the PATH nor at /usr/local/go/bin",
+    );
     None
 }
 
@@ -127,7 +130,8 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
         .unwrap_or_default();
     files.retain(|p| {
         p.extension().is_some_and(|e| e == "go")
-            || p.file_name().is_some_and(|n| n == "go.mod" || n == "go.sum")
+            || p.file_name()
+                .is_some_and(|n| n == "go.mod" || n == "go.sum")
     });
     files.sort();
     if files.is_empty() {
@@ -142,7 +146,11 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
     let mut hash = Fnv::default();
     hash.write(&version);
     for f in &files {
-        hash.write(f.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default());
+        hash.write(
+            f.file_name()
+                .map(|n| n.as_encoded_bytes())
+                .unwrap_or_default(),
+        );
         hash.write(&std::fs::read(f).unwrap_or_default());
     }
     let out_dir = workspace_root().join("target").join("oracles");
@@ -167,7 +175,10 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
     match built {
         Ok(o) if o.status.success() => {
             if std::fs::rename(&tmp, &bin).is_err() && !bin.is_file() {
-                missing(test, "the Go oracle was built but could not be moved in place");
+                missing(
+                    test,
+                    "the Go oracle was built but could not be moved in place",
+                );
                 return None;
             }
             Some(bin)

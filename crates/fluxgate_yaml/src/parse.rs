@@ -393,6 +393,15 @@ impl<'a> Builder<'a> {
                     );
                     continue;
                 }
+                Value::Null if self.schema == Schema::GoYamlV2 => {
+                    // sigs.k8s.io/yaml turns go-yaml v2's map into JSON: a null key has no
+                    // JSON form and fails the conversion.
+                    self.diagnostics.push(Diagnostic::render_error(
+                        "a null mapping key: JSON has no form for it",
+                        Some(key.loc.clone()),
+                    ));
+                    continue;
+                }
                 _ => key.scalar_text().unwrap_or_default(),
             };
             if key_text == "<<" && key.tag.is_none() && matches!(key.value, Value::String(_)) {
@@ -400,7 +409,8 @@ impl<'a> Builder<'a> {
                 continue;
             }
             if let Some(previous) = map.get(&key_text) {
-                let severity = if matches!(self.schema, Schema::Kube | Schema::GoYamlV2) {
+                // go-yaml v2 reading into a map keeps the last value without a word.
+                let severity = if self.schema == Schema::Kube {
                     Severity::Error
                 } else {
                     Severity::Warning
