@@ -43,9 +43,10 @@ pub const RULE_UNDEFINED: &str = "substitution-undefined";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Flux >= 2.9 (strict, the default): an undefined variable fails the Kustomization.
-    /// Before: it becomes the empty string. Both facts are reported either way; this only
-    /// changes the wording.
+    /// Flux >= 2.9 (kustomize-controller v1.9.0, strict, the default): an unset variable
+    /// fails the whole Kustomization ([`crate::tree::FluxKustomization::failure`]). Before, or
+    /// with the controller's `StrictPostBuildSubstitutions` feature gate off: it becomes the
+    /// empty string. The finding is reported either way, worded for the mode.
     pub strict: bool,
 }
 
@@ -310,10 +311,11 @@ const MAX_RELATED_USES: usize = 5;
 fn undefined_diagnostic(r: &VarRef, text: &str, consumer: &Location, opts: Options) -> Diagnostic {
     let written = text.get(r.start..r.end).unwrap_or(&r.name);
     let consequence = if opts.strict {
-        "Flux (strict substitution, the default since 2.9) fails the Kustomization; older Flux \
-         substitutes the empty string"
+        "Flux (strict substitution, the default since 2.9) fails the whole Kustomization, \
+         nothing of it is applied; older Flux substitutes the empty string"
     } else {
-        "Flux substitutes the empty string and applies the resource"
+        "Flux before 2.9 (the pinned flux_version) substitutes the empty string and applies \
+         the resource"
     };
     Diagnostic::new(
         RULE_UNDEFINED,
@@ -720,6 +722,42 @@ spec:
             .find(|s| s.var == "SET")
             .expect("set");
         assert_eq!(set.consumer.line, 9);
+    }
+
+    #[test]
+    fn quoting_is_lost_and_yaml_1_1_decides_the_type() {
+        let text = "kind: ConfigMap\ndata:\n  flag: \"${FLAG}\"\n  port: '${PORT}'\n  on: ${ON}\n  n: ${N}\n  tilde: ${T}\n  hex: ${HEX}\n  oct: ${OCT}\n  exp: ${EXP}\n  kept: x-${FLAG}\n";
+        let v = vars(&[
+            ("FLAG", "yes"),
+            ("PORT", "8080"),
+            ("ON", "on"),
+            ("N", "n"),
+            ("T", "~"),
+            ("HEX", "0x1F"),
+            ("OCT", "017"),
+            ("EXP", "1e3"),
+        ]);
+        let out = substitute_resource(&doc(text), &v, Options::default());
+        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        let data = out.resource.get("data").expect("data");
+        let json = |k: &str| data.get(k).map(Node::to_json);
+        assert_eq!(json("flag"), Some(serde_json::json!(true)));
+        assert_eq!(json("port"), Some(serde_json::json!(8080)));
+        assert_eq!(json("on"), Some(serde_json::json!(true)));
+        assert_eq!(json("n"), Some(serde_json::json!(false)));
+        assert_eq!(json("tilde"), Some(serde_json::Value::Null));
+        assert_eq!(json("hex"), Some(serde_json::json!(31)));
+        assert_eq!(json("oct"), Some(serde_json::json!(15)));
+        assert_eq!(json("exp"), Some(serde_json::json!(1000.0)));
+        assert_eq!(json("kept"), Some(serde_json::json!("x-yes")));
+    }
+
+    #[test]
+    fn infinity_is_not_json() {
+        let text = "kind: ConfigMap\ndata:\n  a: ${V}\n";
+        let out = substitute_resource(&doc(text), &vars(&[("V", ".inf")]), Options::default());
+        assert_eq!(out.status, Status::Failed);
+        assert!(out.diagnostics[0].message.contains("JSON"));
     }
 
     #[test]
