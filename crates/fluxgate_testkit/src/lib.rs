@@ -148,7 +148,7 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
     for f in &files {
         hash.write(
             f.file_name()
-                .map(|n| n.as_encoded_bytes())
+                .map(std::ffi::OsStr::as_encoded_bytes)
                 .unwrap_or_default(),
         );
         hash.write(&std::fs::read(f).unwrap_or_default());
