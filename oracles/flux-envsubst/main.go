@@ -7,10 +7,12 @@
 // the controller's substitution step does (the same lookup in strict and lax mode); or
 // {"mode": "kustomization", "cases": [{"kustomization", "objects", "resources", "strict"}]}
 // runs SubstituteVariables over each resource of a Flux Kustomization, reading the
-// substituteFrom objects from a fake cluster that holds "objects".
+// substituteFrom objects from a fake cluster that holds "objects". With the argument -lines it
+// answers expression cases one JSON line at a time, for the fuzz target.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,6 +61,10 @@ type ksAnswer struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-lines" {
+		serveLines()
+		return
+	}
 	var req request
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
 		fail(fmt.Errorf("reading the request: %w", err))
@@ -88,6 +94,22 @@ func main() {
 	fmt.Fprintf(os.Stderr, "elapsed_ns=%d\n", time.Since(started).Nanoseconds())
 	if err := json.NewEncoder(os.Stdout).Encode(answers); err != nil {
 		fail(err)
+	}
+}
+
+// serveLines answers one expression case per input line until stdin closes.
+func serveLines() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		var c exprCase
+		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
+			fail(err)
+		}
+		if err := out.Encode(evalExpr(c)); err != nil {
+			fail(err)
+		}
 	}
 }
 
