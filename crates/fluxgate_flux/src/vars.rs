@@ -59,7 +59,8 @@ impl Vars {
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty() && self.unknown.is_empty()
+        // An invalid name still counts: Flux loads it, then refuses it.
+        self.map.is_empty() && self.unknown.is_empty() && self.invalid.is_empty()
     }
 
     /// Whether some variables come from a source whose keys are unknown offline: a variable

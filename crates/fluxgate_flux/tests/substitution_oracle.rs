@@ -193,6 +193,12 @@ fn judge(sent: &[Sent], answers: &[Value], cases: &[Value]) -> Vec<String> {
         let theirs_ok = a["ok"] == Value::Bool(true);
         if s.runtime_source && !theirs_ok {
             runtime += 1;
+            println!(
+                "  not compared: {} {} (Flux in the oracle's cluster: {})",
+                s.env,
+                s.id,
+                a["err"].as_str().unwrap_or_default()
+            );
             continue;
         }
         compared += 1;
