@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use fluxgate_kustomize::Fs;
 
-use crate::envsubst::glob::Glob;
+use crate::pathmatch::Glob;
 
 /// The name of the per-folder ignore file.
 pub const IGNORE_FILE: &str = ".sourceignore";

@@ -6,6 +6,7 @@ pub mod envsubst;
 pub mod helm;
 pub mod ignore;
 pub mod lookup;
+mod pathmatch;
 pub mod problem;
 pub mod substitute;
 pub mod tree;

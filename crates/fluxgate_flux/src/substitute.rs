@@ -1,8 +1,10 @@
 //! Post-build substitution of one resource, as kustomize-controller does it, with origins.
 //!
-//! Flux serialises each rendered resource to YAML, runs [`crate::envsubst`] over the whole text
-//! (keys included) and parses the result again, so an unquoted `true` becomes a boolean and a
-//! number a number. fluxgate does the same, and then walks the new tree beside the original to
+//! Flux serialises each rendered resource to YAML with go-yaml v2 (keys sorted, comments and
+//! source quoting gone: `"${FLAG}"` is written `${FLAG}`), runs [`crate::envsubst`] over the
+//! whole text (keys included) and parses the result again with go-yaml v2's YAML 1.1 rules into
+//! JSON, so a value `yes` becomes a boolean, `017` the number 15 and `~` null, however the
+//! source quoted the reference. fluxgate does the same, and then walks the new tree beside the original to
 //! give every node back its location; a scalar that a variable produced is located at the
 //! variable's definition instead, and a [`Substituted`] record keeps both ends: where the
 //! variable was defined and where `${VAR}` was written.
@@ -39,9 +41,10 @@ pub const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Flux >= 2.9 (strict, the default): an undefined variable fails the Kustomization.
-    /// Before: it becomes the empty string. Both facts are reported either way; this only
-    /// changes the wording.
+    /// Flux >= 2.9 (kustomize-controller v1.9.0, strict, the default): an unset variable
+    /// fails the whole Kustomization ([`crate::tree::FluxKustomization::failure`]). Before, or
+    /// with the controller's `StrictPostBuildSubstitutions` feature gate off: it becomes the
+    /// empty string. The finding is reported either way, worded for the mode.
     pub strict: bool,
 }
 
@@ -80,7 +83,8 @@ pub enum Status {
     /// Nothing in the text to substitute.
     Unchanged,
     Substituted,
-    /// A parse error (or a result that is no longer YAML): Flux rejects the resource.
+    /// A parse error, a failed operator, or a result that is no longer YAML (or not JSON):
+    /// Flux fails the whole Kustomization.
     Failed,
 }
 
@@ -154,8 +158,25 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
             out.problems.push(Problem::new(
                 ProblemKind::Invalid,
                 format!(
-                    "post-build substitution stopped: {}; fluxgate does not check this resource",
+                    "post-build substitution stopped: {}; fluxgate does not check this resource \
+                     (Flux fails the whole Kustomization)",
                     e.message
+                ),
+                Some(locator.locate(e.offset).0),
+            ));
+            return out;
+        }
+        Err(e)
+            if e.message == envsubst::SUBSTRING_OUT_OF_RANGE
+                || e.message == envsubst::PATTERN_OUT_OF_RANGE =>
+        {
+            let mut out = Outcome::unchanged(resource, Status::Failed);
+            let snippet = snippet(&text, e.offset);
+            out.problems.push(Problem::new(
+                ProblemKind::SubstitutionSyntax,
+                format!(
+                    "post-build substitution fails on `{snippet}`: {e}; Flux fails the whole \
+                     Kustomization, nothing of it is applied"
                 ),
                 Some(locator.locate(e.offset).0),
             ));
@@ -168,8 +189,8 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
                 Problem::new(
                     ProblemKind::SubstitutionSyntax,
                     format!(
-                        "post-build substitution cannot parse `{snippet}`: {e}; Flux rejects \
-                         the whole resource"
+                        "post-build substitution cannot parse `{snippet}`: {e}; Flux fails \
+                         the whole Kustomization, nothing of it is applied"
                     ),
                     Some(locator.locate(e.offset).0),
                 )
@@ -234,7 +255,8 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         }
     }
 
-    let reparsed = parse_stream(&resource.loc.file, &expansion.text, Schema::Kube);
+    // Flux reads the text back with go-yaml v2 (YAML 1.1), then as JSON.
+    let reparsed = parse_stream(&resource.loc.file, &expansion.text, Schema::GoYamlV2);
     if reparsed.has_errors() || reparsed.docs.len() > 1 {
         let first = out
             .substituted
@@ -243,7 +265,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         out.problems.push(Problem::new(
             ProblemKind::Invalid,
             "after post-build substitution the resource is no longer one valid YAML document \
-             (a value broke the syntax); Flux rejects it",
+             (a value broke the syntax); Flux fails the whole Kustomization",
             Some(first),
         ));
         out.status = Status::Failed;
@@ -254,9 +276,36 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
         .into_iter()
         .next()
         .unwrap_or_else(|| Node::null(resource.loc.clone()));
+    if let Some(bad) = not_json(&node) {
+        let first = out
+            .substituted
+            .first()
+            .map_or_else(|| resource.loc.clone(), |s| s.consumer.clone());
+        out.problems.push(Problem::new(
+            ProblemKind::Invalid,
+            format!(
+                "after post-build substitution the resource holds {bad}, which JSON cannot \
+                 hold; Flux fails the whole Kustomization"
+            ),
+            Some(first),
+        ));
+        out.status = Status::Failed;
+        return out;
+    }
     relocate(&mut node, resource, &mut Vec::new(), &scalar_defs);
     out.resource = node;
     out
+}
+
+/// What in a re-parsed resource has no JSON form (Flux's YAML-to-JSON step fails on it): an
+/// infinite or NaN number, or a document that is not a mapping.
+fn not_json(node: &Node) -> Option<&'static str> {
+    match &node.value {
+        Value::Float(f) if !f.is_finite() => Some("an infinite or NaN number (`.inf`, `.nan`)"),
+        Value::Seq(items) => items.iter().find_map(not_json),
+        Value::Map(m) => m.values().find_map(not_json),
+        _ => None,
+    }
 }
 
 /// How many further uses of one undefined variable a finding lists as related locations.
@@ -265,10 +314,11 @@ const MAX_RELATED_USES: usize = 5;
 fn undefined_problem(r: &VarRef, text: &str, consumer: &Location, opts: Options) -> Problem {
     let written = text.get(r.start..r.end).unwrap_or(&r.name);
     let consequence = if opts.strict {
-        "Flux (strict substitution, the default since 2.9) fails the Kustomization; older Flux \
-         substitutes the empty string"
+        "Flux (strict substitution, the default since 2.9) fails the whole Kustomization, \
+         nothing of it is applied; older Flux substitutes the empty string"
     } else {
-        "Flux substitutes the empty string and applies the resource"
+        "Flux before 2.9 (the pinned flux_version) substitutes the empty string and applies \
+         the resource"
     };
     Problem::new(
         ProblemKind::UndefinedVariable {
@@ -678,6 +728,42 @@ spec:
             .find(|s| s.var == "SET")
             .expect("set");
         assert_eq!(set.consumer.line, 9);
+    }
+
+    #[test]
+    fn quoting_is_lost_and_yaml_1_1_decides_the_type() {
+        let text = "kind: ConfigMap\ndata:\n  flag: \"${FLAG}\"\n  port: '${PORT}'\n  on: ${ON}\n  n: ${N}\n  tilde: ${T}\n  hex: ${HEX}\n  oct: ${OCT}\n  exp: ${EXP}\n  kept: x-${FLAG}\n";
+        let v = vars(&[
+            ("FLAG", "yes"),
+            ("PORT", "8080"),
+            ("ON", "on"),
+            ("N", "n"),
+            ("T", "~"),
+            ("HEX", "0x1F"),
+            ("OCT", "017"),
+            ("EXP", "1e3"),
+        ]);
+        let out = substitute_resource(&doc(text), &v, Options::default());
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
+        let data = out.resource.get("data").expect("data");
+        let json = |k: &str| data.get(k).map(Node::to_json);
+        assert_eq!(json("flag"), Some(serde_json::json!(true)));
+        assert_eq!(json("port"), Some(serde_json::json!(8080)));
+        assert_eq!(json("on"), Some(serde_json::json!(true)));
+        assert_eq!(json("n"), Some(serde_json::json!(false)));
+        assert_eq!(json("tilde"), Some(serde_json::Value::Null));
+        assert_eq!(json("hex"), Some(serde_json::json!(31)));
+        assert_eq!(json("oct"), Some(serde_json::json!(15)));
+        assert_eq!(json("exp"), Some(serde_json::json!(1000.0)));
+        assert_eq!(json("kept"), Some(serde_json::json!("x-yes")));
+    }
+
+    #[test]
+    fn infinity_is_not_json() {
+        let text = "kind: ConfigMap\ndata:\n  a: ${V}\n";
+        let out = substitute_resource(&doc(text), &vars(&[("V", ".inf")]), Options::default());
+        assert_eq!(out.status, Status::Failed);
+        assert!(out.problems[0].message.contains("JSON"));
     }
 
     #[test]

@@ -62,6 +62,14 @@ pub struct FluxKustomization {
     pub built: Vec<Node>,
     /// Values that came from post-build variables.
     pub substituted: Vec<Substituted>,
+    /// Why Flux fails this Kustomization's build, if it does: a parse error or failed operator
+    /// in one resource, a result that is no longer YAML, an unset variable in strict mode, a
+    /// variable source that cannot load. Then nothing of it is applied; [`Self::objects`]
+    /// still holds what fluxgate rendered, so that the rest can be checked.
+    pub failure: Option<String>,
+    /// The ConfigMaps and Secrets its `substituteFrom` read, when [`TreeOptions::keep_built`]
+    /// is set (for the differential test against Flux's code); empty otherwise.
+    pub var_sources: Vec<Node>,
 }
 
 impl FluxKustomization {
@@ -312,7 +320,17 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
                     .push(d.related(ks.loc.clone(), "in this Kustomization"));
             }
         }
-        let rendered = r.render_one(&ks, &dir, &vars, prebuilt);
+        let mut rendered = r.render_one(&ks, &dir, &vars, prebuilt);
+        if let Some(k) = rendered.as_mut().filter(|_| opts.keep_built) {
+            k.var_sources = named_sources(
+                &ks,
+                if root_pending {
+                    &raw_entry
+                } else {
+                    sources.objects()
+                },
+            );
+        }
         if is_root {
             root_pending = false;
             if rendered.is_none() {
@@ -630,11 +648,33 @@ impl Renderer<'_> {
             Vec::new()
         };
         let mut substituted = Vec::new();
+        let mut failure = None;
         let post = ks.path(&["spec", "postBuild"]);
         let always = post.and_then(|p| p.str_at(&["substituteStrategy"])) == Some("Always");
         if post.is_some() && (!vars.is_empty() || always) {
+            let load_failure = vars.load_failure();
             for o in &mut objects {
                 let out = substitute::substitute_resource(o, vars, self.opts.substitution);
+                // Flux loads the variables for every resource it substitutes, stops at the
+                // first one that fails, and then applies nothing of the Kustomization.
+                let why = match out.status {
+                    substitute::Status::Disabled => None,
+                    _ if load_failure.is_some() => load_failure.clone(),
+                    substitute::Status::Failed => {
+                        Some(format!("post build failed for {}", resource_id(o)))
+                    }
+                    _ if self.opts.substitution.strict && !out.undefined.is_empty() => {
+                        Some(format!(
+                            "post build failed for {}: variable not set (strict mode): {:?}",
+                            resource_id(o),
+                            out.undefined[0].var
+                        ))
+                    }
+                    _ => None,
+                };
+                if failure.is_none() {
+                    failure = why;
+                }
                 self.problems.extend(
                     out.problems.into_iter().map(|d| {
                         d.related(ks.loc.clone(), "substituted by this Flux Kustomization")
@@ -661,8 +701,39 @@ impl Renderer<'_> {
             objects,
             built,
             substituted,
+            failure,
+            var_sources: Vec::new(),
         })
     }
+}
+
+fn resource_id(o: &Node) -> String {
+    format!(
+        "{}/{}",
+        o.str_at(&["kind"]).unwrap_or_default(),
+        o.str_at(&["metadata", "name"]).unwrap_or_default()
+    )
+}
+
+/// The objects of `pool` that `ks`'s `substituteFrom` names.
+fn named_sources(ks: &Node, pool: &[Node]) -> Vec<Node> {
+    let ns = ns_of(ks);
+    let wanted: Vec<(&str, &str)> = ks
+        .path(&["spec", "postBuild", "substituteFrom"])
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| Some((e.str_at(&["kind"])?, e.str_at(&["name"])?)))
+        .collect();
+    pool.iter()
+        .filter(|o| {
+            ns_of(o) == ns
+                && wanted.iter().any(|(k, n)| {
+                    o.str_at(&["kind"]) == Some(*k) && o.str_at(&["metadata", "name"]) == Some(*n)
+                })
+        })
+        .cloned()
+        .collect()
 }
 
 fn source_key(ks: &Node) -> String {

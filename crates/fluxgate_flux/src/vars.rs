@@ -49,6 +49,10 @@ pub struct Vars {
     /// Sources that exist only once the cluster runs (a Secret an ExternalSecret creates):
     /// their keys are unknown offline.
     unknown: Vec<String>,
+    /// Required sources that nothing creates: Flux fails the Kustomization.
+    missing: Vec<String>,
+    /// Defined names that are not valid variable names: Flux fails the Kustomization.
+    invalid: Vec<String>,
 }
 
 impl Vars {
@@ -59,7 +63,8 @@ impl Vars {
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty() && self.unknown.is_empty()
+        // An invalid name still counts: Flux loads it, then refuses it.
+        self.map.is_empty() && self.unknown.is_empty() && self.invalid.is_empty()
     }
 
     /// Whether some variables come from a source whose keys are unknown offline: a variable
@@ -67,6 +72,19 @@ impl Vars {
     #[must_use]
     pub fn has_unknown_keys(&self) -> bool {
         !self.unknown.is_empty()
+    }
+
+    /// Why Flux cannot load these variables at all (a required source that does not exist, a
+    /// defined name that is not a valid variable name): then every substitution of the
+    /// Kustomization fails.
+    #[must_use]
+    pub fn load_failure(&self) -> Option<String> {
+        if let Some(m) = self.missing.first() {
+            return Some(format!("substitute from '{m}' error: not found"));
+        }
+        self.invalid
+            .first()
+            .map(|k| format!("'{k}' var name is invalid, must match '{NAME_PATTERN}'"))
     }
 
     #[must_use]
@@ -144,6 +162,7 @@ impl Vars {
                     // Its keys are unknown: the missing source is the finding, not each
                     // variable it would have defined.
                     vars.unknown.push(format!("{kind}/{ns}/{name}"));
+                    vars.missing.push(format!("{kind}/{name}"));
                     diags.push(
                     Problem::new(
                         ProblemKind::MissingObject {
@@ -187,6 +206,7 @@ impl Vars {
             .collect();
         for k in invalid {
             if let Some(def) = vars.map.remove(&k) {
+                vars.invalid.push(k.clone());
                 diags.push(Problem::new(
                     ProblemKind::Invalid,
                     format!(

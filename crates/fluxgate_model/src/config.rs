@@ -23,6 +23,38 @@ pub struct Config {
     /// Controllers that create Secrets or ConfigMaps in the cluster, beside the built-in ones
     /// (ExternalSecret, ObjectBucketClaim, Certificate, ...): what they create is not missing.
     pub generators: Vec<Generator>,
+    /// `flux_version:` the Flux the clusters run, when pinned; `None` means the newest that
+    /// fluxgate knows (Flux 2.9, kustomize-controller v1.9).
+    pub flux_version: Option<FluxVersion>,
+}
+
+/// A Flux release, `2.8` (from `flux_version: "2.8"`, `"v2.8.3"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FluxVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl FluxVersion {
+    /// Parses `2.8`, `v2.8` or `2.8.3` (the patch is not needed).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<FluxVersion> {
+        let mut parts = text.trim().trim_start_matches('v').split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next().map_or(Some(0), |m| m.parse().ok())?;
+        if parts.next().is_some_and(|p| p.parse::<u32>().is_err()) {
+            return None;
+        }
+        Some(FluxVersion { major, minor })
+    }
+
+    /// Strict post-build substitution (an unset variable fails the Kustomization) is the
+    /// default from Flux 2.9 (kustomize-controller v1.9.0) on; before, an unset variable
+    /// became the empty string.
+    #[must_use]
+    pub fn strict_substitution(self) -> bool {
+        self >= FluxVersion { major: 2, minor: 9 }
+    }
 }
 
 /// `generators:` entry: objects of `kind` (apiVersion starting with `group`) create a
@@ -339,6 +371,7 @@ impl Reader {
             "contracts",
             "policies",
             "generators",
+            "flux_version",
         ];
         for (key, v) in self.entries(root, "fluxgate.yaml", &top) {
             match key {
@@ -357,6 +390,14 @@ impl Reader {
                     }
                 }
                 "charts" => cfg.charts = self.path(v, "charts", PathKind::Dir),
+                "flux_version" => match v.as_str().and_then(FluxVersion::parse) {
+                    Some(version) => cfg.flux_version = Some(version),
+                    // Unquoted, `2.10` would read as the number 2.1.
+                    None => self.error(
+                        &v.loc,
+                        "flux_version must be a quoted Flux version such as \"2.8\"",
+                    ),
+                },
                 "requirements" => {
                     cfg.requirements = self.path(v, "requirements", PathKind::File);
                 }
@@ -726,6 +767,25 @@ policies: [policies/]
         );
         assert_eq!(diags[0].location.as_ref().map(|l| l.line), Some(4));
         assert!(diags[1].message.contains("did you mean `charts`"));
+    }
+
+    #[test]
+    fn flux_version_pins_substitution_mode() {
+        let (cfg, diags) = parse_config(
+            "fluxgate.yaml",
+            "flux_version: \"2.8\"\nenvironments:\n  prod:\n    flux: a\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let v = cfg.flux_version.expect("pinned");
+        assert_eq!(v, FluxVersion { major: 2, minor: 8 });
+        assert!(!v.strict_substitution());
+        assert!(FluxVersion::parse("v2.9.1").is_some_and(FluxVersion::strict_substitution));
+        assert!(FluxVersion::parse("2.10").is_some_and(FluxVersion::strict_substitution));
+        let (_, diags) = parse_config(
+            "fluxgate.yaml",
+            "flux_version: 2.10\nenvironments:\n  prod:\n    flux: a\n",
+        );
+        assert!(diags[0].message.contains("quoted"), "{diags:?}");
     }
 
     #[test]

@@ -88,6 +88,12 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         extra_creators,
+        // The pinned Flux decides how an unset variable substitutes; unpinned, the newest.
+        substitution: fluxgate_flux::substitute::Options {
+            strict: config
+                .flux_version
+                .is_none_or(crate::config::FluxVersion::strict_substitution),
+        },
         ..TreeOptions::default()
     };
     let tree = env

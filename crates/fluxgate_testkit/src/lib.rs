@@ -79,3 +79,141 @@ pub fn finding_keys(d: &fluxgate_diagnostics::Diagnostic) -> Vec<String> {
         })
         .collect()
 }
+
+/// The Go toolchain for the oracles written in Go: `$GO`, else `go` on the PATH, else
+/// `/usr/local/go/bin/go`; `None` after [`missing`] said why.
+#[must_use]
+pub fn go(test: &str) -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("GO").map(PathBuf::from),
+        Some(PathBuf::from("go")),
+        Some(PathBuf::from("/usr/local/go/bin/go")),
+    ];
+    for go in candidates.into_iter().flatten() {
+        let ok = std::process::Command::new(&go)
+            .arg("version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(go);
+        }
+    }
+    missing(
+        test,
+        "the Go toolchain (go) is not on the PATH nor at /usr/local/go/bin",
+    );
+    None
+}
+
+/// The workspace root (where `oracles/` and `target/` are).
+#[must_use]
+pub fn workspace_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .nth(2)
+        .map_or_else(|| here.clone(), std::path::Path::to_path_buf)
+}
+
+/// Builds the Go oracle `oracles/<name>` (its own `go.mod`, `go.sum`, `*.go`) with the
+/// machine's Go and the Go module proxy, once per source: the binary is cached in
+/// `target/oracles/<name>-<hash of the sources and the Go version>`. `None` after [`missing`]
+/// said why (no Go; a build that fails, e.g. offline, is a failure under CI too).
+///
+/// # Panics
+/// Under `CI=true`, when Go is missing or the build fails.
+#[must_use]
+pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
+    let go = go(test)?;
+    let src = workspace_root().join("oracles").join(name);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&src)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| {
+        p.extension().is_some_and(|e| e == "go")
+            || p.file_name()
+                .is_some_and(|n| n == "go.mod" || n == "go.sum")
+    });
+    files.sort();
+    if files.is_empty() {
+        missing(test, &format!("{} holds no Go oracle", src.display()));
+        return None;
+    }
+    let version = std::process::Command::new(&go)
+        .arg("version")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    let mut hash = Fnv::default();
+    hash.write(&version);
+    for f in &files {
+        hash.write(
+            f.file_name()
+                .map(std::ffi::OsStr::as_encoded_bytes)
+                .unwrap_or_default(),
+        );
+        hash.write(&std::fs::read(f).unwrap_or_default());
+    }
+    let out_dir = workspace_root().join("target").join("oracles");
+    let bin = out_dir.join(format!("{name}-{:016x}", hash.0));
+    if bin.is_file() {
+        return Some(bin);
+    }
+    let _ = std::fs::create_dir_all(&out_dir);
+    // Built under a private name and renamed, so that tests building at once never run a
+    // half-written binary.
+    let tmp = out_dir.join(format!("{name}.{}.tmp", std::process::id()));
+    let _ = writeln!(
+        std::io::stderr(),
+        "{test}: building the Go oracle {name} (first run: a few minutes)"
+    );
+    let built = std::process::Command::new(&go)
+        .args(["build", "-mod=readonly", "-trimpath", "-o"])
+        .arg(&tmp)
+        .arg(".")
+        .current_dir(&src)
+        .output();
+    match built {
+        Ok(o) if o.status.success() => {
+            if std::fs::rename(&tmp, &bin).is_err() && !bin.is_file() {
+                missing(
+                    test,
+                    "the Go oracle was built but could not be moved in place",
+                );
+                return None;
+            }
+            Some(bin)
+        }
+        Ok(o) => {
+            missing(
+                test,
+                &format!(
+                    "building the Go oracle {name} failed: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                ),
+            );
+            None
+        }
+        Err(e) => {
+            missing(test, &format!("running {}: {e}", go.display()));
+            None
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash for cache names (not for security).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}

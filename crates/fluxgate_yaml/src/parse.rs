@@ -393,6 +393,15 @@ impl<'a> Builder<'a> {
                     );
                     continue;
                 }
+                Value::Null if self.schema == Schema::GoYamlV2 => {
+                    // sigs.k8s.io/yaml turns go-yaml v2's map into JSON: a null key has no
+                    // JSON form and fails the conversion.
+                    self.diagnostics.push(Diagnostic::render_error(
+                        "a null mapping key: JSON has no form for it",
+                        Some(key.loc.clone()),
+                    ));
+                    continue;
+                }
                 _ => key.scalar_text().unwrap_or_default(),
             };
             if key_text == "<<" && key.tag.is_none() && matches!(key.value, Value::String(_)) {
@@ -400,6 +409,7 @@ impl<'a> Builder<'a> {
                 continue;
             }
             if let Some(previous) = map.get(&key_text) {
+                // go-yaml v2 reading into a map keeps the last value without a word.
                 let severity = if self.schema == Schema::Kube {
                     Severity::Error
                 } else {
@@ -465,7 +475,7 @@ impl<'a> Builder<'a> {
         }
         match style {
             ScalarStyle::Plain => resolve_plain(text, self.schema),
-            ScalarStyle::Folded if self.schema == Schema::Kube => {
+            ScalarStyle::Folded if matches!(self.schema, Schema::Kube | Schema::GoYamlV2) => {
                 Value::String(go_yaml_folded(text))
             }
             _ => Value::String(text.to_string()),

@@ -12,6 +12,10 @@ pub enum Schema {
     Kube,
     /// PyYAML's YAML 1.1 resolver, as Ansible uses it.
     Yaml11,
+    /// go-yaml v2's YAML 1.1 resolver, as `sigs.k8s.io/yaml` reads text back into JSON: what
+    /// Flux parses after post-build substitution. `y`, `on`, `no` are booleans, `~` null,
+    /// `0x1F`, `017` and `1_000` integers, `1e3` and `08` floats.
+    GoYamlV2,
 }
 
 /// Resolves a plain (unquoted, untagged) scalar.
@@ -20,7 +24,78 @@ pub fn resolve_plain(text: &str, schema: Schema) -> Value {
     match schema {
         Schema::Kube => resolve_kube(text),
         Schema::Yaml11 => resolve_yaml11(text),
+        Schema::GoYamlV2 => resolve_go_yaml_v2(text),
     }
+}
+
+fn resolve_go_yaml_v2(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Value::Bool(true);
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Value::Bool(false);
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY);
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    match text.as_bytes()[0] {
+        // Go's ParseFloat on the text as written.
+        b'.' => match text.parse::<f64>() {
+            Ok(f) if is_yaml_float(text) => Value::Float(f),
+            _ => Value::String(text.to_string()),
+        },
+        // A timestamp stays a string when read into a JSON-bound value; numbers are tried
+        // with every underscore removed.
+        b'0'..=b'9' | b'+' | b'-' => {
+            let plain = text.replace('_', "");
+            if let Some(i) = parse_go_int(&plain) {
+                return Value::Int(i);
+            }
+            if let Some(u) = parse_go_uint(&plain) {
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "JSON numbers past i64 are floats"
+                )]
+                return Value::Float(u as f64);
+            }
+            if is_yaml_float(&plain)
+                && let Ok(f) = plain.parse::<f64>()
+            {
+                return Value::Float(f);
+            }
+            Value::String(text.to_string())
+        }
+        _ => Value::String(text.to_string()),
+    }
+}
+
+/// Go's `strconv.ParseUint(s, 0, 64)` for what `ParseInt` refused as too large.
+fn parse_go_uint(text: &str) -> Option<u64> {
+    if text.starts_with(['-', '+']) {
+        return None;
+    }
+    let (radix, digits) =
+        if let Some(r) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            (16, r)
+        } else if let Some(r) = text.strip_prefix("0o").or_else(|| text.strip_prefix("0O")) {
+            (8, r)
+        } else if let Some(r) = text.strip_prefix("0b").or_else(|| text.strip_prefix("0B")) {
+            (2, r)
+        } else if text.len() > 1 && text.starts_with('0') {
+            (8, &text[1..])
+        } else {
+            (10, text)
+        };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
 }
 
 fn resolve_kube(text: &str) -> Value {

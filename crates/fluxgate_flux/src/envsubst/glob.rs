@@ -1,168 +1,206 @@
-//! Shell patterns for `${V#p}` and friends, with Go's `path.Match` rules: `*` and `?` never
-//! match `/`, `[...]` classes take ranges and `^` negation, `\` escapes. A malformed pattern is
-//! `Err`, and the caller then leaves the value unchanged.
+//! Shell patterns for `${V#p}` and friends, as the matcher vendored in fluxcd/pkg envsubst
+//! v1.7.0 reads them (an old `path.Match`): `*` matches any run of bytes, `/` included, `?`
+//! any one character, `[...]` a class with ranges and `^` negation, `\` escapes the next
+//! character. It works on bytes, as Go strings are, and finds a malformed pattern only when
+//! matching reaches it: `a[` never fails against `x`, but fails against `a`.
 
-pub(crate) fn matches(pattern: &str, name: &str) -> Result<bool, ()> {
-    Ok(Glob::new(pattern)?.matches(name))
+/// Why a pattern could not be matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GlobError {
+    /// A syntax error: the caller leaves the value unchanged.
+    Bad,
+    /// A class that ends right after a range start (`[a`): Flux's matcher indexes past the
+    /// end of the pattern and the controller's reconcile fails.
+    Panic,
 }
 
-/// A pattern checked once, to be matched against many names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Glob {
-    /// No special character: the name must equal it.
-    Literal(String),
-    /// `*` followed by literal text: a name without `/` ending with it.
-    Suffix(String),
-    General(Vec<char>),
-}
+const RUNE_ERROR: u32 = 0xFFFD;
 
-impl Glob {
-    /// `Err` for a malformed pattern.
-    pub(crate) fn new(pattern: &str) -> Result<Glob, ()> {
-        let special = |c: char| matches!(c, '*' | '?' | '[' | '\\');
-        if !pattern.contains(special) {
-            return Ok(Glob::Literal(pattern.to_string()));
-        }
-        if let Some(rest) = pattern.strip_prefix('*')
-            && !rest.contains(special)
-        {
-            return Ok(Glob::Suffix(rest.to_string()));
-        }
-        let p: Vec<char> = pattern.chars().collect();
-        validate(&p)?;
-        Ok(Glob::General(p))
+/// The first character of `s` and its length in bytes; an invalid byte is U+FFFD of length 1
+/// (Go's `utf8.DecodeRuneInString`).
+fn decode(s: &[u8]) -> (u32, usize) {
+    let Some(&b0) = s.first() else {
+        return (RUNE_ERROR, 0);
+    };
+    let n = match b0 {
+        0..=0x7F => return (u32::from(b0), 1),
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return (RUNE_ERROR, 1),
+    };
+    match s.get(..n).map(std::str::from_utf8) {
+        Some(Ok(t)) => (t.chars().next().map_or(RUNE_ERROR, u32::from), n),
+        _ => (RUNE_ERROR, 1),
     }
+}
 
-    pub(crate) fn matches(&self, name: &str) -> bool {
-        match self {
-            Glob::Literal(text) => name == text,
-            Glob::Suffix(tail) => name
-                .strip_suffix(tail.as_str())
-                .is_some_and(|head| !head.contains('/')),
-            Glob::General(p) => {
-                let n: Vec<char> = name.chars().collect();
-                match_here(p, &n)
+/// Whether `name` matches `pattern` as a whole.
+pub(crate) fn matches(pattern: &[u8], name: &[u8]) -> Result<bool, GlobError> {
+    let mut pattern = pattern;
+    let mut name = name;
+    'chunks: while !pattern.is_empty() {
+        let (star, chunk, rest) = split_chunk(pattern);
+        pattern = rest;
+        if star && chunk.is_empty() {
+            // A trailing star takes whatever is left.
+            return Ok(true);
+        }
+        let first = match_chunk(chunk, name);
+        if let Ok(Some(t)) = first
+            && (t.is_empty() || !pattern.is_empty())
+        {
+            name = t;
+            continue;
+        }
+        first?;
+        if star {
+            for i in 0..name.len() {
+                match match_chunk(chunk, &name[i + 1..])? {
+                    Some(t) if pattern.is_empty() && !t.is_empty() => {}
+                    Some(t) => {
+                        name = t;
+                        continue 'chunks;
+                    }
+                    None => {}
+                }
             }
         }
+        return Ok(false);
     }
+    Ok(name.is_empty())
 }
 
-fn validate(p: &[char]) -> Result<(), ()> {
+/// Leading stars, then the text up to the next star outside a class.
+fn split_chunk(pattern: &[u8]) -> (bool, &[u8], &[u8]) {
+    let stars = pattern.iter().take_while(|&&b| b == b'*').count();
+    let p = &pattern[stars..];
+    let mut in_class = false;
     let mut i = 0;
     while i < p.len() {
         match p[i] {
-            '\\' => {
-                if i + 1 >= p.len() {
-                    return Err(());
-                }
-                i += 2;
-            }
-            '[' => i = class_end(p, i).ok_or(())?,
-            _ => i += 1,
+            b'\\' if i + 1 < p.len() => i += 1,
+            b'[' => in_class = true,
+            b']' => in_class = false,
+            b'*' if !in_class => break,
+            _ => {}
         }
-    }
-    Ok(())
-}
-
-/// Index after the class that opens at `p[start] == '['`.
-fn class_end(p: &[char], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    if p.get(i) == Some(&'^') {
         i += 1;
     }
-    let mut first = true;
-    loop {
-        match p.get(i)? {
-            ']' if !first => return Some(i + 1),
-            '\\' => i += 2,
-            _ => i += 1,
-        }
-        first = false;
-    }
+    (stars > 0, &p[..i], &p[i..])
 }
 
-fn class_matches(p: &[char], start: usize, c: char) -> bool {
-    let mut i = start + 1;
-    let negated = p.get(i) == Some(&'^');
-    if negated {
-        i += 1;
-    }
-    let mut hit = false;
-    let mut first = true;
-    while let Some(&x) = p.get(i) {
-        if x == ']' && !first {
-            break;
+/// Matches `chunk` at the start of `s`: the rest of `s`, or `None`.
+fn match_chunk<'a>(chunk: &[u8], s: &'a [u8]) -> Result<Option<&'a [u8]>, GlobError> {
+    let mut chunk = chunk;
+    let mut s = s;
+    while let Some(&c) = chunk.first() {
+        if s.is_empty() {
+            return Ok(None);
         }
-        first = false;
-        let (lo, step) = if x == '\\' {
-            (p.get(i + 1).copied().unwrap_or('\\'), 2)
-        } else {
-            (x, 1)
-        };
-        i += step;
-        let mut hi = lo;
-        if p.get(i) == Some(&'-') && p.get(i + 1).is_some_and(|&y| y != ']') {
-            hi = p[i + 1];
-            i += 2;
-        }
-        if lo <= c && c <= hi {
-            hit = true;
-        }
-    }
-    hit != negated
-}
-
-fn match_here(p: &[char], n: &[char]) -> bool {
-    let Some(&first) = p.first() else {
-        return n.is_empty();
-    };
-    match first {
-        '*' => {
-            // `*` spans any run without a slash.
-            let mut k = 0;
-            loop {
-                if match_here(&p[1..], &n[k..]) {
-                    return true;
+        match c {
+            b'[' => {
+                let (r, n) = decode(s);
+                s = &s[n..];
+                chunk = &chunk[1..];
+                let negated = chunk.first() == Some(&b'^');
+                if negated {
+                    chunk = &chunk[1..];
                 }
-                if k >= n.len() || n[k] == '/' {
-                    return false;
+                let mut hit = false;
+                let mut ranges = 0;
+                loop {
+                    if chunk.first() == Some(&b']') && ranges > 0 {
+                        chunk = &chunk[1..];
+                        break;
+                    }
+                    let (lo, rest) = class_char(chunk)?;
+                    chunk = rest;
+                    let mut hi = lo;
+                    match chunk.first() {
+                        None => return Err(GlobError::Panic),
+                        Some(b'-') => {
+                            let (h, rest) = class_char(&chunk[1..])?;
+                            hi = h;
+                            chunk = rest;
+                        }
+                        Some(_) => {}
+                    }
+                    hit |= lo <= r && r <= hi;
+                    ranges += 1;
                 }
-                k += 1;
+                if hit == negated {
+                    return Ok(None);
+                }
+            }
+            b'?' => {
+                let (_, n) = decode(s);
+                s = &s[n..];
+                chunk = &chunk[1..];
+            }
+            _ => {
+                let literal = if c == b'\\' {
+                    chunk = &chunk[1..];
+                    *chunk.first().ok_or(GlobError::Bad)?
+                } else {
+                    c
+                };
+                if literal != s[0] {
+                    return Ok(None);
+                }
+                s = &s[1..];
+                chunk = &chunk[1..];
             }
         }
-        '?' => n.first().is_some_and(|&c| c != '/') && match_here(&p[1..], &n[1..]),
-        '[' => {
-            let Some(end) = class_end(p, 0) else {
-                return false;
-            };
-            n.first()
-                .is_some_and(|&c| c != '/' && class_matches(p, 0, c))
-                && match_here(&p[end..], &n[1..])
-        }
-        '\\' => p.get(1).is_some_and(|&e| n.first() == Some(&e)) && match_here(&p[2..], &n[1..]),
-        c => n.first() == Some(&c) && match_here(&p[1..], &n[1..]),
     }
+    Ok(Some(s))
+}
+
+/// One character of a class (`\` escapes it), and the pattern after it.
+fn class_char(chunk: &[u8]) -> Result<(u32, &[u8]), GlobError> {
+    let mut chunk = chunk;
+    match chunk.first() {
+        None | Some(b'-' | b']') => return Err(GlobError::Bad),
+        Some(b'\\') => {
+            chunk = &chunk[1..];
+            if chunk.is_empty() {
+                return Err(GlobError::Bad);
+            }
+        }
+        Some(_) => {}
+    }
+    let (r, n) = decode(chunk);
+    if r == RUNE_ERROR && n == 1 {
+        return Err(GlobError::Bad);
+    }
+    Ok((r, &chunk[n..]))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::{GlobError, matches};
+
+    fn m(p: &str, n: &str) -> Result<bool, GlobError> {
+        matches(p.as_bytes(), n.as_bytes())
+    }
 
     #[test]
-    fn path_match_rules() {
-        assert_eq!(matches("*.gz", "a.gz"), Ok(true));
-        assert_eq!(matches("*", "a/b"), Ok(false));
-        assert_eq!(matches("a?c", "abc"), Ok(true));
-        assert_eq!(matches("[a-c]x", "bx"), Ok(true));
-        assert_eq!(matches("[^a-c]x", "bx"), Ok(false));
-        assert_eq!(matches("\\*", "*"), Ok(true));
-        assert_eq!(matches("[", "["), Err(()));
-        assert_eq!(matches("a\\", "a"), Err(()));
-        // The literal and `*suffix` shortcuts agree with the general matcher.
-        assert_eq!(matches("abc", "abc"), Ok(true));
-        assert_eq!(matches("abc", "abd"), Ok(false));
-        assert_eq!(matches("*.yaml", ".yaml"), Ok(true));
-        assert_eq!(matches("*.yaml", "x/a.yaml"), Ok(false));
-        assert_eq!(matches("*", ""), Ok(true));
+    fn flux_matcher_rules() {
+        assert_eq!(m("*.gz", "a.gz"), Ok(true));
+        // Unlike today's path.Match, `*` and `?` cross slashes.
+        assert_eq!(m("*", "a/b"), Ok(true));
+        assert_eq!(m("a?c", "a/c"), Ok(true));
+        assert_eq!(m("*.yaml", "x/a.yaml"), Ok(true));
+        assert_eq!(m("[a-c]x", "bx"), Ok(true));
+        assert_eq!(m("[^a-c]x", "bx"), Ok(false));
+        assert_eq!(m("\\*", "*"), Ok(true));
+        assert_eq!(m("abc", "abd"), Ok(false));
+        assert_eq!(m("*", ""), Ok(true));
+        // Errors only where matching reaches them.
+        assert_eq!(m("[", "["), Err(GlobError::Bad));
+        assert_eq!(m("a\\", "a"), Ok(false));
+        assert_eq!(m("a\\", "ab"), Err(GlobError::Bad));
+        assert_eq!(m("a[", "x"), Ok(false));
+        assert_eq!(m("[a", "a"), Err(GlobError::Panic));
     }
 }

@@ -80,7 +80,7 @@ pub fn expand(
         refs: Vec::new(),
     };
     for p in &parts {
-        let s = eval_part(p, lookup, &mut out.refs);
+        let s = eval_part(p, lookup, &mut out.refs)?;
         if out.text.len() + s.len() > MAX_OUTPUT {
             let offset = match p {
                 Part::Func(f) => f.start,
@@ -107,9 +107,9 @@ fn eval_part(
     part: &Part,
     lookup: &dyn Fn(&str) -> Option<String>,
     refs: &mut Vec<VarRef>,
-) -> String {
+) -> Result<String, ParseError> {
     match part {
-        Part::Text(t) => t.clone(),
+        Part::Text(t) => Ok(t.clone()),
         Part::Func(f) => eval_func(f, lookup, refs),
     }
 }
@@ -118,7 +118,11 @@ fn is_default_op(op: &str) -> bool {
     matches!(op, "-" | "+" | "=" | "?" | ":-" | ":+" | ":=" | ":?")
 }
 
-fn eval_func(f: &Func, lookup: &dyn Fn(&str) -> Option<String>, refs: &mut Vec<VarRef>) -> String {
+fn eval_func(
+    f: &Func,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    refs: &mut Vec<VarRef>,
+) -> Result<String, ParseError> {
     let slot = refs.len();
     refs.push(VarRef {
         name: f.param.clone(),
@@ -128,44 +132,55 @@ fn eval_func(f: &Func, lookup: &dyn Fn(&str) -> Option<String>, refs: &mut Vec<V
         has_default: is_default_op(&f.op),
         value_used: false,
     });
-    let args: Vec<String> = f.args.iter().map(|a| eval_part(a, lookup, refs)).collect();
+    // Flux evaluates the arguments first, then the variable.
+    let args = f
+        .args
+        .iter()
+        .map(|a| eval_part(a, lookup, refs))
+        .collect::<Result<Vec<String>, ParseError>>()?;
     let value = lookup(&f.param);
     let defined = value.is_some();
     let v = value.unwrap_or_default();
-    let result = apply(&f.op, &v, &args);
+    let result = apply(&f.op, &v, &args).map_err(|message| ParseError {
+        offset: f.start,
+        message,
+    })?;
     let r = &mut refs[slot];
     r.defined = defined;
     r.value_used = defined && !(r.has_default && v.is_empty() && !args.is_empty());
-    result
+    Ok(result)
 }
 
-fn apply(op: &str, v: &str, args: &[String]) -> String {
-    match op {
-        "," => map_first(v, |c| c.to_lowercase().collect()),
-        ",," => v.to_lowercase(),
-        "^" => map_first(v, |c| c.to_uppercase().collect()),
-        "^^" => v.to_uppercase(),
-        "#" if args.is_empty() => v.len().to_string(),
-        "#" => args
-            .first()
-            .map_or_else(|| v.to_string(), |a| trim_shortest(v, a)),
-        "##" => args
-            .first()
-            .map_or_else(|| v.to_string(), |a| trim_longest(v, a)),
-        "%" => args
-            .first()
-            .map_or_else(|| v.to_string(), |a| rev(&trim_shortest(&rev(v), &rev(a)))),
-        "%%" => args
-            .first()
-            .map_or_else(|| v.to_string(), |a| rev(&trim_longest(&rev(v), &rev(a)))),
-        ":" => substring(v, args),
-        "/" => replace(v, args, Some(1)),
-        "//" => replace(v, args, None),
-        "/#" => match args {
+/// The [`ParseError`] message of `${V:o:l}` with a negative length that cuts before the
+/// offset: Flux's controller slices out of range, panics, and the reconcile fails.
+pub const SUBSTRING_OUT_OF_RANGE: &str =
+    "the substring's negative length ends before its offset (slice bounds out of range)";
+
+/// The [`ParseError`] message of a pattern such as `[a` that Flux's matcher reads past.
+pub const PATTERN_OUT_OF_RANGE: &str =
+    "the pattern's class is not closed (index out of range in Flux's matcher)";
+
+fn apply(op: &str, v: &str, args: &[String]) -> Result<String, &'static str> {
+    let first = args.first().map(String::as_bytes);
+    let bytes = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    Ok(match (op, first) {
+        (",", _) => map_first(v, lower),
+        (",,", _) => v.chars().map(lower).collect(),
+        ("^", _) => map_first(v, upper),
+        ("^^", _) => v.chars().map(upper).collect(),
+        ("#", None) => v.len().to_string(),
+        ("#", Some(p)) => bytes(trim(v.as_bytes(), p, false)?),
+        ("##", Some(p)) => bytes(trim(v.as_bytes(), p, true)?),
+        ("%", Some(p)) => trim_suffix(v, p, false)?,
+        ("%%", Some(p)) => trim_suffix(v, p, true)?,
+        (":", _) => bytes(substring(v.as_bytes(), args)?),
+        ("/", _) => replace(v, args, Some(1)),
+        ("//", _) => replace(v, args, None),
+        ("/#", _) => match args {
             [p, r] if v.starts_with(p.as_str()) => v.replacen(p.as_str(), r, 1),
             _ => v.to_string(),
         },
-        "/%" => match args {
+        ("/%", _) => match args {
             [p, r] => v
                 .strip_suffix(p.as_str())
                 .map_or_else(|| v.to_string(), |s| format!("{s}{r}")),
@@ -179,19 +194,38 @@ fn apply(op: &str, v: &str, args: &[String]) -> String {
                 v.to_string()
             }
         }
-    }
+    })
 }
 
-fn map_first(v: &str, f: impl Fn(char) -> String) -> String {
+/// Go's `unicode.ToLower`: one character for one (the simple case mapping).
+fn lower(c: char) -> char {
+    if c == '\u{130}' {
+        return 'i';
+    }
+    single(c.to_lowercase()).unwrap_or(c)
+}
+
+/// Go's `unicode.ToUpper`: one character for one.
+fn upper(c: char) -> char {
+    single(c.to_uppercase()).unwrap_or(c)
+}
+
+fn single(mut it: impl Iterator<Item = char>) -> Option<char> {
+    let c = it.next()?;
+    it.next().is_none().then_some(c)
+}
+
+fn map_first(v: &str, f: impl Fn(char) -> char) -> String {
     let mut chars = v.chars();
     match chars.next() {
-        Some(c) => f(c) + chars.as_str(),
+        Some(c) => {
+            let mut s = String::with_capacity(v.len());
+            s.push(f(c));
+            s.push_str(chars.as_str());
+            s
+        }
         None => String::new(),
     }
-}
-
-fn rev(s: &str) -> String {
-    s.chars().rev().collect()
 }
 
 fn replace(v: &str, args: &[String], n: Option<usize>) -> String {
@@ -206,75 +240,76 @@ fn replace(v: &str, args: &[String], n: Option<usize>) -> String {
     }
 }
 
-/// Non-empty prefixes of `s` from the longest to the shortest, on character boundaries.
-fn prefixes(s: &str) -> impl Iterator<Item = &str> {
-    let mut ends: Vec<usize> = s.char_indices().map(|(i, _)| i).skip(1).collect();
-    ends.push(s.len());
-    ends.into_iter()
-        .rev()
-        .filter(|&e| e > 0)
-        .map(move |e| &s[..e])
+fn glob_error(e: glob::GlobError) -> Result<Vec<u8>, &'static str> {
+    match e {
+        glob::GlobError::Panic => Err(PATTERN_OUT_OF_RANGE),
+        glob::GlobError::Bad => Ok(Vec::new()),
+    }
 }
 
-fn trim_shortest(s: &str, pat: &str) -> String {
-    let mut shortest = None;
-    for p in prefixes(s) {
-        match glob::matches(pat, p) {
-            Err(()) => return s.to_string(),
-            Ok(true) => shortest = Some(p.len()),
+/// Removes the shortest (or longest) non-empty prefix matching `pat`, trying byte prefixes
+/// as Flux does; a malformed pattern leaves the value as it is.
+fn trim(s: &[u8], pat: &[u8], longest: bool) -> Result<Vec<u8>, &'static str> {
+    let mut cut = None;
+    for end in (1..=s.len()).rev() {
+        match glob::matches(pat, &s[..end]) {
+            Err(e) => {
+                glob_error(e)?;
+                return Ok(s.to_vec());
+            }
+            Ok(true) => {
+                cut = Some(end);
+                if longest {
+                    break;
+                }
+            }
             Ok(false) => {}
         }
     }
-    shortest.map_or_else(|| s.to_string(), |n| s[n..].to_string())
+    Ok(cut.map_or_else(|| s.to_vec(), |n| s[n..].to_vec()))
 }
 
-fn trim_longest(s: &str, pat: &str) -> String {
-    for p in prefixes(s) {
-        match glob::matches(pat, p) {
-            Err(()) => return s.to_string(),
-            Ok(true) => return s[p.len()..].to_string(),
-            Ok(false) => {}
-        }
-    }
-    s.to_string()
+/// `%` and `%%`: the prefix trim on the value and the pattern reversed character by
+/// character (an invalid byte reverses as U+FFFD).
+fn trim_suffix(v: &str, pat: &[u8], longest: bool) -> Result<String, &'static str> {
+    let rev = |b: &[u8]| -> String { String::from_utf8_lossy(b).chars().rev().collect() };
+    let trimmed = trim(rev(v.as_bytes()).as_bytes(), rev(pat).as_bytes(), longest)?;
+    Ok(rev(&trimmed))
 }
 
-/// `${V:offset}` and `${V:offset:length}` on bytes, as Go slices strings; a cut inside a
-/// multi-byte character is repaired lossily instead of panicking.
-fn substring(v: &str, args: &[String]) -> String {
-    let b = v.as_bytes();
+/// `${V:offset}` and `${V:offset:length}` on bytes, as Flux slices Go strings, overflow and
+/// the out-of-range cut of a negative length included.
+fn substring(b: &[u8], args: &[String]) -> Result<Vec<u8>, &'static str> {
     let len = i64::try_from(b.len()).unwrap_or(i64::MAX);
     let Some(Ok(mut pos)) = args.first().map(|a| a.parse::<i64>()) else {
-        return v.to_string();
+        return Ok(b.to_vec());
     };
     if pos < 0 {
         pos = (len + pos).max(0);
     }
-    let slice = |from: i64, to: i64| -> String {
-        let from = usize::try_from(from.clamp(0, len)).unwrap_or(0);
-        let to = usize::try_from(to.clamp(0, len)).unwrap_or(0);
-        if from >= to {
-            return String::new();
-        }
-        String::from_utf8_lossy(&b[from..to]).into_owned()
-    };
+    let to_index = |i: i64| usize::try_from(i).unwrap_or(0);
     let Some(l) = args.get(1) else {
-        return slice(pos, len);
+        return Ok(if pos < len {
+            b[to_index(pos)..].to_vec()
+        } else {
+            Vec::new()
+        });
     };
     let Ok(l) = l.parse::<i64>() else {
-        return v.to_string();
+        return Ok(b.to_vec());
     };
-    if l < 0 {
-        let end = len + l;
-        if end < pos {
-            return String::new();
-        }
-        return slice(pos, end);
+    let end = pos.wrapping_add(l);
+    if end >= len {
+        return Ok(if pos < len {
+            b[to_index(pos)..].to_vec()
+        } else {
+            Vec::new()
+        });
     }
-    if pos + l >= len {
-        return slice(pos, len);
+    if end < pos {
+        return Err(SUBSTRING_OUT_OF_RANGE);
     }
-    slice(pos, pos + l)
+    Ok(b[to_index(pos)..to_index(end)].to_vec())
 }
 
 #[cfg(test)]
@@ -416,8 +451,14 @@ mod tests {
         // Go's Atoi does not skip the space bash needs here, so the value comes back whole.
         assert_eq!(out("${SET: -2}"), "val");
         assert_eq!(out("${P#*/}"), "to/file.tar.gz");
-        // Go's path.Match: `*` never crosses a slash, so no prefix ending in `.` matches.
-        assert_eq!(out("${P##*.}"), "path/to/file.tar.gz");
+        // Flux's matcher: `*` crosses slashes too.
+        assert_eq!(out("${P##*.}"), "gz");
+        assert_eq!(out("${P##*/}"), "file.tar.gz");
+        assert_eq!(
+            run("${D:1:-3}").expect_err("out of range").message,
+            SUBSTRING_OUT_OF_RANGE
+        );
+        assert_eq!(out("${D:9:-2}"), "");
         assert_eq!(out("${D##*.}"), "c");
         assert_eq!(out("${P%.*}"), "path/to/file.tar");
         assert_eq!(out("${P%%.*}"), "path/to/file");

@@ -215,11 +215,8 @@ impl Parser<'_> {
     }
 
     fn replace_args(&mut self, f: &mut Func) -> Step<()> {
-        if self.peek() == Some('/') {
-            f.args.push(Part::Text(String::new()));
-        } else {
-            f.args.push(self.param(|c| c != '/', true)?);
-        }
+        // The pattern may not be empty: `${V//x}` is a replace-all of `x`, `${V///x}` an error.
+        f.args.push(self.param(|c| c != '/', true)?);
         if self.take_while(usize::MAX, |c| c == '/').is_empty() {
             return Err(BAD_SUBSTITUTION);
         }

@@ -9,16 +9,39 @@ crate::declare_rule! {
     /// ## What it checks
     /// A `${VAR}` without a default, in a resource that a Flux Kustomization with post-build
     /// substitution renders, whose variable the environment never defines (neither in
-    /// `postBuild.substitute` nor in any `substituteFrom` ConfigMap or Secret); and any
-    /// `${...}` form Flux cannot parse (`${VAR-default}`, `${A[@]}`, `${X.Y}`). Text in
-    /// resources that no substituting Kustomization renders, and resources labelled or
-    /// annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`, are never flagged.
+    /// `postBuild.substitute` nor in any `substituteFrom` ConfigMap or Secret), an operator on
+    /// an unset variable (`${VAR^^}`, `${VAR:1}`, `${VAR#p}`, `${#VAR}`), an unset variable
+    /// nested in a default (`${SET:=${UNSET}}`: Flux evaluates the argument first); any `${...}`
+    /// form Flux cannot parse (`${VAR-default}`, `${VAR+x}`, `${A[@]}`, `${X.Y}`); and an
+    /// operator that makes Flux fail (`${V:1:-2}`, a negative length cutting before the
+    /// offset). Text in resources that no substituting Kustomization renders, and resources
+    /// labelled or annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`, are never
+    /// flagged. The finding is at the line of the offending `${...}`; the Kustomization that
+    /// substitutes it is a related location.
+    ///
+    /// ## Which Flux does what
+    /// - Flux 2.9 (kustomize-controller v1.9.0 and later, fluxcd/pkg envsubst v1.7.0): strict
+    ///   by default. An unset variable without a default fails the whole Kustomization:
+    ///   nothing of it is applied, and the error names the first resource.
+    /// - Flux before 2.9, or a v1.9 controller started with the feature gate
+    ///   `--feature-gates=StrictPostBuildSubstitutions=false`: lax. An unset variable becomes
+    ///   the empty string and the resource is applied (`k8sServiceHost: ""`).
+    /// - Every version: a parse error or a failed operator fails the whole Kustomization, and
+    ///   so does a defined variable whose name is not `^[_[:alpha:]][_[:alpha:][:digit:]]*$`
+    ///   (a ConfigMap key `app.conf`) or a `substituteFrom` source that does not exist without
+    ///   `optional: true`. The substituted text is the resource re-serialised by go-yaml v2
+    ///   and parsed back as YAML 1.1: `"${FLAG}"` with `FLAG=yes` is applied as the boolean
+    ///   `true`, `'${PORT}'` as a number, whatever the quotes in the file.
+    ///
+    /// fluxgate reports what the newest Flux does (strict) unless `fluxgate.yaml` pins the
+    /// version the clusters run, `flux_version: "2.8"`; then the message says the variable
+    /// becomes empty. Either way it is an error: an empty value shipped is the incident below.
+    /// A cluster that opts out with the feature gate is pinned as `flux_version: "2.8"`.
     ///
     /// ## Why it matters
-    /// Since Flux 2.9 an undefined variable fails the whole Kustomization; before, it became
-    /// the empty string and the resource was applied. An empty `k8sServiceHost` made Cilium
-    /// fall back to the API's ClusterIP, which only the agent itself can route: the agents
-    /// deadlocked, two of three nodes at once. A parse error rejects the resource outright.
+    /// An empty `k8sServiceHost` made Cilium fall back to the API's ClusterIP, which only the
+    /// agent itself can route: the agents deadlocked, two of three nodes at once. Under strict
+    /// substitution the same typo stops every object of the Kustomization instead.
     ///
     /// ## Example
     /// ```yaml
@@ -31,7 +54,8 @@ crate::declare_rule! {
     /// ## How to fix
     /// Define the variable in the environment (`postBuild.substitute`, or the ConfigMap or
     /// Secret named in `substituteFrom`), or give it a default: `${VAR:=value}`. For a
-    /// literal `${`, write `$${`.
+    /// literal `${`, write `$${`. Flux's defaults all mean "the value if it is non-empty, else
+    /// the argument" (`${VAR:+x}` is not bash's alternative value).
     pub static SUBSTITUTION_UNDEFINED = {
         name: "substitution-undefined",
         severity: Error,
