@@ -19,7 +19,7 @@
 //! });
 //! let api = project.resolve("k3s-2", "api").unwrap();
 //! assert_eq!(api.value.as_str(), Some("10.0.0.1"));
-//! assert_eq!(api.origin[0].loc.file.as_ref(), "group_vars/all.yml");
+//! assert_eq!(api.origin[0].location.file.as_ref(), "group_vars/all.yml");
 //! assert_eq!(project.resolve("k3s-1", "ha").unwrap().value.as_bool(), Some(false));
 //! # std::fs::remove_dir_all(dir).ok();
 //! ```
