@@ -89,7 +89,7 @@ impl Inventory {
 
     /// Adds one representative host to each of `groups` that has no child group (creating
     /// the group when only its `group_vars` name it), for an inventory without hosts. Returns
-    /// the hosts added, named after their group.
+    /// the groups that got one; the host is [`REPRESENTATIVE_PREFIX`] + the group's name.
     pub fn add_representatives(&mut self, groups: &[String], loc: &Location) -> Vec<String> {
         let mut added = Vec::new();
         for g in groups {
@@ -102,7 +102,7 @@ impl Inventory {
             let name = format!("{REPRESENTATIVE_PREFIX}{g}");
             self.add_host(&name, loc).representative = true;
             self.add_host_to_group(&name, g);
-            added.push(name);
+            added.push(g.clone());
         }
         self.reconcile();
         added

@@ -526,15 +526,10 @@ fn add_representatives(
     let at = inv_dirs
         .first()
         .map_or_else(|| Location::file(""), |d| Location::file(root.rel(d)));
-    let added = inventory.add_representatives(&groups, &at);
-    if added.is_empty() {
+    let listed = inventory.add_representatives(&groups, &at);
+    if listed.is_empty() {
         return;
     }
-    let listed: Vec<String> = groups
-        .iter()
-        .filter(|g| added.iter().any(|h| h.ends_with(g.as_str())))
-        .cloned()
-        .collect();
     diags.push(
         Problem::new(
             ProblemKind::Representative,

@@ -365,7 +365,7 @@ pub(crate) fn find_ansible(index: &RepoIndex) -> Option<AnsibleConfig> {
     .iter()
     .flat_map(|p| [base.join(p), root.join(p)])
     .find(|p| p.is_file())
-    .or_else(|| installation_playbook(&[base, root, inventory.parent().unwrap_or(root)]))
+    .or_else(|| installation_playbook(index, &[base, root, inventory.parent().unwrap_or(root)]))
     .and_then(|p| rel(&p));
     Some(AnsibleConfig {
         inventory: rel(&inventory)?,
@@ -378,29 +378,24 @@ pub(crate) fn find_ansible(index: &RepoIndex) -> Option<AnsibleConfig> {
 /// Without a `site.yml`, the playbook that installs the cluster: the first (by name) YAML
 /// file of a `playbooks/` folder beside the inventory (or at the root) whose name says it
 /// installs or bootstraps (`cluster-installation.yml`, `bootstrap.yml`, `install.yaml`).
-fn installation_playbook(bases: &[&Path]) -> Option<PathBuf> {
-    for base in bases {
-        for dir in [base.join("playbooks"), base.join("playbook")] {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            let mut files: Vec<PathBuf> = rd
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.is_file()
-                        && matches!(p.extension().and_then(|e| e.to_str()), Some("yml" | "yaml"))
-                        && p.file_stem()
-                            .and_then(|s| s.to_str())
-                            .is_some_and(|s| s.contains("install") || s.contains("bootstrap"))
-                })
-                .collect();
-            files.sort();
-            if let Some(f) = files.into_iter().next() {
-                return Some(f);
-            }
-        }
-    }
-    None
+fn installation_playbook(index: &RepoIndex, bases: &[&Path]) -> Option<PathBuf> {
+    let installs = |name: &str| {
+        let stem = name
+            .strip_suffix(".yml")
+            .or_else(|| name.strip_suffix(".yaml"));
+        stem.is_some_and(|s| s.contains("install") || s.contains("bootstrap"))
+    };
+    bases.iter().find_map(|base| {
+        [base.join("playbooks"), base.join("playbook")]
+            .into_iter()
+            .find_map(|dir| {
+                // The walk lists files in path order: the first direct child is the one.
+                index
+                    .paths_where(&dir, installs)
+                    .into_iter()
+                    .find(|p| p.parent() == Some(dir.as_path()))
+            })
+    })
 }
 
 /// The first inventory by convention: `inventory/<name>/hosts.{ini,yml,yaml}`, then
