@@ -15,6 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use base64::Engine;
 use fluxgate_diagnostics::redact::{MASK, Redactor, mask_from_column};
 use fluxgate_diagnostics::{Diagnostic, Location};
+use fluxgate_kustomize::Fs;
 use fluxgate_model::Environment;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
@@ -99,8 +100,9 @@ impl Secrets {
     /// The text of a repository file as a snippet may show it: the values of Secrets, of
     /// `secretGenerator` literals and of the files a `secretGenerator` reads masked, then every
     /// known secret value and everything encrypted. Lines and their count are kept.
-    pub fn mask_source(&self, root: &Path, file: &str, text: &str) -> String {
-        let masked = mask_source_structure(root, file, text);
+    /// Generator kustomizations are read through `fs`, the repository's filesystem.
+    pub fn mask_source(&self, fs: &dyn Fs, root: &Path, file: &str, text: &str) -> String {
+        let masked = mask_source_structure(fs, root, file, text);
         self.redactor.redact(&masked).into_owned()
     }
 }
@@ -209,9 +211,9 @@ impl Collector {
 }
 
 /// The structural part of [`Secrets::mask_source`].
-fn mask_source_structure(root: &Path, file: &str, text: &str) -> String {
+fn mask_source_structure(fs: &dyn Fs, root: &Path, file: &str, text: &str) -> String {
     let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-    if let Some(kind) = generator_input(root, file) {
+    if let Some(kind) = generator_input(fs, root, file) {
         for l in &mut lines {
             *l = match kind {
                 Input::Env => mask_keeping_key(l),
@@ -372,7 +374,7 @@ enum Input {
 /// Whether `file` (relative to `root`) is read by a `secretGenerator` of a kustomization in
 /// its folder or above. Kustomize's load restrictor keeps a generator's files at or below its
 /// kustomization, so the folders above are every place one can be.
-fn generator_input(root: &Path, file: &str) -> Option<Input> {
+fn generator_input(fs: &dyn Fs, root: &Path, file: &str) -> Option<Input> {
     let target = normalize(&root.join(file));
     let mut dir = target.parent();
     while let Some(d) = dir {
@@ -380,7 +382,7 @@ fn generator_input(root: &Path, file: &str) -> Option<Input> {
             break;
         }
         for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
-            let Ok(text) = std::fs::read_to_string(d.join(name)) else {
+            let Ok(text) = fs.read(&d.join(name)) else {
                 continue;
             };
             if !text.contains("secretGenerator") {
@@ -444,9 +446,10 @@ fn normalize(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fluxgate_kustomize::{MemFs, RealFs};
 
     fn structure(text: &str) -> String {
-        mask_source_structure(Path::new("/nonexistent"), "s.yaml", text)
+        mask_source_structure(&MemFs::new(), Path::new("/nonexistent"), "s.yaml", text)
     }
 
     #[test]
@@ -489,9 +492,18 @@ mod tests {
             "secretGenerator:\n  - name: s\n    envs: [files/a.env]\n    files: [key=files/b.txt]\n",
         )
         .expect("write");
-        assert_eq!(generator_input(&tmp, "app/files/a.env"), Some(Input::Env));
-        assert_eq!(generator_input(&tmp, "app/files/b.txt"), Some(Input::File));
-        assert_eq!(generator_input(&tmp, "app/files/c.txt"), None);
+        assert_eq!(
+            generator_input(&RealFs::new(&tmp), &tmp, "app/files/a.env"),
+            Some(Input::Env)
+        );
+        assert_eq!(
+            generator_input(&RealFs::new(&tmp), &tmp, "app/files/b.txt"),
+            Some(Input::File)
+        );
+        assert_eq!(
+            generator_input(&RealFs::new(&tmp), &tmp, "app/files/c.txt"),
+            None
+        );
         let _ = std::fs::remove_dir_all(&tmp);
     }
 

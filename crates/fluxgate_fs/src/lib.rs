@@ -43,6 +43,12 @@ pub trait Fs: Send + Sync {
     fn memo(&self) -> Option<&Memo> {
         None
     }
+    /// Whether `path` is a symbolic link: a walk of the whole repository does not follow
+    /// them (a link may point back up the tree). None is by default.
+    fn is_symlink(&self, path: &Path) -> bool {
+        let _ = path;
+        false
+    }
     /// [`Fs::list_dir`] with what [`Fs::is_dir`] says of each entry. The default asks
     /// `is_dir`; a file system that learns it while listing answers without asking again.
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
@@ -180,6 +186,10 @@ impl<F: Fs> Fs for CachedFs<F> {
     fn confines(&self, path: &Path) -> bool {
         self.inner.confines(path)
     }
+
+    fn is_symlink(&self, path: &Path) -> bool {
+        self.inner.is_symlink(path)
+    }
 }
 
 /// The real file system, confined to a root: a path whose canonical form (symlinks resolved)
@@ -280,6 +290,10 @@ impl RealFs {
 impl Fs for RealFs {
     fn confines(&self, path: &Path) -> bool {
         !matches!(self.check(path), Err(e) if e.kind() == io::ErrorKind::PermissionDenied)
+    }
+
+    fn is_symlink(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
     }
 
     fn read(&self, path: &Path) -> io::Result<String> {
@@ -428,6 +442,9 @@ impl<T: Fs + ?Sized> Fs for Arc<T> {
     fn memo(&self) -> Option<&Memo> {
         (**self).memo()
     }
+    fn is_symlink(&self, path: &Path) -> bool {
+        (**self).is_symlink(path)
+    }
 }
 
 /// A filesystem in front of another with some files replaced, added or removed in memory:
@@ -515,6 +532,10 @@ impl<F: Fs> Fs for Overlay<F> {
             Some(bytes) => bytes.is_some(),
             None => self.inner.is_file(path),
         }
+    }
+
+    fn is_symlink(&self, path: &Path) -> bool {
+        !self.files.contains_key(&normalize(path)) && self.inner.is_symlink(path)
     }
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {

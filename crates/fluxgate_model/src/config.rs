@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_kustomize::Fs;
 use fluxgate_yaml::{Node, Schema, Value, parse_one};
 use indexmap::IndexMap;
 
@@ -170,13 +171,18 @@ fn read_config(file: &str, text: &str) -> (Config, Vec<Diagnostic>, Vec<ConfigPa
 /// [`parse_config`] for the repository at `root`: every configured path must exist, be of
 /// its kind and stay inside the repository; an environment whose `flux:` folder is missing,
 /// outside or empty is left out (with its error), so that it is never checked as empty.
+/// Paths are looked up through `fs`, the repository's confined filesystem.
 #[must_use]
-pub fn parse_config_in(root: &Path, file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
+pub fn parse_config_in(
+    fs: &dyn Fs,
+    root: &Path,
+    file: &str,
+    text: &str,
+) -> (Config, Vec<Diagnostic>) {
     let (mut cfg, mut diags, paths) = read_config(file, text);
-    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut bad_flux: Vec<String> = Vec::new();
     for p in &paths {
-        let Some(problem) = path_problem(&root, p) else {
+        let Some(problem) = path_problem(fs, root, p) else {
             continue;
         };
         if p.what == "flux" {
@@ -202,24 +208,25 @@ pub fn parse_config_in(root: &Path, file: &str, text: &str) -> (Config, Vec<Diag
 }
 
 /// Why a configured path cannot be used, or `None`.
-fn path_problem(root: &Path, p: &ConfigPath) -> Option<String> {
+fn path_problem(fs: &dyn Fs, root: &Path, p: &ConfigPath) -> Option<String> {
     let rel = p.path.trim_start_matches("./");
     if Path::new(rel).is_absolute() {
         return Some("must be relative to the repository root".to_string());
     }
-    let full = root.join(rel);
-    let Ok(real) = full.canonicalize() else {
-        return Some("does not exist".to_string());
-    };
-    if !real.starts_with(root) {
+    let full = fluxgate_kustomize::normalize(&root.join(rel));
+    if !full.starts_with(root) || !fs.confines(&full) {
         return Some("is outside the repository".to_string());
     }
+    let (dir, file) = (fs.is_dir(&full), fs.is_file(&full));
+    if !dir && !file {
+        return Some("does not exist".to_string());
+    }
     match p.kind {
-        PathKind::Dir if !real.is_dir() => return Some("is not a directory".to_string()),
-        PathKind::File if !real.is_file() => return Some("is not a file".to_string()),
+        PathKind::Dir if !dir => return Some("is not a directory".to_string()),
+        PathKind::File if !file => return Some("is not a file".to_string()),
         _ => {}
     }
-    if p.what == "flux" && !has_yaml(&real) {
+    if p.what == "flux" && !has_yaml(fs, &full) {
         return Some(
             "holds no YAML file: Flux would reconcile nothing there (is the path right?)"
                 .to_string(),
@@ -230,8 +237,8 @@ fn path_problem(root: &Path, p: &ConfigPath) -> Option<String> {
 
 /// Whether a folder holds a YAML file at any depth (what Flux can build), walked as discovery
 /// walks the repository.
-fn has_yaml(dir: &Path) -> bool {
-    !crate::walk::files_where(dir, |name| {
+fn has_yaml(fs: &dyn Fs, dir: &Path) -> bool {
+    !crate::walk::files_where(fs, dir, |name| {
         [".yaml", ".yml", ".json"].iter().any(|x| name.ends_with(x)) || name == "Kustomization"
     })
     .is_empty()

@@ -36,12 +36,13 @@ pub fn load(root: &Path) -> Result<(Config, Vec<Diagnostic>), crate::Error> {
 pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Error> {
     let root = index.root();
     let path = root.join("fluxgate.yaml");
-    if path.is_file() {
-        let text = std::fs::read_to_string(&path).map_err(|source| crate::Error::ReadConfig {
+    let fs = &**index.fs();
+    if fs.is_file(&path) {
+        let text = fs.read(&path).map_err(|source| crate::Error::ReadConfig {
             path: path.clone(),
             source,
         })?;
-        let (mut cfg, diags) = parse_config_in(root, "fluxgate.yaml", &text);
+        let (mut cfg, diags) = parse_config_in(fs, root, "fluxgate.yaml", &text);
         let declares = parse_one("fluxgate.yaml", &text, Schema::Kube)
             .0
             .is_some_and(|n| n.get("environments").is_some());
@@ -115,7 +116,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
         for doc in f.docs() {
             let mut found = roots_of(doc, rel, &cx);
             if found.is_empty() {
-                found.extend(instance_values_root(root, doc, rel));
+                found.extend(instance_values_root(index, doc, rel));
             }
             for r in found {
                 if !roots.iter().any(|x| x.path == r.path) {

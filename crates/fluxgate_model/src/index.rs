@@ -66,7 +66,7 @@ impl IndexedFile {
 /// Every file of one repository (walked once), its YAML files read once.
 pub struct RepoIndex {
     root: PathBuf,
-    fs: Box<dyn Fs>,
+    fs: Arc<dyn Fs>,
     /// The walk, done on first use.
     walked: OnceLock<Walked>,
     /// Files asked for that the walk does not list (a symlinked file, a hidden folder),
@@ -105,7 +105,26 @@ impl RepoIndex {
     /// that leave the repository are refused). Nothing is read until it is asked.
     #[must_use]
     pub fn new(root: &Path) -> RepoIndex {
-        RepoIndex::lazy(Box::new(RealFs::new(root)), root)
+        RepoIndex::with_fs(Arc::new(RealFs::new(root)), root)
+    }
+
+    /// The index of the repository at `root` as `fs` serves it (an overlay's mutant, a git
+    /// tree): discovery, the config and the rules then see what `fs` serves, and nothing is
+    /// read until it is asked.
+    #[must_use]
+    pub fn with_fs(fs: Arc<dyn Fs>, root: &Path) -> RepoIndex {
+        RepoIndex {
+            root: root.to_path_buf(),
+            fs,
+            walked: OnceLock::new(),
+            extra: Mutex::default(),
+            secrets: OnceLock::new(),
+        }
+    }
+
+    /// The filesystem the index reads through (confined to the repository).
+    pub fn fs(&self) -> &Arc<dyn Fs> {
+        &self.fs
     }
 
     /// [`RepoIndex::new`], walked and read now.
@@ -116,21 +135,11 @@ impl RepoIndex {
         index
     }
 
-    fn lazy(fs: Box<dyn Fs>, root: &Path) -> RepoIndex {
-        RepoIndex {
-            root: root.to_path_buf(),
-            fs,
-            walked: OnceLock::new(),
-            extra: Mutex::default(),
-            secrets: OnceLock::new(),
-        }
-    }
-
     /// The index of the files `rels` (paths relative to `root`, as if the walk had found
     /// exactly them), read through `fs`.
     #[must_use]
     pub fn from_files(fs: Box<dyn Fs>, root: &Path, rels: &[&str]) -> RepoIndex {
-        let index = RepoIndex::lazy(fs, root);
+        let index = RepoIndex::with_fs(Arc::from(fs), root);
         let mut paths: Vec<PathBuf> = rels.iter().map(|r| root.join(r)).collect();
         paths.sort();
         let walked = index.read_walk(paths);
@@ -139,8 +148,9 @@ impl RepoIndex {
     }
 
     fn walked(&self) -> &Walked {
-        self.walked
-            .get_or_init(|| self.read_walk(crate::walk::files_where(&self.root, |_| true)))
+        self.walked.get_or_init(|| {
+            self.read_walk(crate::walk::files_where(&*self.fs, &self.root, |_| true))
+        })
     }
 
     /// Reads the YAML files among `paths`; a file that cannot be read is left out.

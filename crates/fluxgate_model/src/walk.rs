@@ -1,34 +1,40 @@
 use std::path::{Path, PathBuf};
 
+use fluxgate_kustomize::Fs;
+
 /// Every `.yaml`/`.yml` file below `dir`, sorted, skipping hidden directories (`.git`,
 /// `.github`), `node_modules` and `target`. Symlinks are not followed.
 #[must_use]
 #[allow(clippy::case_sensitive_file_extension_comparisons)] // Flux reads `.yaml`/`.yml` case-sensitively
-pub fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    files_where(dir, |name| {
+pub fn yaml_files(fs: &dyn Fs, dir: &Path) -> Vec<PathBuf> {
+    files_where(fs, dir, |name| {
         name.ends_with(".yaml") || name.ends_with(".yml")
     })
 }
 
 /// Every file below `dir` whose name `keep` accepts, sorted, with the same folders skipped as
-/// [`yaml_files`].
-pub(crate) fn files_where(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+/// [`yaml_files`], read through `fs` (its confinement and overlay included).
+pub(crate) fn files_where(fs: &dyn Fs, dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
+        let Ok(entries) = fs.list_dir_kinds(&d) else {
             continue;
         };
-        for e in entries.flatten() {
-            let name = e.file_name();
+        for (path, is_dir) in entries {
+            let Some(name) = path.file_name() else {
+                continue;
+            };
             let name = name.to_string_lossy();
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
+            if fs.is_symlink(&path) {
+                continue;
+            }
+            if is_dir {
                 if !name.starts_with('.') && name != "node_modules" && name != "target" {
-                    stack.push(e.path());
+                    stack.push(path);
                 }
-            } else if ft.is_file() && keep(&name) {
-                out.push(e.path());
+            } else if keep(&name) && fs.is_file(&path) {
+                out.push(path);
             }
         }
     }
@@ -49,10 +55,11 @@ mod tests {
         }
         std::fs::write(dir.join("a/ansible.cfg"), "").expect("write");
         std::fs::write(dir.join("a/X.YAML"), "").expect("write");
-        let found = yaml_files(&dir);
+        let fs = fluxgate_kustomize::RealFs::new(&dir);
+        let found = yaml_files(&fs, &dir);
         assert_eq!(found, vec![dir.join("a/x.yaml")]);
         assert_eq!(
-            files_where(&dir, |n| n == "ansible.cfg"),
+            files_where(&fs, &dir, |n| n == "ansible.cfg"),
             vec![dir.join("a/ansible.cfg")]
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -15,10 +15,9 @@ use fluxgate_diagnostics::render::{
     render_text_styled,
 };
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
-use fluxgate_kustomize::RealFs;
-use fluxgate_model::{Environment, load_environment};
+use fluxgate_kustomize::SourceCache;
+use fluxgate_model::{Environment, RepoIndex, load_environment};
 use fluxgate_rules::registry::RULES;
-use fluxgate_yaml::{Schema, parse_one};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -109,14 +108,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         anyhow::bail!("nothing to check in {}: {how}{why}", repo.root.display());
     }
-    let fs = RealFs::new(&repo.root);
+    let fs = repo.index.fs();
     // Each environment renders on its own core, while the repository index (already read
     // when discovery ran) is read for the rules that look beyond the environments.
     let (envs, _) = rayon::join(
         || -> Vec<Environment> {
             selected
                 .par_iter()
-                .map(|e| load_environment(&fs, &repo.root, &repo.config, e))
+                .map(|e| load_environment(&**fs, &repo.root, &repo.config, e))
                 .collect()
         },
         || repo.index.files().len(),
@@ -143,7 +142,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let text = match args.format {
-        CheckFormat::Text => text_report(&repo.root, &secrets, &diags, passed, &names),
+        CheckFormat::Text => text_report(&repo.index, &secrets, &diags, passed, &names),
         CheckFormat::Json => {
             let v = json!({
                 "decision": if passed { "pass" } else { "fail" },
@@ -223,14 +222,13 @@ fn unknown_rules(repo: &Repo) -> Vec<Diagnostic> {
     if unknown.is_empty() {
         return Vec::new();
     }
-    let text = std::fs::read_to_string(repo.root.join("fluxgate.yaml")).unwrap_or_default();
-    let (root, _) = parse_one("fluxgate.yaml", &text, Schema::Kube);
+    let config = repo.index.read("fluxgate.yaml").ok();
+    let root = config.as_ref().and_then(|f| f.docs().first());
     let known: Vec<&str> = RULES.iter().filter(|r| r.runs()).map(|r| r.name).collect();
     unknown
         .into_iter()
         .map(|name| {
             let loc = root
-                .as_ref()
                 .and_then(|r| r.path(&["rules", name]))
                 .map_or_else(|| Location::file("fluxgate.yaml"), |n| n.loc.clone());
             Diagnostic::new(
@@ -265,12 +263,15 @@ fn relativize(d: &mut Diagnostic, root: &Path) {
 /// rustc-style findings, a summary and the decision; colour only on a terminal. Source lines
 /// are shown with the values of Secrets masked.
 fn text_report(
-    root: &Path,
+    index: &RepoIndex,
     secrets: &Secrets,
     diags: &[Diagnostic],
     passed: bool,
     envs: &[String],
 ) -> String {
+    // Snippets show the files as the renderers read them, through the repository's confined
+    // filesystem (never outside it), masked once per file.
+    let sources = SourceCache::new(index.fs().clone(), index.root());
     let cache: std::cell::RefCell<BTreeMap<String, Option<Arc<str>>>> =
         std::cell::RefCell::new(BTreeMap::new());
     let lookup = |file: &str| -> Option<Arc<str>> {
@@ -278,14 +279,13 @@ fn text_report(
             .borrow_mut()
             .entry(file.to_string())
             .or_insert_with(|| {
-                let p = root.join(file);
-                // Never read outside the repository.
-                if !p.starts_with(root) || file.contains("..") {
-                    return None;
-                }
-                std::fs::read_to_string(p)
-                    .ok()
-                    .map(|text| Arc::from(secrets.mask_source(root, file, &text)))
+                let text = sources.get(file)?;
+                Some(Arc::from(secrets.mask_source(
+                    &**index.fs(),
+                    index.root(),
+                    file,
+                    &text,
+                )))
             })
             .clone()
     };

@@ -79,8 +79,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let repo = Repo::open(args.repo.as_deref())?;
     let env = repo.env(env_name)?;
-    let fs = RealFs::new(&repo.root);
-    let rendered = load_environment(&fs, &repo.root, &repo.config, env);
+    let rendered = load_environment(&**repo.index.fs(), &repo.root, &repo.config, env);
     let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
     let rendered_count = rendered.objects().count();
     let mut selected: Vec<Node> = rendered

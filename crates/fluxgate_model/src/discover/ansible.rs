@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use fluxgate_ansible::{Options, Project};
-use fluxgate_yaml::{Schema, parse_stream};
 
 use crate::RepoIndex;
 use crate::config::AnsibleConfig;
@@ -26,7 +25,6 @@ pub(crate) fn map_inventory(
     found: &AnsibleConfig,
     envs: &[String],
 ) -> Vec<Mapping> {
-    let root = index.root();
     if envs.len() < 2 {
         return envs
             .iter()
@@ -37,11 +35,11 @@ pub(crate) fn map_inventory(
             })
             .collect();
     }
-    let project = load(root, found);
+    let project = load(index, found);
     let mut out: Vec<Option<Mapping>> = envs
         .iter()
         .map(|env| {
-            by_file(root, found, env)
+            by_file(index, found, env)
                 .or_else(|| by_group(&project, found, env))
                 .or_else(|| by_variable(&project, found, env))
         })
@@ -95,9 +93,10 @@ pub(crate) fn map_inventory(
         .collect()
 }
 
-fn load(root: &Path, a: &AnsibleConfig) -> Project {
+fn load(index: &RepoIndex, a: &AnsibleConfig) -> Project {
     Project::load(&Options {
-        root: root.to_path_buf(),
+        root: index.root().to_path_buf(),
+        fs: Some(index.fs().clone()),
         inventory: vec![PathBuf::from(&a.inventory)],
         config: a.config.as_ref().map(PathBuf::from),
         ..Options::default()
@@ -122,24 +121,25 @@ fn names(name: &str, env: &str) -> bool {
 
 /// An inventory file (or folder) of the inventory folder named after the environment
 /// (`kyak-hosts.yaml`, `inventory/kyak/`): the inventory is that file.
-fn by_file(root: &Path, found: &AnsibleConfig, env: &str) -> Option<Mapping> {
+fn by_file(index: &RepoIndex, found: &AnsibleConfig, env: &str) -> Option<Mapping> {
+    let (root, fs) = (index.root(), index.fs());
     let inventory = root.join(&found.inventory);
-    let dir = if inventory.is_dir() {
+    let dir = if fs.is_dir(&inventory) {
         inventory
     } else {
         inventory.parent()?.to_path_buf()
     };
-    let mut hits: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let mut hits: Vec<PathBuf> = fs
+        .list_dir_kinds(&dir)
         .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
+        .into_iter()
+        .filter(|(p, is_dir)| {
             let name = p.file_name().map(|n| n.to_string_lossy().to_string());
             let Some(name) = name else { return false };
             if name.starts_with('.') || name == "group_vars" || name == "host_vars" {
                 return false;
             }
-            let stem = if p.is_dir() {
+            let stem = if *is_dir {
                 name.as_str()
             } else {
                 match name.rsplit_once('.') {
@@ -150,6 +150,7 @@ fn by_file(root: &Path, found: &AnsibleConfig, env: &str) -> Option<Mapping> {
             };
             names(stem, env)
         })
+        .map(|(p, _)| p)
         .collect();
     hits.sort();
     let [one] = hits.as_slice() else {
@@ -316,15 +317,15 @@ fn talos_clusters(index: &RepoIndex) -> Vec<(String, String)> {
     let root = index.root();
     let mut out = Vec::new();
     for file in index.paths_where(root, |n| n == "talconfig.yaml" || n == "talconfig.yml") {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
         let rel = file
             .strip_prefix(root)
             .unwrap_or(&file)
             .to_string_lossy()
             .replace('\\', "/");
-        for doc in parse_stream(&rel, &text, Schema::Kube).docs {
+        let Ok(f) = index.read(&rel) else {
+            continue;
+        };
+        for doc in f.docs() {
             if let Some(name) = doc.str_at(&["clusterName"]) {
                 out.push((name.to_string(), rel.clone()));
             }
@@ -344,14 +345,14 @@ pub(crate) fn find_ansible(index: &RepoIndex) -> Option<AnsibleConfig> {
     cfgs.sort();
     let cfg = cfgs.first();
     let from_cfg = cfg.and_then(|cfg| {
-        let text = std::fs::read_to_string(cfg).ok()?;
+        let text = index.fs().read(cfg).ok()?;
         let inventory = text.lines().find_map(|l| {
             let (k, v) = l.split_once('=')?;
             (k.trim() == "inventory")
                 .then(|| v.trim().split(',').next().unwrap_or("").trim().to_string())
         })?;
-        let path = cfg.parent()?.join(inventory);
-        path.exists().then_some(path)
+        let path = fluxgate_kustomize::normalize(&cfg.parent()?.join(inventory));
+        (index.fs().is_file(&path) || index.fs().is_dir(&path)).then_some(path)
     });
     let inventory = from_cfg.or_else(|| conventional_inventory(index))?;
     let base = cfg.and_then(|c| c.parent()).unwrap_or(root);
@@ -364,7 +365,7 @@ pub(crate) fn find_ansible(index: &RepoIndex) -> Option<AnsibleConfig> {
     ]
     .iter()
     .flat_map(|p| [base.join(p), root.join(p)])
-    .find(|p| p.is_file())
+    .find(|p| index.fs().is_file(p))
     .or_else(|| installation_playbook(index, &[base, root, inventory.parent().unwrap_or(root)]))
     .and_then(|p| rel(&p));
     Some(AnsibleConfig {
@@ -569,7 +570,7 @@ mod tests {
         for (name, inventory, _, why) in summary(&dir) {
             assert_eq!(inventory, None, "{name}");
             assert!(
-                why.contains(&format!("no hosts of ansible/./inventory are `{name}`'s")),
+                why.contains(&format!("no hosts of ansible/inventory are `{name}`'s")),
                 "{why}"
             );
         }

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::RepoIndex;
 use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Schema, parse_stream};
 use indexmap::IndexMap;
@@ -290,21 +291,19 @@ fn fill(text: &str, input: &Node) -> String {
 /// that the kustomization beside it generates from a file (`configMapGenerator` with
 /// `files: [values.yaml=./helm-values.yaml]`), the layout that keeps the Flux sync path only in
 /// that file.
-pub(crate) fn instance_values_root(root: &Path, doc: &Node, file: &str) -> Option<Root> {
+pub(crate) fn instance_values_root(index: &RepoIndex, doc: &Node, file: &str) -> Option<Root> {
     if doc.str_at(&["kind"]) != Some("HelmRelease") {
         return None;
     }
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
-    let kustomization = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+    let kfile = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
         .iter()
-        .map(|k| dir.join(k))
-        .find(|k| root.join(k).is_file())?;
-    let ktext = std::fs::read_to_string(root.join(&kustomization)).ok()?;
-    let krel = kustomization.to_string_lossy().replace('\\', "/");
-    let kdoc = parse_stream(&krel, &ktext, Schema::Kube)
-        .docs
-        .into_iter()
-        .next()?;
+        .find_map(|k| {
+            index
+                .read(&dir.join(k).to_string_lossy().replace('\\', "/"))
+                .ok()
+        })?;
+    let kdoc = kfile.docs().first()?;
     let generators = kdoc.get("configMapGenerator").and_then(Node::as_seq)?;
     for from in doc.path(&["spec", "valuesFrom"]).and_then(Node::as_seq)? {
         if from.str_at(&["kind"]) != Some("ConfigMap") || from.get("targetPath").is_some() {
@@ -330,20 +329,20 @@ pub(crate) fn instance_values_root(root: &Path, doc: &Node, file: &str) -> Optio
             if k != key {
                 continue;
             }
-            let values_rel = dir.join(path.trim_start_matches("./"));
-            let values_file = values_rel.to_string_lossy().replace('\\', "/");
-            let text = std::fs::read_to_string(root.join(&values_rel)).ok()?;
-            let values = parse_stream(&values_file, &text, Schema::Kube)
-                .docs
-                .into_iter()
-                .next()?;
+            let values_rel =
+                fluxgate_kustomize::normalize(&dir.join(path.trim_start_matches("./")));
+            let values_file = index
+                .read(&values_rel.to_string_lossy().replace('\\', "/"))
+                .ok()?;
+            let values = values_file.docs().first()?;
             let node = values.path(&["instance", "sync", "path"])?;
             return Some(Root {
                 path: clean(node.as_str()?),
                 loc: node.loc.clone(),
                 reason: format!(
                     "flux-instance HelmRelease values instance.sync.path, from ConfigMap {name} \
-                     generated from {values_file}"
+                     generated from {}",
+                    values_file.path
                 ),
                 file: file.to_string(),
                 kustomization: false,
