@@ -28,6 +28,7 @@ mod cfg;
 mod files;
 mod filters;
 pub mod inventory;
+mod linemap;
 mod pattern;
 pub mod playbook;
 pub mod problem;
@@ -71,10 +72,29 @@ pub struct RenderedTemplate {
     pub path: String,
     pub host: String,
     pub text: String,
-    /// The text parsed as YAML when it is YAML (first document).
+    /// The text parsed as YAML when it is YAML (first document), located in the template:
+    /// each node at the template line that wrote it ([`RenderedTemplate::lines`]).
     pub value: Option<Node>,
+    /// Every YAML document of the text, located as `value` is; empty when the text is not
+    /// YAML.
+    pub docs: Vec<Node>,
     /// Whether a vault-encrypted value reached the output.
     pub opaque: bool,
+    /// For each line of `text` (0-based index), the template line (1-based) that wrote it.
+    pub lines: Vec<u32>,
+    /// Whether `lines` is exact (the renderer traced every line); otherwise it comes from
+    /// matching the output against the template text.
+    pub exact_lines: bool,
+}
+
+impl RenderedTemplate {
+    /// The template line (1-based) that wrote 1-based output line `line`.
+    pub fn template_line(&self, line: u32) -> u32 {
+        self.lines
+            .get((line as usize).wrapping_sub(1))
+            .copied()
+            .unwrap_or(line)
+    }
 }
 
 /// One play of the flattened bootstrap order.
@@ -419,18 +439,96 @@ impl Project {
             ));
         }
         let opaque = resolve::opaque_probe_end(before) || rendered.contains(OPAQUE);
+        let (lines, exact_lines) = self.trace_lines(&scope, host, &text, &locals, &rendered);
         let stream = parse_stream(&rel, &rendered, Schema::Yaml11);
-        let value = if stream.has_errors() {
-            None
+        let docs = if stream.has_errors() {
+            Vec::new()
         } else {
-            stream.docs.into_iter().next()
+            let source: Vec<&str> = text.lines().collect();
+            let output: Vec<&str> = rendered.lines().collect();
+            let mut docs = stream.docs;
+            for d in &mut docs {
+                relocate(d, &lines, &source, &output);
+            }
+            docs
         };
         Ok(RenderedTemplate {
             path: rel,
             host: host.to_string(),
             text: rendered,
-            value,
+            value: docs.first().cloned(),
+            docs,
             opaque,
+            lines,
+            exact_lines,
         })
+    }
+
+    /// The template line of each output line: traced by a marked second render when it
+    /// renders to the same text, else aligned by text ([`linemap`]).
+    fn trace_lines(
+        &self,
+        scope: &Scope,
+        host: &str,
+        template: &str,
+        locals: &[(String, minijinja::Value)],
+        rendered: &str,
+    ) -> (Vec<u32>, bool) {
+        let aligned = linemap::align(template, rendered);
+        let traced = linemap::mark(template).and_then(|marked| {
+            let before = resolve::opaque_probe_start();
+            let out = resolve::render_text(&self.data, scope, host, &marked, locals).ok();
+            // The probe belongs to the plain render; this one only traces lines.
+            let _ = resolve::opaque_probe_end(before);
+            let (text, lines) = linemap::unmark(&out?);
+            (text == rendered).then_some(lines)
+        });
+        match traced {
+            Some(mut lines) => {
+                for (l, a) in lines.iter_mut().zip(&aligned) {
+                    if *l == 0 {
+                        *l = *a;
+                    }
+                }
+                (lines, true)
+            }
+            None => (aligned, false),
+        }
+    }
+}
+
+/// Moves a node parsed from a template's output (and its children) to the template line that
+/// wrote it. The column stays where the output has it when the template line reads the same
+/// up to there; a node written by an expression is at that line's first `{{`.
+fn relocate(node: &mut Node, lines: &[u32], source: &[&str], output: &[&str]) {
+    let out_line = node.loc.line;
+    if let Some(&t) = lines.get((out_line as usize).wrapping_sub(1)) {
+        let src = source
+            .get((t as usize).wrapping_sub(1))
+            .copied()
+            .unwrap_or("");
+        let out = output
+            .get((out_line as usize).wrapping_sub(1))
+            .copied()
+            .unwrap_or("");
+        let col = node.loc.column as usize;
+        let prefix_same = col > 0
+            && out
+                .get(..col - 1)
+                .is_some_and(|p| src.get(..col - 1) == Some(p))
+            && src.find("{{").is_none_or(|e| e >= col - 1);
+        node.loc.line = t;
+        if !prefix_same {
+            node.loc.column = src.find("{{").map_or(node.loc.column, |e| e as u32 + 1);
+        }
+    }
+    match &mut node.value {
+        fluxgate_yaml::Value::Map(m) => m
+            .values_mut()
+            .for_each(|v| relocate(v, lines, source, output)),
+        fluxgate_yaml::Value::Seq(s) => s
+            .iter_mut()
+            .for_each(|v| relocate(v, lines, source, output)),
+        _ => {}
     }
 }

@@ -180,9 +180,10 @@ pub fn parse_config_in(
     text: &str,
 ) -> (Config, Vec<Diagnostic>) {
     let (mut cfg, mut diags, paths) = read_config(file, text);
+    let root = fluxgate_kustomize::normalize(root);
     let mut bad_flux: Vec<String> = Vec::new();
     for p in &paths {
-        let Some(problem) = path_problem(fs, root, p) else {
+        let Some(problem) = path_problem(fs, &root, p) else {
             continue;
         };
         if p.what == "flux" {

@@ -480,12 +480,8 @@ fn render(
     let rendered = project.render_template(path, host).ok()?;
     // Through the project's confined reader, as the renderer read it.
     let source = project.read_source(path).unwrap_or_default();
-    let stream = parse_stream(path, &rendered.text, Schema::Yaml11);
-    let docs = if stream.has_errors() {
-        Vec::new()
-    } else {
-        stream.docs
-    };
+    // Located at the template lines that wrote them, by the renderer.
+    let docs = rendered.docs.clone();
     Some(Render {
         play,
         task: ti,

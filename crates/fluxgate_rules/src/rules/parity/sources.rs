@@ -168,7 +168,8 @@ pub(crate) fn load(
             let tagged = tagged_keys(&tree, &t.text);
             let source_text = b.project.read_source(&t.path).unwrap_or_default();
             let source: Vec<String> = source_text.lines().map(str::to_string).collect();
-            let lines = align(&source, &t.text);
+            // The template line of each output line, as the renderer traced it.
+            let lines = t.lines.clone();
             Ok(Some(Loaded {
                 label: format!("template {} ({host})", t.path),
                 tree,
@@ -288,37 +289,6 @@ fn key_line(k: &str, v: &Node, lines: &[&str]) -> Option<u32> {
     None
 }
 
-/// Maps each rendered line (index) to the template line it came from, by walking both in
-/// order and matching the text a line has before its first Jinja expression.
-fn align(template: &[String], rendered: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    let mut p = 0usize;
-    for r in rendered.lines() {
-        let found = (p..template.len().min(p + 60)).find(|&t| {
-            let sig = template[t]
-                .split("{{")
-                .next()
-                .unwrap_or_default()
-                .trim_end();
-            let sig = if template[t].contains("{%") || template[t].contains("{#") {
-                ""
-            } else {
-                sig
-            };
-            (!sig.is_empty() && r.starts_with(sig))
-                || (sig.is_empty() && r.is_empty() && template[t].is_empty())
-        });
-        match found {
-            Some(t) => {
-                out.push(u32::try_from(t + 1).unwrap_or(u32::MAX));
-                p = t + 1;
-            }
-            None => out.push(u32::try_from(p + 1).unwrap_or(u32::MAX)),
-        }
-    }
-    out
-}
-
 /// The variable of a line's single `{{ name }}` expression.
 fn jinja_var(line: &str) -> Option<String> {
     let start = line.find("{{")? + 2;
@@ -391,16 +361,6 @@ mod tests {
     fn tags_above_on_the_line_and_on_mappings() {
         let t = "# [parity] why\na: 1\nb: 2 # [parity]\nc:  # [parity]\n  d: 1\n# [parity]\ne:\n  f: 1\ng: 3\nh:\n  # [parity]\n  i: 1\n";
         assert_eq!(tags(t), vec!["a", "b", "c", "e", "h.i"]);
-    }
-
-    #[test]
-    fn alignment_skips_jinja_comments() {
-        let template: Vec<String> = "{#\n note\n#}\na: 1\nb: \"{{ x }}\"\nc: {{ y }} # t\n"
-            .lines()
-            .map(str::to_string)
-            .collect();
-        let rendered = "a: 1\nb: \"v\"\nc: 3 # t\n";
-        assert_eq!(align(&template, rendered), vec![4, 5, 6]);
     }
 
     #[test]
