@@ -107,6 +107,7 @@ fn meta_selected(obj: &Node, sel: &Node) -> Result<bool, String> {
         return Ok(true);
     }
     patch::selector_matches(obj, &Node::new(Value::Map(only), sel.loc.clone()))
+        .map_err(|e| e.to_string())
 }
 
 /// The options `delimiter` and `index` (kustomize's `FieldOptions`).

@@ -67,7 +67,7 @@ fn apply_case(dir: &Path) -> Result<Vec<Node>, String> {
             let mut selected = Vec::new();
             for (i, obj) in objects.iter().enumerate() {
                 let hit = match target {
-                    Some(t) => selector_matches(obj, t)?,
+                    Some(t) => selector_matches(obj, t).map_err(|e| e.to_string())?,
                     None => id(obj) == id(&patch),
                 };
                 if hit {
@@ -79,7 +79,7 @@ fn apply_case(dir: &Path) -> Result<Vec<Node>, String> {
             }
             if patch.as_seq().is_some() {
                 for &i in &selected {
-                    json6902(&mut objects[i], &patch)?;
+                    json6902(&mut objects[i], &patch).map_err(|e| e.to_string())?;
                 }
             } else if is_delete_patch(&patch) {
                 let mut i = 0;
@@ -97,7 +97,7 @@ fn apply_case(dir: &Path) -> Result<Vec<Node>, String> {
                             m.get("namespace").cloned(),
                         )
                     });
-                    strategic_merge(obj, &patch)?;
+                    strategic_merge(obj, &patch).map_err(|e| e.to_string())?;
                     restore_identity(obj, &kind, meta);
                 }
             }

@@ -1,20 +1,13 @@
 //! The envsubst grammar as Flux's scanner reads it (see the module docs for the rules users
 //! meet). Offsets are byte offsets into the input.
 
-use std::fmt;
-
 /// Why Flux rejects a text. The messages are Flux's own.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct ParseError {
     /// Byte offset of the `${` whose expression failed (the outermost one).
     pub offset: usize,
     pub message: &'static str,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message)
-    }
 }
 
 const BAD_SUBSTITUTION: &str = "bad substitution";

@@ -10,15 +10,17 @@ use fluxgate_yaml::{Node, Value};
 
 /// Applies a sequence of operations to `target`. On error the target may be partly patched;
 /// the message names the operation's index, op and path.
-pub fn json6902(target: &mut Node, ops: &Node) -> Result<(), String> {
+pub fn json6902(target: &mut Node, ops: &Node) -> Result<(), super::PatchError> {
     let Some(list) = ops.as_seq() else {
-        return Err("a JSON patch must be a list of operations".to_string());
+        return Err(super::PatchError::Json6902(
+            "a JSON patch must be a list of operations".to_string(),
+        ));
     };
     for (i, op) in list.iter().enumerate() {
         apply_op(target, op).map_err(|e| {
             let name = op.get("op").and_then(Node::as_str).unwrap_or("?");
             let path = op.get("path").and_then(Node::as_str).unwrap_or("");
-            format!("JSON patch operation {i} ({name} {path}): {e}")
+            super::PatchError::Json6902(format!("JSON patch operation {i} ({name} {path}): {e}"))
         })?;
     }
     Ok(())
@@ -203,7 +205,7 @@ spec:
 
     fn run(ops: &str) -> Result<serde_json::Value, String> {
         let mut doc = yaml("doc.yaml", DOC);
-        json6902(&mut doc, &yaml("ops.yaml", ops))?;
+        json6902(&mut doc, &yaml("ops.yaml", ops)).map_err(|e| e.to_string())?;
         Ok(doc.to_json())
     }
 

@@ -12,8 +12,10 @@ use fluxgate_yaml::Node;
 use regex::Regex;
 
 /// Whether `obj` is selected by `selector`. Errors name an invalid regex or label selector.
-pub fn selector_matches(obj: &Node, selector: &Node) -> Result<bool, String> {
-    Selector::compile(selector).matches(obj)
+pub fn selector_matches(obj: &Node, selector: &Node) -> Result<bool, super::PatchError> {
+    Selector::compile(selector)
+        .matches(obj)
+        .map_err(super::PatchError::Selector)
 }
 
 /// A `target:` compiled once (regexes, label selectors) to be matched against many objects.

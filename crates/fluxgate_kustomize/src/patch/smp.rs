@@ -27,7 +27,11 @@ use super::merge_keys::{self, Schema};
 /// Applies a strategic merge `patch` to `target` (a whole object). When the patch deletes
 /// the object (`$patch: delete` at its top), `target` becomes a null node; callers check
 /// [`super::is_delete_patch`] first to drop the object instead.
-pub fn strategic_merge(target: &mut Node, patch: &Node) -> Result<(), String> {
+pub fn strategic_merge(target: &mut Node, patch: &Node) -> Result<(), super::PatchError> {
+    merge_object(target, patch).map_err(super::PatchError::StrategicMerge)
+}
+
+fn merge_object(target: &mut Node, patch: &Node) -> Result<(), String> {
     let schema = merge_keys::for_object(
         target.str_at(&["apiVersion"]).unwrap_or(""),
         target.str_at(&["kind"]).unwrap_or(""),
@@ -400,7 +404,8 @@ mod tests {
 
     fn merge(head: &str, base: &str, patch: &str) -> Result<Node, String> {
         let mut target = yaml("base.yaml", &format!("{head}{base}"));
-        strategic_merge(&mut target, &yaml("patch.yaml", &format!("{head}{patch}")))?;
+        strategic_merge(&mut target, &yaml("patch.yaml", &format!("{head}{patch}")))
+            .map_err(|e| e.to_string())?;
         Ok(target)
     }
 
