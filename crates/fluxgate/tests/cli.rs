@@ -433,3 +433,46 @@ fn render_kustomization_refuses_files_above_dir() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// A value's origin is its whole history, made by the renderers: the variable definition an
+/// overlay patch set, the `${VAR}` that consumed it, and the base value the patch replaced.
+#[test]
+fn values_json_gives_the_whole_origin_chain() {
+    let out = fluxgate(&[
+        "values",
+        "examples/homelab",
+        "--env",
+        "prod",
+        "kube-system/cilium",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let chain: Vec<String> = v["origins"]["k8sServiceHost"]
+        .as_array()
+        .expect("a chain")
+        .iter()
+        .map(|o| {
+            format!(
+                "{}:{} {}",
+                o["file"].as_str().unwrap_or(""),
+                o["line"],
+                o["via"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        chain,
+        [
+            "clusters/prod/cluster-vars-patch.yaml:12 substituted from variable K3S_API_HOST",
+            "platform/cilium/helmrelease.yaml:46 inline values",
+            "clusters/base/cluster-vars.yaml:14 the base value, replaced by a kustomize patch",
+        ]
+    );
+}

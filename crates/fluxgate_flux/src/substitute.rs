@@ -69,6 +69,27 @@ pub struct Substituted {
     pub path: String,
 }
 
+impl Substituted {
+    /// The value's history as the one origin type: the variable's definition (through the
+    /// variable), then the `${VAR}` that consumed it.
+    #[must_use]
+    pub fn chain(&self) -> fluxgate_diagnostics::Chain {
+        let mut via = format!("substituted from variable {}", self.var);
+        if self.opaque {
+            via.push_str(" (an encrypted value, not known)");
+        }
+        let mut definition = fluxgate_diagnostics::Origin::new(self.definition.clone(), via);
+        definition.var = Some(self.var.clone());
+        vec![
+            definition,
+            fluxgate_diagnostics::Origin::new(
+                self.consumer.clone(),
+                format!("${{{}}} written here", self.var),
+            ),
+        ]
+    }
+}
+
 /// A `${VAR}` without a default whose variable is not defined.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Undefined {

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use fluxgate_diagnostics::Location;
-use fluxgate_kustomize::{CachedFs, Fs, KUSTOMIZATION_FILES, build_with, normalize};
+use fluxgate_kustomize::{CachedFs, Fs, KUSTOMIZATION_FILES, Override, build_with, normalize};
 use fluxgate_yaml::{Map, Node, Schema, Value, parse_one};
 
 use rayon::prelude::*;
@@ -57,6 +57,9 @@ pub struct FluxKustomization {
     pub path: String,
     /// Its rendered (and substituted) objects.
     pub objects: Vec<Node>,
+    /// For each of [`Self::objects`] (same index), the values its kustomize patches replaced:
+    /// where the base had the value and which patch set it ([`Override`]).
+    pub overrides: Vec<Vec<Override>>,
     /// Its objects as kustomize built them (before substitution and `commonMetadata`), when
     /// [`TreeOptions::keep_built`] is set; empty otherwise.
     pub built: Vec<Node>,
@@ -161,7 +164,8 @@ impl Pending {
 /// folder has nothing to build) and the problems of the build.
 struct Prebuilt {
     dir: PathBuf,
-    objects: Option<Vec<Node>>,
+    /// The objects, and for each the values patches replaced in it.
+    objects: Option<(Vec<Node>, Vec<Vec<Override>>)>,
     diagnostics: Vec<Problem>,
 }
 
@@ -369,7 +373,7 @@ impl Renderer<'_> {
     fn render_entry(&mut self, entry_dir: &Path, at: &Location) -> Vec<Node> {
         let mut diags = Vec::new();
         let out = match self.kustomization_for(entry_dir, at, &mut diags) {
-            Some(k) => self.build(entry_dir, &k, &mut diags),
+            Some(k) => self.build(entry_dir, &k, &mut diags).0,
             None => Vec::new(),
         };
         self.problems.extend(diags);
@@ -619,14 +623,19 @@ impl Renderer<'_> {
         }
     }
 
-    fn build(&self, dir: &Path, kust: &Node, diagnostics: &mut Vec<Problem>) -> Vec<Node> {
+    fn build(
+        &self,
+        dir: &Path,
+        kust: &Node,
+        diagnostics: &mut Vec<Problem>,
+    ) -> (Vec<Node>, Vec<Vec<Override>>) {
         let b = build_with(&self.fs, &self.root, dir, kust);
         diagnostics.extend(
             b.problems
                 .into_iter()
                 .map(|p| p.map_kind(ProblemKind::from)),
         );
-        b.objects
+        (b.objects, b.overrides)
     }
 
     fn render_one(
@@ -641,7 +650,7 @@ impl Renderer<'_> {
             _ => self.build_unit(ks, dir),
         };
         self.problems.extend(built.diagnostics);
-        let mut objects = built.objects?;
+        let (mut objects, overrides) = built.objects?;
         let built = if self.opts.keep_built {
             objects.clone()
         } else {
@@ -699,6 +708,7 @@ impl Renderer<'_> {
             object: ks.clone(),
             path: rel(&self.root, dir),
             objects,
+            overrides,
             built,
             substituted,
             failure,

@@ -222,17 +222,20 @@ fn substituted_inline_value_names_its_variable() {
     let out = substitute_resource(named(&resources, "cilium"), &vars, Options::default());
     let v = effective_values_with(&out.resource, &objects, &cache(), &out.substituted);
     let chain = &v.origins["k8sServiceHost"];
+    // The variable's definition set the value (the finding's place); the inline `${VAR}`
+    // passed it on.
     assert_eq!(chain.len(), 2);
-    assert_eq!(chain[0].via, "inline values");
+    assert_eq!(chain[0].via, "substituted from variable K3S_API_HOST");
+    assert_eq!(chain[0].var.as_deref(), Some("K3S_API_HOST"));
+    assert_eq!(chain[0].location.file.as_ref(), "substitution/objects.yaml");
+    assert_eq!(chain[0].location.line, 9);
+    assert_eq!(chain[1].via, "inline values");
     assert_eq!(
-        chain[0].location.file.as_ref(),
+        chain[1].location.file.as_ref(),
         "substitution/resources.yaml"
     );
-    assert_eq!(chain[0].location.line, 14);
-    assert_eq!(chain[1].via, "substituted from variable K3S_API_HOST");
-    assert_eq!(chain[1].location.file.as_ref(), "substitution/objects.yaml");
-    assert_eq!(chain[1].location.line, 9);
-    assert!(v.origins["token"][1].via.contains("encrypted"));
+    assert_eq!(chain[1].location.line, 14);
+    assert!(v.origins["token"][0].via.contains("encrypted"));
     assert!(v.is_chart_default("updateStrategy.rollingUpdate.maxUnavailable"));
 }
 

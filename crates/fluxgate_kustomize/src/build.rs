@@ -911,7 +911,7 @@ impl<'a> Builder<'a> {
         vars: &[Node],
         config: &Config,
         diags: &mut Vec<Problem>,
-    ) -> Vec<Node> {
+    ) -> (Vec<Node>, Vec<Vec<crate::resource::Override>>) {
         for r in &mut resources {
             if r.needs_hash {
                 let hash = generate::content_hash(&r.node);
@@ -943,7 +943,7 @@ impl<'a> Builder<'a> {
                 &list("orderLast", ORDER_LAST),
             );
         }
-        resources.into_iter().map(|r| r.node).collect()
+        resources.into_iter().map(|r| (r.node, r.overrides)).unzip()
     }
 }
 

@@ -48,11 +48,14 @@ pub use build::KUSTOMIZATION_FILES;
 pub use fs::{CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normalize, parse};
 pub use generate::content_hash;
 pub use problem::{Problem, ProblemKind, from_yaml};
+pub use resource::Override;
 
 /// The result of a build: the objects in kustomize's output order, and every problem.
 #[derive(Debug, Default)]
 pub struct Build {
     pub objects: Vec<Node>,
+    /// For each object (same index), the values patches replaced in it: base -> patch.
+    pub overrides: Vec<Vec<Override>>,
     pub problems: Vec<Problem>,
 }
 
@@ -116,10 +119,15 @@ fn run(mut b: build::Builder<'_>, dir: &Path, kust: &Node) -> Build {
     let resources = b.build_dir(dir, kust, Vec::new());
     let vars = std::mem::take(&mut b.vars);
     let config = std::mem::take(&mut b.config);
-    let objects = build::Builder::finish(kust, resources, &vars, &config, &mut b.diags);
+    let (objects, overrides) =
+        build::Builder::finish(kust, resources, &vars, &config, &mut b.diags);
     let mut problems = b.diags;
     fluxgate_diagnostics::problem::sort_and_dedup(&mut problems);
-    Build { objects, problems }
+    Build {
+        objects,
+        overrides,
+        problems,
+    }
 }
 
 fn finish_empty(b: build::Builder<'_>) -> Build {
@@ -127,6 +135,7 @@ fn finish_empty(b: build::Builder<'_>) -> Build {
     fluxgate_diagnostics::problem::sort_and_dedup(&mut problems);
     Build {
         objects: Vec::new(),
+        overrides: Vec::new(),
         problems,
     }
 }

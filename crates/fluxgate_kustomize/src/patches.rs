@@ -213,6 +213,7 @@ fn apply_6902(
     let selected = select(b, acc, target, &target.loc);
     for i in selected {
         let before = acc[i].id();
+        let leaves = crate::resource::leaves(&acc[i].node);
         if let Err(e) = patch::json6902(&mut acc[i].node, ops) {
             b.error(
                 format!("JSON 6902 patch on {}: {e}", before.display()),
@@ -220,6 +221,8 @@ fn apply_6902(
             );
             continue;
         }
+        let found = crate::resource::overrides_between(&leaves, &acc[i].node);
+        acc[i].overrides.extend(found);
         note_rename(&mut acc[i], before);
     }
 }
@@ -342,6 +345,7 @@ fn apply_smp_to(
                 };
             }
         }
+        let leaves = crate::resource::leaves(&acc[i].node);
         if let Err(e) = patch::strategic_merge(&mut acc[i].node, &p) {
             b.error(
                 format!("strategic merge patch on {}: {e}", before.display()),
@@ -353,6 +357,8 @@ fn apply_smp_to(
             deleted.push(i);
             continue;
         }
+        let found = crate::resource::overrides_between(&leaves, &acc[i].node);
+        acc[i].overrides.extend(found);
         note_rename(&mut acc[i], before);
     }
     deleted.sort_unstable();

@@ -150,6 +150,72 @@ pub struct Resource {
     pub needs_hash: bool,
     /// Where a generated object's behavior was declared (for merge/replace errors).
     pub generated: bool,
+    /// The values patches replaced, in the order the patches applied.
+    pub overrides: Vec<Override>,
+}
+
+/// A value a patch replaced: the base value's place and the patch's, at one key path of the
+/// object. A value patched twice (a base, an overlay, an overlay of that) has one override per
+/// patch, so its history is base -> each patch in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    /// The key path in the object: dotted, `[i]` for list items, `\.` for a dot in a key.
+    pub path: String,
+    /// Where the value was before the patch.
+    pub base: Location,
+    /// Where the patch set it.
+    pub patch: Location,
+}
+
+/// Every scalar of `node` by key path, with its place.
+pub(crate) fn leaves(node: &Node) -> Vec<(String, Location)> {
+    fn walk(n: &Node, path: &mut String, out: &mut Vec<(String, Location)>) {
+        match &n.value {
+            Value::Map(m) => {
+                for (k, v) in m {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&k.replace('.', "\\."));
+                    walk(v, path, out);
+                    path.truncate(len);
+                }
+            }
+            Value::Seq(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(v, path, out);
+                    path.truncate(len);
+                }
+            }
+            _ => out.push((path.clone(), n.loc.clone())),
+        }
+    }
+    let mut out = Vec::new();
+    walk(node, &mut String::new(), &mut out);
+    out
+}
+
+/// The overrides between an object before a patch and after it: every scalar at the same key
+/// path whose place changed (the patch wrote it). `metadata.name`/`namespace`, which a patch
+/// only names to select its target, are not overrides.
+pub(crate) fn overrides_between(before: &[(String, Location)], after: &Node) -> Vec<Override> {
+    let old: std::collections::HashMap<&str, &Location> =
+        before.iter().map(|(p, l)| (p.as_str(), l)).collect();
+    leaves(after)
+        .into_iter()
+        .filter(|(p, _)| p != "metadata.name" && p != "metadata.namespace")
+        .filter_map(|(path, loc)| {
+            let base = *old.get(path.as_str())?;
+            (*base != loc).then(|| Override {
+                path,
+                base: base.clone(),
+                patch: loc,
+            })
+        })
+        .collect()
 }
 
 impl Resource {
@@ -162,6 +228,7 @@ impl Resource {
             suffixes: Vec::new(),
             needs_hash: false,
             generated: false,
+            overrides: Vec::new(),
         }
     }
 

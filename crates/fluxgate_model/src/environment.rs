@@ -3,11 +3,13 @@
 //! records), HelmRelease effective values over the chart cache, and the bootstrap: the
 //! Ansible project with this environment's hosts.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use fluxgate_ansible::{ProblemKind as AnsibleKind, Project};
-use fluxgate_flux::helm::{ChartCache, Values, effective_values_indexed};
+use fluxgate_flux::helm::{ChartCache, Values, effective_values_traced, replaced_map};
 use fluxgate_flux::lookup::ObjectIndex;
+use fluxgate_flux::substitute::Substituted;
 use fluxgate_flux::tree::{Tree, TreeOptions, render_tree};
 use fluxgate_flux::vars::{RuntimeCreator, builtin_creators};
 use fluxgate_kustomize::Fs;
@@ -122,9 +124,32 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
         .collect();
     // Each release (values merged over its chart's defaults) is a unit of parallel work; the
     // results are kept in render order.
+    // What the renderers recorded: the values substitution produced in each release's
+    // Kustomization (keyed by the object's address in the tree) and what kustomize patches
+    // replaced anywhere in the environment, so each value's origin is its whole chain.
+    let substituted: HashMap<usize, &[Substituted]> = tree
+        .kustomizations
+        .iter()
+        .flat_map(|k| {
+            k.objects
+                .iter()
+                .map(move |o| (std::ptr::from_ref(o).addr(), k.substituted.as_slice()))
+        })
+        .collect();
+    let replaced = replaced_map(
+        tree.kustomizations
+            .iter()
+            .flat_map(|k| k.overrides.iter().flatten()),
+    );
     let values: Vec<Values> = helm_releases
         .par_iter()
-        .map(|obj| effective_values_indexed(obj, &objects, &charts, &[]))
+        .map(|obj| {
+            let subs = substituted
+                .get(&std::ptr::from_ref(*obj).addr())
+                .copied()
+                .unwrap_or(&[]);
+            effective_values_traced(obj, &objects, &charts, subs, &replaced)
+        })
         .collect();
     let mut releases = IndexMap::new();
     for (obj, values) in helm_releases.into_iter().zip(values) {

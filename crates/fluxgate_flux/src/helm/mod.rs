@@ -24,8 +24,10 @@ pub use cache::{Chart, ChartCache};
 pub use merge::{Origin, Origins};
 
 use std::borrow::Borrow;
+use std::collections::HashMap;
 
 use fluxgate_diagnostics::Location;
+use fluxgate_kustomize::Override;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
 use crate::lookup::ObjectIndex;
@@ -117,6 +119,32 @@ pub fn effective_values_indexed<T: Borrow<Node>>(
     charts: &ChartCache,
     substituted: &[Substituted],
 ) -> Values {
+    effective_values_traced(release, objects, charts, substituted, &Replaced::new())
+}
+
+/// What kustomize patches replaced in an environment, by the place of the patch's value: the
+/// place of the value it replaced ([`Override`]).
+pub type Replaced = HashMap<Location, Location>;
+
+/// The [`Replaced`] map of a build's (or a tree's) overrides.
+pub fn replaced_map<'a>(overrides: impl IntoIterator<Item = &'a Override>) -> Replaced {
+    overrides
+        .into_iter()
+        .map(|o| (o.patch.clone(), o.base.clone()))
+        .collect()
+}
+
+/// As [`effective_values_indexed`], knowing what kustomize patches replaced: an inline value
+/// an overlay set (or a variable whose definition an overlay patched) has the base value it
+/// replaced as the next link of its origin.
+#[must_use]
+pub fn effective_values_traced<T: Borrow<Node>>(
+    release: &Node,
+    objects: &ObjectIndex<T>,
+    charts: &ChartCache,
+    substituted: &[Substituted],
+    replaced: &Replaced,
+) -> Values {
     let ns = release
         .str_at(&["metadata", "namespace"])
         .unwrap_or("default");
@@ -157,7 +185,15 @@ pub fn effective_values_indexed<T: Borrow<Node>>(
     if let Some(inline) = release.path(&["spec", "values"]) {
         if inline.as_map().is_some() {
             let release_file = release.loc.file.clone();
-            let chain = |n: &Node| inline_chain(n, &release_file, substituted);
+            let chain = |n: &Node| {
+                let mut chain = inline_chain(n, &release_file, substituted);
+                // What the place that set the value replaced, back to the first base.
+                let set_at = chain.first().map(|o| o.location.clone());
+                if let Some(set_at) = set_at {
+                    chain.extend(replaced_chain(&set_at, replaced));
+                }
+                chain
+            };
             merge::merge(&mut tree, inline, "", &mut origins, &chain);
         } else if !inline.is_null() {
             diagnostics.push(Problem::new(
@@ -181,6 +217,24 @@ fn origin(loc: &Location, via: &str) -> Origin {
     Origin::new(loc.clone(), via)
 }
 
+/// The values a patch at `loc` replaced, the most recent first, followed back to the base
+/// that first had the value.
+fn replaced_chain(loc: &Location, replaced: &Replaced) -> Vec<Origin> {
+    let mut out = Vec::new();
+    let mut at = loc;
+    while let Some(base) = replaced.get(at) {
+        out.push(origin(
+            base,
+            "the base value, replaced by a kustomize patch",
+        ));
+        at = base;
+        if out.len() > replaced.len() {
+            break;
+        }
+    }
+    out
+}
+
 fn inline_chain(n: &Node, release_file: &str, substituted: &[Substituted]) -> Vec<Origin> {
     let found = substituted
         .iter()
@@ -188,14 +242,10 @@ fn inline_chain(n: &Node, release_file: &str, substituted: &[Substituted]) -> Ve
         .find(|s| s.consumer.file.as_ref() == release_file)
         .or_else(|| substituted.iter().find(|s| s.definition == n.loc));
     if let Some(s) = found {
-        let mut via = format!("substituted from variable {}", s.var);
-        if s.opaque {
-            via.push_str(" (an encrypted value, not known)");
-        }
-        return vec![
-            origin(&s.consumer, "inline values"),
-            origin(&s.definition, &via),
-        ];
+        // The variable's definition set the value; the `${VAR}` in the inline values passed
+        // it on.
+        let definition = s.chain().swap_remove(0);
+        return vec![definition, origin(&s.consumer, "inline values")];
     }
     let via = if n.loc.file.as_ref() == release_file {
         "inline values"
