@@ -85,7 +85,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     // Fail closed: a run that checked no environment must never say PASS about it.
     if selected.is_empty() {
-        let how = if repo.root.join("fluxgate.yaml").is_file() {
+        let how = if repo.index.fs().is_file(&repo.root.join("fluxgate.yaml")) {
             "no environment of fluxgate.yaml can be checked (declare one under `environments:`, \
              with a `flux:` folder that exists)"
         } else {
