@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Regenerates k8s-v1.32-strict.json.gz, the built-in Kubernetes schemas fluxgate embeds.
+# Regenerates k8s-v1.32-strict.json.gz and k8s-v1.37-strict.json.gz, the built-in Kubernetes
+# schemas fluxgate embeds: v1.32 (the kubectl of this project's machines) is the one findings
+# name; v1.37 (the newest the wheel has) keeps a field or an API version that newer clusters
+# serve from being reported as unknown.
 #
 # Source: the PyPI wheel kubernetes-validate 1.37.0 (Apache-2.0), which ships the OpenAPI
 # definitions of every Kubernetes version from v1.25 to v1.37 as JSON Schema; we take
-# v1.32.0-local-strict/_definitions.json (the strict variant: `additionalProperties: false`
+# vX.Y.0-local-strict/_definitions.json (the strict variant: `additionalProperties: false`
 # on every object, so a typo is an unknown field) and keep only what validation reads:
 # descriptions, patch strategies and list types are dropped. `kinds` maps
 # "group/version/Kind" (core: "v1/Kind") to the $defs key, from each definition's
 # x-kubernetes-group-version-kind. Needs python3 and pip; run from anywhere.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-version="v1.32.0"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 python3 -m pip download --quiet --no-deps -d "$tmp" kubernetes-validate==1.37.0
-python3 - "$tmp"/kubernetes_validate-1.37.0-py3-none-any.whl "$version" "$here/k8s-v1.32-strict.json.gz" <<'PY'
+for version in v1.32.0 v1.37.0; do
+python3 - "$tmp"/kubernetes_validate-1.37.0-py3-none-any.whl "$version" "$here/k8s-${version%.0}-strict.json.gz" <<'PY'
 import gzip, json, sys, zipfile
 
 wheel, version, out = sys.argv[1:]
@@ -60,4 +63,5 @@ with open(out, "wb") as f:
     f.write(gzip.compress(raw, compresslevel=9, mtime=0))
 print(f"{len(kinds)} kinds, {len(defs)} definitions, {len(raw)} bytes raw")
 PY
-ls -l "$here/k8s-v1.32-strict.json.gz"
+done
+ls -l "$here"/k8s-*-strict.json.gz

@@ -49,8 +49,12 @@ pub use validate::{Mode, Violation, ViolationKind};
 /// What an object was validated against.
 #[derive(Clone, Debug)]
 pub enum Against {
-    /// A built-in kind: the `$defs` key of its definition.
-    Builtin { definition: String },
+    /// A built-in kind: the `$defs` key of its definition, and the Kubernetes versions whose
+    /// definitions were asked (for a rejected object: every one that rejects it).
+    Builtin {
+        definition: String,
+        versions: Vec<String>,
+    },
     /// A custom resource schema.
     Custom(Origin),
 }
@@ -211,13 +215,35 @@ impl Catalog {
                 why: "the object has no apiVersion or kind".to_string(),
             };
         }
-        if let Some((key, schema)) = b.schema(api_version, kind) {
-            let mut w = validate::Walker::new(&b.defs, Mode::Builtin);
-            w.check(schema, obj, "", 0);
-            let against = Against::Builtin {
-                definition: key.to_string(),
+        // v1.32 first; v1.37 when v1.32 rejects the object or does not serve its kind.
+        let mut rejected: Option<(String, Vec<Violation>)> = None;
+        let mut versions = Vec::new();
+        for defs in b.versions() {
+            let Some((key, schema)) = defs.schema(api_version, kind) else {
+                continue;
             };
-            return finish(against, Mode::Builtin, w.out);
+            let mut w = validate::Walker::new(&defs.defs, Mode::Builtin);
+            w.check(schema, obj, "", 0);
+            if w.out.is_empty() {
+                return Outcome::Valid {
+                    against: Against::Builtin {
+                        definition: key.to_string(),
+                        versions: vec![defs.version.clone()],
+                    },
+                };
+            }
+            versions.push(defs.version.clone());
+            rejected.get_or_insert((key.to_string(), w.out));
+        }
+        if let Some((definition, violations)) = rejected {
+            return Outcome::Invalid {
+                against: Against::Builtin {
+                    definition,
+                    versions,
+                },
+                mode: Mode::Builtin,
+                violations,
+            };
         }
         let group = builtin::group_of(api_version);
         let version = api_version.rsplit('/').next().unwrap_or(api_version);
@@ -228,8 +254,9 @@ impl Catalog {
             }
             return Outcome::NoSchema {
                 why: format!(
-                    "Kubernetes {} has no kind {kind} in {}",
-                    b.version,
+                    "Kubernetes {} and {} have no kind {kind} in {}",
+                    b.primary.version,
+                    b.newest.version,
                     if group.is_empty() { "the core group" } else { group }
                 ),
             };
@@ -278,24 +305,12 @@ impl Catalog {
     }
 }
 
-fn finish(against: Against, mode: Mode, violations: Vec<Violation>) -> Outcome {
-    if violations.is_empty() {
-        Outcome::Valid { against }
-    } else {
-        Outcome::Invalid {
-            against,
-            mode,
-            violations,
-        }
-    }
-}
-
 /// A custom resource against its structural schema. `apiVersion`, `kind` and `metadata` are
 /// the API server's, whatever the schema says of them: metadata is checked as the built-in
 /// ObjectMeta.
 fn validate_custom(schema: &Json, obj: &Node) -> Vec<Violation> {
     let b = Builtin::get();
-    let mut w = validate::Walker::new(&b.defs, Mode::Structural);
+    let mut w = validate::Walker::new(&b.primary.defs, Mode::Structural);
     w.check_root(schema, obj, b.object_meta());
     w.out
 }
