@@ -748,6 +748,7 @@ contracts:
   - id: cni-dials-vip
     assert: env == 'prod'
 policies: [policies/]
+schemas: [schemas/crds, vendor/flux.yaml]
 ";
 
     #[test]
@@ -765,6 +766,7 @@ policies: [policies/]
         assert_eq!(cfg.parity[0].sources.len(), 2);
         assert_eq!(cfg.contracts[0].loc.line, 24);
         assert_eq!(cfg.policies, vec!["policies/"]);
+        assert_eq!(cfg.schemas, vec!["schemas/crds", "vendor/flux.yaml"]);
     }
 
     #[test]

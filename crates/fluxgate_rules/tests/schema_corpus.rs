@@ -15,7 +15,8 @@ const JUDGED_TRUE: &[(&str, &str, &str, u32, &str)] = &[];
 
 #[test]
 fn corpus_schema_findings_are_the_judged_ones() {
-    let Some(corpus) = fluxgate_testkit::corpus("corpus_schema_findings_are_the_judged_ones") else {
+    let Some(corpus) = fluxgate_testkit::corpus("corpus_schema_findings_are_the_judged_ones")
+    else {
         return;
     };
     let gitops = corpus.join("gitops");
@@ -30,7 +31,10 @@ fn corpus_schema_findings_are_the_judged_ones() {
     let mut found: BTreeSet<(String, String, String, u32)> = BTreeSet::new();
     let (mut validated, mut without) = (0, 0);
     for repo in repos {
-        let name = repo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = repo
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let (config, _) = discover::load(&repo).expect("corpus config");
         let fs = RealFs::new(&repo);
         let envs: Vec<_> = config
@@ -48,8 +52,12 @@ fn corpus_schema_findings_are_the_judged_ones() {
             stats.validated,
             stats.without_schema,
             stats.invalid,
-            mine.iter().filter(|d| d.severity == Severity::Error).count(),
-            mine.iter().filter(|d| d.severity == Severity::Warning).count(),
+            mine.iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count(),
+            mine.iter()
+                .filter(|d| d.severity == Severity::Warning)
+                .count(),
         ));
         for d in mine.iter().filter(|d| d.severity == Severity::Note) {
             report.push_str(&format!("  note: {}\n", d.message));
@@ -77,7 +85,9 @@ fn corpus_schema_findings_are_the_judged_ones() {
         })
         .map(|(r, s, f, l, why)| format!("  {r}: {s} {f}:{l} ({why})"))
         .collect();
-    report.push_str(&format!("total: {validated} validated, {without} without schema\n"));
+    report.push_str(&format!(
+        "total: {validated} validated, {without} without schema\n"
+    ));
     eprintln!("{report}");
     assert!(
         unexpected.is_empty() && missing.is_empty(),
@@ -174,5 +184,9 @@ fn corpus_planted_defects_are_caught() {
          preserve-unknown-fields roots: {kept}), wrong type caught {type_caught}"
     );
     assert!(objects > 1000, "the corpus has objects with schemas");
-    assert!(missed.is_empty(), "planted defects missed:\n{}", missed[..missed.len().min(20)].join("\n"));
+    assert!(
+        missed.is_empty(),
+        "planted defects missed:\n{}",
+        missed[..missed.len().min(20)].join("\n")
+    );
 }

@@ -147,8 +147,16 @@ mod tests {
         }
         assert!(b.primary.schema("apps/v1beta1", "Deployment").is_none());
         // GA after v1.32: only the newest serves it.
-        assert!(b.primary.schema("resource.k8s.io/v1", "ResourceClaimTemplate").is_none());
-        assert!(b.newest.schema("resource.k8s.io/v1", "ResourceClaimTemplate").is_some());
+        assert!(
+            b.primary
+                .schema("resource.k8s.io/v1", "ResourceClaimTemplate")
+                .is_none()
+        );
+        assert!(
+            b.newest
+                .schema("resource.k8s.io/v1", "ResourceClaimTemplate")
+                .is_some()
+        );
         assert!(b.is_builtin_group("") && b.is_builtin_group("apps"));
         assert!(!b.is_builtin_group("helm.toolkit.fluxcd.io"));
         assert_eq!(b.versions_of("policy", "PodDisruptionBudget"), ["v1"]);

@@ -70,9 +70,10 @@ pub fn from_crd(doc: &Node) -> Vec<CustomSchema> {
     ) else {
         return Vec::new();
     };
-    let name = doc
-        .str_at(&["metadata", "name"])
-        .map_or_else(|| format!("(unnamed CRD of {group} {kind})"), str::to_string);
+    let name = doc.str_at(&["metadata", "name"]).map_or_else(
+        || format!("(unnamed CRD of {group} {kind})"),
+        str::to_string,
+    );
     let Some(versions) = doc.path(&["spec", "versions"]).and_then(Node::as_seq) else {
         return Vec::new();
     };

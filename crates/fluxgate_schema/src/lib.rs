@@ -257,7 +257,11 @@ impl Catalog {
                     "Kubernetes {} and {} have no kind {kind} in {}",
                     b.primary.version,
                     b.newest.version,
-                    if group.is_empty() { "the core group" } else { group }
+                    if group.is_empty() {
+                        "the core group"
+                    } else {
+                        group
+                    }
                 ),
             };
         }
@@ -342,7 +346,9 @@ fn collect_files(root: &Path, rel: &Path, out: &mut Vec<std::path::PathBuf>) {
 pub(crate) fn pattern(p: &str) -> Option<Arc<Regex>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Regex>>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
-    let mut map = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut map = cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     map.entry(p.to_string())
         .or_insert_with(|| Regex::new(p).ok().map(Arc::new))
         .clone()

@@ -232,8 +232,7 @@ impl<'a> Walker<'a> {
                 Some(Json::Bool(true)) => continue,
                 _ => {}
             }
-            if preserve || (embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
-            {
+            if preserve || (embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata")) {
                 continue;
             }
             let unknown = match self.mode {
@@ -535,6 +534,9 @@ mod tests {
         let s = r#"{"oneOf":[{"type":"string"},{"type":"integer"}]}"#;
         assert!(run(s, "1\n", Mode::Builtin).is_empty());
         assert!(run(s, "a\n", Mode::Builtin).is_empty());
-        assert_eq!(run(s, "[1]\n", Mode::Builtin)[0].0, ViolationKind::WrongType);
+        assert_eq!(
+            run(s, "[1]\n", Mode::Builtin)[0].0,
+            ViolationKind::WrongType
+        );
     }
 }

@@ -140,14 +140,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let text = match args.format {
-        CheckFormat::Text => text_report(
-            &repo.root,
-            &secrets,
-            &diags,
-            passed,
-            &names,
-            &layer_stats,
-        ),
+        CheckFormat::Text => {
+            text_report(&repo.root, &secrets, &diags, passed, &names, &layer_stats)
+        }
         CheckFormat::Json => {
             let v = json!({
                 "decision": if passed { "pass" } else { "fail" },

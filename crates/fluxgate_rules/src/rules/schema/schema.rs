@@ -227,7 +227,10 @@ fn key_location(ctx: &RepoContext<'_>, v: &Violation) -> Location {
             let parent = v.path.rsplit_once('.').map(|(p, _)| p).unwrap_or_default();
             let last = parent.rsplit('.').next().unwrap_or_default();
             let plain = !last.is_empty() && !last.ends_with(']');
-            (plain.then_some(last), (v.loc.line as usize).saturating_sub(1))
+            (
+                plain.then_some(last),
+                (v.loc.line as usize).saturating_sub(1),
+            )
         }
         _ => (None, 0),
     };
@@ -266,7 +269,9 @@ fn key_column(line: &str, key: &str) -> Option<usize> {
 
 fn not_served(ctx: &RepoContext<'_>, obj: &Node, served: &[String]) -> Diagnostic {
     let b = Builtin::get();
-    let at = obj.get("apiVersion").map_or_else(|| obj.loc.clone(), |n| n.loc.clone());
+    let at = obj
+        .get("apiVersion")
+        .map_or_else(|| obj.loc.clone(), |n| n.loc.clone());
     Diagnostic::new(
         ctx.rule.name,
         Severity::Warning,
