@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus="${FLUXGATE_CORPUS:-../shared/corpus}"
-cargo build --release -q -p fluxgate -p fluxgate_rules --example schema_bench
+cargo build --release -q -p fluxgate
+cargo build --release -q -p fluxgate_rules --example schema_bench
 for i in 1 2 3; do ./target/release/examples/schema_bench "$corpus/gitops"; done
 repo="$corpus/gitops/jfroy__flatops"
 off="$(mktemp -d)"

@@ -136,7 +136,7 @@ pub fn run_with_stats(
                         rule,
                     };
                     // The schema rule's figures are the L0 line of `check`.
-                    if std::ptr::eq(*rule, &rules::schema::schema::SCHEMA) {
+                    if rule.name == rules::schema::schema::SCHEMA.name {
                         let (diags, stats) = rules::schema::schema::run(&ctx);
                         found = diags;
                         *schema_stats

@@ -282,6 +282,7 @@ impl<'a> Walker<'a> {
     }
 
     /// The structural value constraints a CRD may declare.
+    #[allow(clippy::cast_precision_loss)] // lengths and bounds are far below 2^52
     fn bounds(&mut self, obj: &JsonMap<String, Json>, node: &Node, path: &str) {
         let num = |k: &str| obj.get(k).and_then(Json::as_f64);
         let fail = |this: &mut Self, message: String| {
@@ -305,7 +306,6 @@ impl<'a> Walker<'a> {
             }
             Value::Int(_) | Value::Float(_) => {
                 let x = match node.value {
-                    #[allow(clippy::cast_precision_loss)] // bounds are small numbers
                     Value::Int(i) => i as f64,
                     Value::Float(f) => f,
                     _ => return,
