@@ -21,6 +21,8 @@ pub struct Config {
     pub parity: Vec<ParityGroup>,
     pub contracts: Vec<Contract>,
     pub policies: Vec<String>,
+    /// `schemas:` files or folders of CRD manifests and JSON Schemas (rule `schema`).
+    pub schemas: Vec<String>,
     /// Controllers that create Secrets or ConfigMaps in the cluster, beside the built-in ones
     /// (ExternalSecret, ObjectBucketClaim, Certificate, ...): what they create is not missing.
     pub generators: Vec<Generator>,
@@ -378,6 +380,7 @@ impl Reader {
             "parity",
             "contracts",
             "policies",
+            "schemas",
             "generators",
             "flux_version",
         ];
@@ -433,6 +436,18 @@ impl Reader {
                     for g in self.list(v, "generators") {
                         if let Some(g) = self.generator(g) {
                             cfg.generators.push(g);
+                        }
+                    }
+                }
+                "schemas" => {
+                    let items: Vec<Node> = match &v.value {
+                        Value::Seq(items) => items.clone(),
+                        Value::Null => Vec::new(),
+                        _ => vec![v.clone()],
+                    };
+                    for item in &items {
+                        if let Some(p) = self.path(item, "schema path", PathKind::Any) {
+                            cfg.schemas.push(p);
                         }
                     }
                 }
@@ -741,6 +756,7 @@ contracts:
   - id: cni-dials-vip
     assert: env == 'prod'
 policies: [policies/]
+schemas: [schemas/crds, vendor/flux.yaml]
 ";
 
     #[test]
@@ -758,6 +774,7 @@ policies: [policies/]
         assert_eq!(cfg.parity[0].sources.len(), 2);
         assert_eq!(cfg.contracts[0].loc.line, 24);
         assert_eq!(cfg.policies, vec!["policies/"]);
+        assert_eq!(cfg.schemas, vec!["schemas/crds", "vendor/flux.yaml"]);
     }
 
     #[test]

@@ -81,6 +81,24 @@ pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic
 /// sorted, so the output does not depend on scheduling.
 #[must_use]
 pub fn run_indexed(repo: &RepoIndex, config: &Config, envs: &[Environment]) -> Vec<Diagnostic> {
+    run_with_stats(repo, config, envs).0
+}
+
+/// What the layers measured in a run, for `check` to say how many objects each saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerStats {
+    /// The `schema` rule's figures (L0); `None` when the rule is disabled.
+    pub schema: Option<rules::schema::schema::Stats>,
+}
+
+/// [`run_indexed`], with the figures of the layers.
+#[must_use]
+pub fn run_with_stats(
+    repo: &RepoIndex,
+    config: &Config,
+    envs: &[Environment],
+) -> (Vec<Diagnostic>, LayerStats) {
+    let schema_stats = std::sync::Mutex::new(None);
     let root = repo.root();
     let default_settings = RuleConfig::default();
     let per_rule: Vec<Vec<Diagnostic>> = RULES
@@ -117,7 +135,16 @@ pub fn run_indexed(repo: &RepoIndex, config: &Config, envs: &[Environment]) -> V
                         settings,
                         rule,
                     };
-                    check(&ctx, &mut found);
+                    // The schema rule's figures are the L0 line of `check`.
+                    if rule.name == rules::schema::schema::SCHEMA.name {
+                        let (diags, stats) = rules::schema::schema::run(&ctx);
+                        found = diags;
+                        *schema_stats
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(stats);
+                    } else {
+                        check(&ctx, &mut found);
+                    }
                 }
             }
             for d in &mut found {
@@ -130,7 +157,10 @@ pub fn run_indexed(repo: &RepoIndex, config: &Config, envs: &[Environment]) -> V
     out.extend(contracts::check(config, envs));
     fluxgate_diagnostics::sort_and_dedup(&mut out);
     fluxgate_diagnostics::merge_environments(&mut out);
-    out
+    let schema = schema_stats
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    (out, LayerStats { schema })
 }
 
 /// A configured severity replaces the default one (findings a rule emits below its default,

@@ -176,6 +176,7 @@ pub static RULES: &[&Rule] = &[
     &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
     &rules::flux::render::RENDER,
     &rules::rollout::rollout_blast_radius::ROLLOUT_BLAST_RADIUS,
+    &rules::schema::schema::SCHEMA,
     &rules::flux::substitution_undefined::SUBSTITUTION_UNDEFINED,
     &rules::ha::tls_san::TLS_SAN,
 ];

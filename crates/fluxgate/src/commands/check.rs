@@ -124,11 +124,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut diags = repo.diagnostics.clone();
     diags.extend(unknown_rules(&repo));
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
-    diags.extend(fluxgate_rules::run_indexed(
-        &repo.index,
-        &repo.config,
-        &envs,
-    ));
+    let (found, layer_stats) = fluxgate_rules::run_with_stats(&repo.index, &repo.config, &envs);
+    diags.extend(found);
     for d in &mut diags {
         relativize(d, &repo.root);
     }
@@ -142,13 +139,20 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let text = match args.format {
-        CheckFormat::Text => text_report(&repo.index, &secrets, &diags, passed, &names),
+        CheckFormat::Text => {
+            text_report(&repo.index, &secrets, &diags, passed, &names, &layer_stats)
+        }
         CheckFormat::Json => {
             let v = json!({
                 "decision": if passed { "pass" } else { "fail" },
                 "environments": names,
                 "layers": LAYERS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
                 "diagnostics": diags.iter().map(diagnostic_to_json).collect::<Vec<_>>(),
+                "schema": layer_stats.schema.map(|s| json!({
+                    "validated": s.validated,
+                    "without_schema": s.without_schema,
+                    "invalid": s.invalid,
+                })),
                 "summary": {"errors": count(&diags, Severity::Error), "warnings": count(&diags, Severity::Warning)},
             });
             format!("{}\n", serde_json::to_string_pretty(&v)?)
@@ -268,6 +272,7 @@ fn text_report(
     diags: &[Diagnostic],
     passed: bool,
     envs: &[String],
+    layer_stats: &fluxgate_rules::LayerStats,
 ) -> String {
     // Snippets show the files as the renderers read them, through the repository's confined
     // filesystem (never outside it), masked once per file.
@@ -313,7 +318,19 @@ fn text_report(
             envs.join(", ")
         }
     ));
-    let layers: Vec<String> = LAYERS.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let layers: Vec<String> = LAYERS
+        .iter()
+        .map(|(k, v)| match (*k, layer_stats.schema) {
+            // How many objects L0's schema validation saw.
+            ("L0", Some(s)) => format!(
+                "{k} {v} (schema: {} object{} validated, {} without schema)",
+                s.validated,
+                plural(s.validated),
+                s.without_schema
+            ),
+            _ => format!("{k} {v}"),
+        })
+        .collect();
     out.push_str(&format!("layers: {}\n", layers.join(", ")));
     let verdict = if passed { "PASS" } else { "FAIL" };
     if colour {

@@ -8,4 +8,5 @@ pub mod ha;
 pub mod network;
 pub mod parity;
 pub mod rollout;
+pub mod schema;
 pub mod secrets;
