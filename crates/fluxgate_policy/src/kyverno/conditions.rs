@@ -1,0 +1,123 @@
+//! Kyverno conditions (`preconditions`, `deny.conditions`): `key`, `operator`, `value`, with
+//! the `any`/`all` blocks, after variable substitution.
+
+use serde_json::Value as Json;
+
+use super::jmes::{duration, quantity};
+use super::pattern::wildcard;
+
+/// Evaluates one substituted condition.
+pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, String> {
+    let op = operator.to_ascii_lowercase();
+    Ok(match op.as_str() {
+        "equals" | "equal" => equals(key, value),
+        "notequals" | "notequal" => !equals(key, value),
+        "in" | "allin" => all_in(key, value),
+        "notin" | "allnotin" => {
+            let keys = as_list(key);
+            keys.iter().all(|k| !contains(value, k))
+        }
+        "anyin" => as_list(key).iter().any(|k| contains(value, k)),
+        "anynotin" => as_list(key).iter().any(|k| !contains(value, k)),
+        "greaterthan" | "greaterthanorequals" | "lessthan" | "lessthanorequals"
+        | "durationgreaterthan" | "durationgreaterthanorequals" | "durationlessthan"
+        | "durationlessthanorequals" => {
+            let (a, b) = numbers(key, value)
+                .ok_or_else(|| format!("{operator}: cannot compare {key} with {value}"))?;
+            match op.trim_start_matches("duration") {
+                "greaterthan" => a > b,
+                "greaterthanorequals" => a >= b,
+                "lessthan" => a < b,
+                _ => a <= b,
+            }
+        }
+        _ => return Err(format!("unknown operator `{operator}`")),
+    })
+}
+
+fn all_in(key: &Json, value: &Json) -> bool {
+    as_list(key).iter().all(|k| contains(value, k))
+}
+
+fn as_list(v: &Json) -> Vec<Json> {
+    match v {
+        Json::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    }
+}
+
+/// Whether the list (or scalar) `set` holds `item`; strings in `set` may be wildcards.
+fn contains(set: &Json, item: &Json) -> bool {
+    match set {
+        Json::Array(a) => a.iter().any(|s| equals(item, s)),
+        // A string set: a JSON list in text, or a single value.
+        Json::String(s) => {
+            if let Ok(Json::Array(a)) = serde_json::from_str::<Json>(s) {
+                return a.iter().any(|x| equals(item, x));
+            }
+            equals(item, set)
+        }
+        other => equals(item, other),
+    }
+}
+
+/// Kyverno equality: strings with wildcards in the value, numbers and quantities by value,
+/// structures by equality.
+fn equals(key: &Json, value: &Json) -> bool {
+    match (key, value) {
+        (Json::String(k), Json::String(v)) => {
+            if k == v || wildcard(v, k) {
+                return true;
+            }
+            match (quantity(k), quantity(v)) {
+                (Some(a), Some(b)) if !k.is_empty() && !v.is_empty() => return a == b,
+                _ => {}
+            }
+            matches!((duration(k), duration(v)), (Some(a), Some(b)) if a == b)
+        }
+        (Json::Number(a), Json::Number(b)) => a.as_f64() == b.as_f64(),
+        (Json::Number(a), Json::String(s)) | (Json::String(s), Json::Number(a)) => {
+            s.parse::<f64>().ok() == a.as_f64()
+        }
+        (Json::Bool(a), Json::String(s)) | (Json::String(s), Json::Bool(a)) => {
+            s.parse::<bool>().ok() == Some(*a)
+        }
+        (a, b) => a == b,
+    }
+}
+
+fn numbers(a: &Json, b: &Json) -> Option<(f64, f64)> {
+    let n = |v: &Json| -> Option<(f64, u8)> {
+        match v {
+            Json::Number(n) => n.as_f64().map(|f| (f, 0)),
+            Json::String(s) => s
+                .parse::<f64>()
+                .ok()
+                .map(|f| (f, 0))
+                .or_else(|| quantity(s).map(|f| (f, 1)))
+                .or_else(|| duration(s).map(|f| (f, 2))),
+            _ => None,
+        }
+    };
+    let (x, kx) = n(a)?;
+    let (y, ky) = n(b)?;
+    (kx == ky || kx == 0 || ky == 0).then_some((x, y))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn operators() {
+        assert!(condition(&json!("CREATE"), "AnyIn", &json!(["CREATE", "UPDATE"])).unwrap());
+        assert!(condition(&json!(["a", "b"]), "AnyNotIn", &json!(["a"])).unwrap());
+        assert!(!condition(&json!(["a", "b"]), "AllNotIn", &json!(["a"])).unwrap());
+        assert!(condition(&json!("nginx:1"), "Equals", &json!("nginx:*")).unwrap());
+        assert!(condition(&json!(3), "GreaterThan", &json!("2")).unwrap());
+        assert!(condition(&json!("2Gi"), "GreaterThan", &json!("1Gi")).unwrap());
+        assert!(condition(&json!("1h"), "DurationLessThanOrEquals", &json!("2h")).unwrap());
+        assert!(condition(&json!(1), "Nope", &json!(1)).is_err());
+    }
+}
