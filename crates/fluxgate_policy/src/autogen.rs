@@ -66,7 +66,11 @@ pub fn template_pod(r: &Resource, controllers: &[String]) -> Option<Resource> {
     } else {
         r.json.pointer("/spec/template")?
     };
-    let mut metadata = template.get("metadata").cloned().unwrap_or_else(|| serde_json::json!({}));
+    let mut metadata = template
+        .get("metadata")
+        .filter(|m| m.is_object())
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
     if let Some(m) = metadata.as_object_mut() {
         m.insert("name".into(), Json::String(r.name().to_string()));
         if let Some(ns) = r.str_at(&["metadata", "namespace"]) {

@@ -99,6 +99,7 @@ fn opt_lookup(this: &Value, key: &Value) -> Result<Value, ExecutionError> {
     match as_optional(this) {
         Some(None) => Ok(none()),
         Some(Some(inner)) => Ok(lookup(inner, key)?.map_or_else(none, some)),
+        None if matches!(this, Value::Null) => Ok(none()),
         None => Ok(lookup(this, key)?.map_or_else(none, some)),
     }
 }
@@ -159,13 +160,13 @@ pub(crate) fn root_context() -> Context<'static> {
         |kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
          default: Value|
          -> Result<Value, ExecutionError> {
+            // On a value that is not an optional, the value itself: what Kyverno's CEL
+            // does with `dyn` values (kyverno-policies' ensure-readonly-hostpath relies on
+            // `container.volumeMounts.orValue([])`).
             match as_optional(&this) {
                 Some(Some(v)) => Ok(v.clone()),
                 Some(None) => Ok(default),
-                None => Err(ExecutionError::function_error(
-                    "orValue",
-                    format!("orValue() on a {}, not an optional", type_name(&this)),
-                )),
+                None => Ok(this),
             }
         },
     );
@@ -539,6 +540,6 @@ mod tests {
         assert_eq!(t("object.?spec.containers[0].name.orValue('')"), Value::String(Arc::new("c".into())));
         // A plain selection inside an optional chain is strict.
         assert!(eval("object.?spec.missing.orValue(1)", &pod).is_err());
-        assert!(eval("object.spec.orValue(1)", &pod).is_err());
+        assert_eq!(t("object.metadata.annotations.orValue(1)").to_string().is_empty(), false);
     }
 }

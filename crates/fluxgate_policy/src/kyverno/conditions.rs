@@ -55,6 +55,17 @@ fn contains(set: &Json, item: &Json) -> bool {
             if let Ok(Json::Array(a)) = serde_json::from_str::<Json>(s) {
                 return a.iter().any(|x| equals(item, x));
             }
+            // A numeric range `lo-hi`.
+            if let Some((lo, hi)) = s.split_once('-')
+                && let (Ok(lo), Ok(hi)) = (lo.trim().parse::<f64>(), hi.trim().parse::<f64>())
+            {
+                let x = match item {
+                    Json::Number(n) => n.as_f64(),
+                    Json::String(t) => t.parse::<f64>().ok(),
+                    _ => None,
+                };
+                return x.is_some_and(|x| x >= lo && x <= hi);
+            }
             equals(item, set)
         }
         other => equals(item, other),
@@ -119,5 +130,7 @@ mod tests {
         assert!(condition(&json!("2Gi"), "GreaterThan", &json!("1Gi")).unwrap());
         assert!(condition(&json!("1h"), "DurationLessThanOrEquals", &json!("2h")).unwrap());
         assert!(condition(&json!(1), "Nope", &json!(1)).is_err());
+        assert!(!condition(&json!([5500, 0]), "AllNotIn", &json!("5000-6000")).unwrap());
+        assert!(condition(&json!([7000]), "AnyNotIn", &json!("5000-6000")).unwrap());
     }
 }

@@ -132,13 +132,21 @@ pub fn validate(value: Option<&Json>, pattern: &Json, path: &str) -> Result<(), 
                 return Ok(());
             };
             if first.is_object() {
+                // Elements whose conditional anchors do not hold are skipped; when every
+                // element is skipped, so is the list (Kyverno's validateArrayOfMaps).
+                let mut applied = 0;
+                let mut skipped = None;
                 for (i, it) in items.iter().enumerate() {
                     match validate(Some(it), first, &format!("{path}{i}/")) {
-                        Ok(()) | Err(Mismatch::Conditional(_)) => {}
+                        Ok(()) => applied += 1,
+                        Err(Mismatch::Conditional(p)) => skipped = Some(p),
                         Err(e) => return Err(e),
                     }
                 }
-                Ok(())
+                match skipped {
+                    Some(p) if applied == 0 => Err(Mismatch::Conditional(p)),
+                    _ => Ok(()),
+                }
             } else {
                 // Lists of scalars: element by element.
                 for (i, it) in items.iter().enumerate() {
@@ -149,6 +157,15 @@ pub fn validate(value: Option<&Json>, pattern: &Json, path: &str) -> Result<(), 
             }
         }
         scalar => {
+            // A scalar pattern over a list: every element must match it.
+            if let Some(Json::Array(items)) = value {
+                for (i, it) in items.iter().enumerate() {
+                    if !scalar_matches(Some(it), scalar) {
+                        return Err(Mismatch::Fail(format!("{path}{i}/")));
+                    }
+                }
+                return Ok(());
+            }
             if scalar_matches(value, scalar) {
                 Ok(())
             } else {

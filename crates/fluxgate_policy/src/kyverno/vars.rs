@@ -53,6 +53,18 @@ fn closing(chars: &[char], start: usize) -> Option<usize> {
     None
 }
 
+/// `a.b."c.d"[0]`: field lookups and indexes only.
+fn is_plain_path(expr: &str) -> bool {
+    let mut in_quote = false;
+    expr.chars().all(|c| {
+        if c == '"' {
+            in_quote = !in_quote;
+            return true;
+        }
+        in_quote || c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']' | '-')
+    }) && !expr.contains("[]")
+}
+
 /// Substitutes the variables of one string.
 pub fn substitute_str(s: &str, data: &Rcvar) -> Result<Json, String> {
     if !s.contains("{{") {
@@ -77,7 +89,9 @@ pub fn substitute_str(s: &str, data: &Rcvar) -> Result<Json, String> {
                 out.push_str(&format!("{{{{{inner}}}}}"));
             } else {
                 let value = search(expr, data)?;
-                if value.is_null() {
+                // Kyverno's JMESPath fails on a missing key of a plain path; projections,
+                // functions and `||` may give null.
+                if value.is_null() && is_plain_path(expr) {
                     return Err(format!("variable `{expr}` is not defined"));
                 }
                 if i == 0 && end + 2 == chars.len() {
