@@ -130,6 +130,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         &repo.config,
         &envs,
     ));
+    // L0: the policies of `policies:` and those the environments render.
+    let (policy_findings, l0) = fluxgate_policy::check(&repo.root, &repo.config, &envs);
+    diags.extend(policy_findings);
     for d in &mut diags {
         relativize(d, &repo.root);
     }
@@ -143,7 +146,21 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let text = match args.format {
-        CheckFormat::Text => text_report(&repo.root, &secrets, &diags, passed, &names),
+        CheckFormat::Text => {
+            let mut t = text_report(&repo.root, &secrets, &diags, passed, &names);
+            let at = t.rfind("MERGE GATE:").unwrap_or(t.len());
+            t.insert_str(
+                at,
+                &format!(
+                    "L0: {} object{} checked against {} polic{}\n",
+                    l0.objects,
+                    plural(l0.objects),
+                    l0.policies,
+                    if l0.policies == 1 { "y" } else { "ies" }
+                ),
+            );
+            t
+        }
         CheckFormat::Json => {
             let v = json!({
                 "decision": if passed { "pass" } else { "fail" },
