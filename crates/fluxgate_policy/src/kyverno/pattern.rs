@@ -344,7 +344,10 @@ mod tests {
         // Conditional: only containers named b must not use latest.
         let p = json!({"spec": {"containers": [{"(name)": "b", "image": "!*:latest"}]}});
         assert!(matches!(check(pod.clone(), p), Err(Mismatch::Fail(_))));
+        // No element named c: every element is skipped, and so is the rule.
         let p = json!({"spec": {"containers": [{"(name)": "c", "image": "!*:latest"}]}});
+        assert!(matches!(check(pod.clone(), p), Err(Mismatch::Conditional(_))));
+        let p = json!({"spec": {"containers": [{"(name)": "a", "image": "!*:latest"}]}});
         assert!(check(pod.clone(), p).is_ok());
         // Equality: checked only when present; negation: must be absent.
         assert!(check(pod.clone(), json!({"spec": {"=(hostNetwork)": false}})).is_ok());
