@@ -25,9 +25,15 @@ fn parse_list(s: &str) -> Vec<String> {
         return Vec::new();
     }
     if s.eq_ignore_ascii_case("all") {
-        return DEFAULT_CONTROLLERS.iter().map(|c| (*c).to_string()).collect();
+        return DEFAULT_CONTROLLERS
+            .iter()
+            .map(|c| (*c).to_string())
+            .collect();
     }
-    s.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
+    s.split(',')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect()
 }
 
 /// The `pod-policies.kyverno.io/autogen-controllers` annotation, else every controller.
@@ -48,7 +54,11 @@ pub fn vpol_controllers(doc: &Json) -> Vec<String> {
         .pointer("/spec/autogen/podControllers/controllers")
         .and_then(Json::as_array)
     {
-        return list.iter().filter_map(Json::as_str).map(str::to_string).collect();
+        return list
+            .iter()
+            .filter_map(Json::as_str)
+            .map(str::to_string)
+            .collect();
     }
     annotated_controllers(doc)
 }

@@ -69,8 +69,12 @@ fn lookup(v: &Value, key: &Value) -> Result<Option<Value>, ExecutionError> {
             };
             Ok(m.map.get(&k).cloned())
         }
-        (Value::List(l), Value::Int(i)) => Ok(usize::try_from(*i).ok().and_then(|i| l.get(i).cloned())),
-        (Value::List(l), Value::UInt(i)) => Ok(usize::try_from(*i).ok().and_then(|i| l.get(i).cloned())),
+        (Value::List(l), Value::Int(i)) => {
+            Ok(usize::try_from(*i).ok().and_then(|i| l.get(i).cloned()))
+        }
+        (Value::List(l), Value::UInt(i)) => {
+            Ok(usize::try_from(*i).ok().and_then(|i| l.get(i).cloned()))
+        }
         (other, k) => Err(ExecutionError::function_error(
             "optional",
             format!("cannot select {k:?} from {}", type_name(other)),
@@ -148,7 +152,9 @@ pub(crate) fn root_context() -> Context<'static> {
     ctx.add_function("fgOptOf", |v: Value| -> Result<Value, ExecutionError> {
         Ok(some(v))
     });
-    ctx.add_function("fgOptNone", || -> Result<Value, ExecutionError> { Ok(none()) });
+    ctx.add_function("fgOptNone", || -> Result<Value, ExecutionError> {
+        Ok(none())
+    });
     ctx.add_function(
         "fgOptOfNonZero",
         |v: Value| -> Result<Value, ExecutionError> {
@@ -529,17 +535,34 @@ mod tests {
     fn optional_semantics() {
         let pod = serde_json::json!({"metadata": {"annotations": {"a/b": "x"}}, "spec": {"containers": [{"name": "c"}]}});
         let t = |e: &str| eval(e, &pod).unwrap();
-        assert_eq!(t("object.metadata.?annotations[?'a/b'].orValue('')"), Value::String(Arc::new("x".into())));
-        assert_eq!(t("object.metadata.?labels[?'a/b'].orValue('none')"), Value::String(Arc::new("none".into())));
-        assert_eq!(t("object.spec.?initContainers.orValue([]).size()"), Value::Int(0));
+        assert_eq!(
+            t("object.metadata.?annotations[?'a/b'].orValue('')"),
+            Value::String(Arc::new("x".into()))
+        );
+        assert_eq!(
+            t("object.metadata.?labels[?'a/b'].orValue('none')"),
+            Value::String(Arc::new("none".into()))
+        );
+        assert_eq!(
+            t("object.spec.?initContainers.orValue([]).size()"),
+            Value::Int(0)
+        );
         assert_eq!(t("object.spec.?containers.hasValue()"), Value::Bool(true));
         assert_eq!(
-            t("(object.spec.containers + object.spec.?initContainers.orValue([])).all(c, c.?securityContext.?privileged.orValue(false) == false)"),
+            t(
+                "(object.spec.containers + object.spec.?initContainers.orValue([])).all(c, c.?securityContext.?privileged.orValue(false) == false)"
+            ),
             Value::Bool(true)
         );
-        assert_eq!(t("object.?spec.containers[0].name.orValue('')"), Value::String(Arc::new("c".into())));
+        assert_eq!(
+            t("object.?spec.containers[0].name.orValue('')"),
+            Value::String(Arc::new("c".into()))
+        );
         // A plain selection inside an optional chain is strict.
         assert!(eval("object.?spec.missing.orValue(1)", &pod).is_err());
-        assert!(matches!(t("object.metadata.annotations.orValue(1)"), Value::Map(_)));
+        assert!(matches!(
+            t("object.metadata.annotations.orValue(1)"),
+            Value::Map(_)
+        ));
     }
 }

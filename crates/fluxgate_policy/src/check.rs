@@ -58,9 +58,15 @@ pub fn check(root: &Path, config: &Config, envs: &[Environment]) -> (Vec<Diagnos
             let severity = o.action.severity();
             let d = match &o.verdict {
                 Verdict::Pass | Verdict::Skip(_) => continue,
-                Verdict::Fail(m) => Diagnostic::new(rule, severity, format!("{}: {m}", r.display()))
-                    .at(r.loc.clone())
-                    .note(format!("policy `{}` ({} on failure)", o.policy, o.action.name())),
+                Verdict::Fail(m) => {
+                    Diagnostic::new(rule, severity, format!("{}: {m}", r.display()))
+                        .at(r.loc.clone())
+                        .note(format!(
+                            "policy `{}` ({} on failure)",
+                            o.policy,
+                            o.action.name()
+                        ))
+                }
                 Verdict::Error(m) if m.starts_with("the CEL expression does not compile") => {
                     // Once per policy, at the policy: it fails for every object alike.
                     if !once.insert(rule.clone()) {
@@ -71,7 +77,11 @@ pub fn check(root: &Path, config: &Config, envs: &[Environment]) -> (Vec<Diagnos
                         .iter()
                         .find(|p| p.name == o.policy)
                         .map(|p| p.loc.clone());
-                    let mut d = Diagnostic::new(rule, severity, format!("policy `{}` cannot be evaluated: {m}", o.policy));
+                    let mut d = Diagnostic::new(
+                        rule,
+                        severity,
+                        format!("policy `{}` cannot be evaluated: {m}", o.policy),
+                    );
                     if let Some(at) = at {
                         d = d.at(at);
                     }
@@ -80,7 +90,11 @@ pub fn check(root: &Path, config: &Config, envs: &[Environment]) -> (Vec<Diagnos
                 Verdict::Error(m) => Diagnostic::new(
                     rule,
                     severity,
-                    format!("{}: policy `{}` could not be evaluated: {m}", r.display(), o.policy),
+                    format!(
+                        "{}: policy `{}` could not be evaluated: {m}",
+                        r.display(),
+                        o.policy
+                    ),
                 )
                 .at(r.loc.clone())
                 .note("an evaluation error denies the object when the policy fails closed"),

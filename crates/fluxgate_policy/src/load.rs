@@ -101,8 +101,12 @@ pub fn load_paths(root: &Path, paths: &[String]) -> (Vec<(Json, Location)>, Vec<
                     }));
                 }
                 Err(e) => diags.push(
-                    Diagnostic::new("policy", Severity::Error, format!("cannot read {name}: {e}"))
-                        .at(Location::file(name.as_str())),
+                    Diagnostic::new(
+                        "policy",
+                        Severity::Error,
+                        format!("cannot read {name}: {e}"),
+                    )
+                    .at(Location::file(name.as_str())),
                 ),
             }
         }

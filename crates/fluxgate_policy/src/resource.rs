@@ -143,7 +143,10 @@ pub fn plural(kind: &str) -> String {
     {
         return format!("{stem}ies");
     }
-    if lower.ends_with('s') || lower.ends_with("ch") || lower.ends_with("sh") || lower.ends_with('x')
+    if lower.ends_with('s')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
+        || lower.ends_with('x')
     {
         return format!("{lower}es");
     }

@@ -38,15 +38,28 @@ pub struct TestReport {
 
 fn strings(v: Option<&Json>) -> Vec<String> {
     v.and_then(Json::as_array)
-        .map(|a| a.iter().filter_map(Json::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
-fn read_docs(path: &Path, label: &str, problems: &mut Vec<String>) -> Vec<(Json, fluxgate_diagnostics::Location)> {
+fn read_docs(
+    path: &Path,
+    label: &str,
+    problems: &mut Vec<String>,
+) -> Vec<(Json, fluxgate_diagnostics::Location)> {
     match std::fs::read_to_string(path) {
         Ok(text) => {
             let s = parse_stream(label, &text, Schema::Kube);
-            for d in s.diagnostics.iter().filter(|d| d.severity == fluxgate_diagnostics::Severity::Error) {
+            for d in s
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == fluxgate_diagnostics::Severity::Error)
+            {
                 problems.push(format!("{label}: {}", d.message));
             }
             s.docs
@@ -69,9 +82,12 @@ pub fn test_file(dir: &Path) -> Option<std::path::PathBuf> {
     if dir.is_file() {
         return Some(dir.to_path_buf());
     }
-    [dir.join("kyverno-test.yaml"), dir.join(".kyverno-test/kyverno-test.yaml")]
-        .into_iter()
-        .find(|p| p.is_file())
+    [
+        dir.join("kyverno-test.yaml"),
+        dir.join(".kyverno-test/kyverno-test.yaml"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
 }
 
 /// Runs the test at `path` (a `kyverno-test.yaml`).
@@ -82,7 +98,9 @@ pub fn kyverno_test(path: &Path) -> TestReport {
     let label = |p: &Path| p.to_string_lossy().to_string();
     let docs = read_docs(path, &label(path), &mut report.problems);
     let Some((test, _)) = docs.into_iter().next() else {
-        report.problems.push(format!("{}: no Test document", path.display()));
+        report
+            .problems
+            .push(format!("{}: no Test document", path.display()));
         return report;
     };
     let mut policy_docs = Vec::new();
@@ -105,10 +123,28 @@ pub fn kyverno_test(path: &Path) -> TestReport {
     if let Some(v) = test.get("variables").and_then(Json::as_str) {
         let f = base.join(v);
         for (doc, _) in read_docs(&f, &label(&f), &mut report.problems) {
-            for p in doc.get("policies").and_then(Json::as_array).into_iter().flatten() {
-                let pname = p.get("name").and_then(Json::as_str).unwrap_or("").to_string();
-                for r in p.get("resources").and_then(Json::as_array).into_iter().flatten() {
-                    let rname = r.get("name").and_then(Json::as_str).unwrap_or("").to_string();
+            for p in doc
+                .get("policies")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let pname = p
+                    .get("name")
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                for r in p
+                    .get("resources")
+                    .and_then(Json::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let rname = r
+                        .get("name")
+                        .and_then(Json::as_str)
+                        .unwrap_or("")
+                        .to_string();
                     let o: Overrides = r
                         .get("values")
                         .and_then(Json::as_object)
@@ -125,13 +161,30 @@ pub fn kyverno_test(path: &Path) -> TestReport {
             .cloned()
             .unwrap_or_default()
     });
-    for exp in test.get("results").and_then(Json::as_array).into_iter().flatten() {
+    for exp in test
+        .get("results")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
         let policy = exp.get("policy").and_then(Json::as_str).unwrap_or("");
         // `policy` may be `namespace/name` for a namespaced Policy.
         let policy = policy.rsplit('/').next().unwrap_or(policy).to_string();
-        let rule = exp.get("rule").and_then(Json::as_str).unwrap_or("").to_string();
-        let kind = exp.get("kind").and_then(Json::as_str).unwrap_or("").to_string();
-        let expected = exp.get("result").and_then(Json::as_str).unwrap_or("").to_string();
+        let rule = exp
+            .get("rule")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        let kind = exp
+            .get("kind")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        let expected = exp
+            .get("result")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
         for name in strings(exp.get("resources")) {
             let (rns, rname) = match name.split_once('/') {
                 Some((a, b)) => (Some(a.to_string()), b.to_string()),
@@ -145,7 +198,10 @@ pub fn kyverno_test(path: &Path) -> TestReport {
                 .map(|(i, _)| i)
                 .collect();
             let (actual, detail) = if idx.is_empty() {
-                ("none".to_string(), Some(format!("no {kind} `{name}` in the resources")))
+                (
+                    "none".to_string(),
+                    Some(format!("no {kind} `{name}` in the resources")),
+                )
             } else {
                 let mine: Vec<&Outcome> = outcomes
                     .iter()
@@ -182,7 +238,10 @@ pub fn kyverno_test(path: &Path) -> TestReport {
 /// any error, then all skipped is skip.
 fn summarize(outcomes: &[&Outcome]) -> (String, Option<String>) {
     if outcomes.is_empty() {
-        return ("none".into(), Some("the rule does not select the resource".into()));
+        return (
+            "none".into(),
+            Some("the rule does not select the resource".into()),
+        );
     }
     for o in outcomes {
         if let Verdict::Fail(m) = &o.verdict {
@@ -194,7 +253,10 @@ fn summarize(outcomes: &[&Outcome]) -> (String, Option<String>) {
             return ("error".into(), Some(m.clone()));
         }
     }
-    if outcomes.iter().all(|o| matches!(o.verdict, Verdict::Skip(_))) {
+    if outcomes
+        .iter()
+        .all(|o| matches!(o.verdict, Verdict::Skip(_)))
+    {
         let why = outcomes.iter().find_map(|o| match &o.verdict {
             Verdict::Skip(m) => Some(m.clone()),
             _ => None,

@@ -55,7 +55,12 @@ pub struct Binding {
 
 fn strings(v: Option<&Json>) -> Vec<String> {
     v.and_then(Json::as_array)
-        .map(|a| a.iter().filter_map(Json::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -89,7 +94,9 @@ impl CelPolicy {
             .map(|a| {
                 a.iter()
                     .map(|v| Validation {
-                        expr: Expr::compile(v.get("expression").and_then(Json::as_str).unwrap_or("")),
+                        expr: Expr::compile(
+                            v.get("expression").and_then(Json::as_str).unwrap_or(""),
+                        ),
                         message: v.get("message").and_then(Json::as_str).map(str::to_string),
                         message_expr: v
                             .get("messageExpression")
@@ -101,13 +108,23 @@ impl CelPolicy {
             .unwrap_or_default();
         let param_kind = spec.get("paramKind").map(|p| {
             (
-                p.get("apiVersion").and_then(Json::as_str).unwrap_or("").to_string(),
-                p.get("kind").and_then(Json::as_str).unwrap_or("").to_string(),
+                p.get("apiVersion")
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                p.get("kind")
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string(),
             )
         });
         let matches_pods = resource_rules(spec.get("matchConstraints"))
             .iter()
-            .any(|r| strings(r.get("resources")).iter().any(|x| x == "pods" || x == "*"));
+            .any(|r| {
+                strings(r.get("resources"))
+                    .iter()
+                    .any(|x| x == "pods" || x == "*")
+            });
         let controllers = if kind == CelKind::ValidatingPolicy && matches_pods {
             autogen::vpol_controllers(doc)
         } else {
@@ -190,7 +207,9 @@ impl CelPolicy {
                 Err(e) => {
                     return vec![outcome(
                         "matchConditions".into(),
-                        Verdict::Skip(format!("match condition `{name}` failed (failurePolicy Ignore): {e}")),
+                        Verdict::Skip(format!(
+                            "match condition `{name}` failed (failurePolicy Ignore): {e}"
+                        )),
                     )];
                 }
             }
@@ -211,10 +230,9 @@ impl CelPolicy {
             let verdict = match v.expr.eval(&ctx) {
                 Ok(Value::Bool(true)) => Verdict::Pass,
                 Ok(Value::Bool(false)) => Verdict::Fail(self.message(v, &ctx)),
-                Ok(other) => Verdict::Error(format!(
-                    "the validation is not a bool: {}",
-                    display(&other)
-                )),
+                Ok(other) => {
+                    Verdict::Error(format!("the validation is not a bool: {}", display(&other)))
+                }
                 Err(e) => {
                     let mut why = e;
                     if !failed_vars.is_empty() {
@@ -310,8 +328,7 @@ impl Binding {
         r: &Resource,
         all: &[Resource],
     ) -> Result<Vec<Json>, String> {
-        let (Some(pref), Some((api_version, kind))) = (&self.param_ref, policy.param_kind())
-        else {
+        let (Some(pref), Some((api_version, kind))) = (&self.param_ref, policy.param_kind()) else {
             return Ok(vec![Json::Null]);
         };
         let ns = pref
@@ -362,7 +379,10 @@ fn matches_list(list: &[String], value: &str) -> bool {
 fn rule_matches(rule: &Json, r: &Resource) -> bool {
     let (group, version) = r.group_version();
     let ops = strings(rule.get("operations"));
-    let creates = ops.is_empty() || ops.iter().any(|o| o == "*" || o == "CREATE" || o == "UPDATE");
+    let creates = ops.is_empty()
+        || ops
+            .iter()
+            .any(|o| o == "*" || o == "CREATE" || o == "UPDATE");
     let resources = strings(rule.get("resources"));
     let names = strings(rule.get("resourceNames"));
     let scope = rule.get("scope").and_then(Json::as_str).unwrap_or("*");

@@ -61,11 +61,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if files.is_empty() {
         anyhow::bail!("no kyverno-test.yaml in {}", t.dir.display());
     }
-    let reports: Vec<(PathBuf, TestReport)> =
-        files.into_iter().map(|f| (f.clone(), kyverno_test(&f))).collect();
+    let reports: Vec<(PathBuf, TestReport)> = files
+        .into_iter()
+        .map(|f| (f.clone(), kyverno_test(&f)))
+        .collect();
     let expected: usize = reports.iter().map(|(_, r)| r.expected).sum();
     let agreed: usize = reports.iter().map(|(_, r)| r.agreed).sum();
-    let problems: Vec<String> = reports.iter().flat_map(|(_, r)| r.problems.clone()).collect();
+    let problems: Vec<String> = reports
+        .iter()
+        .flat_map(|(_, r)| r.problems.clone())
+        .collect();
     match t.format {
         Format::Json => {
             let results: Vec<_> = reports
@@ -90,7 +95,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             for (f, r) in &reports {
                 let _ = writeln!(out, "{}: {}/{} agreed", f.display(), r.agreed, r.expected);
                 for x in r.results.iter().filter(|x| x.expected != x.actual) {
-                    let rule = if x.rule.is_empty() { String::new() } else { format!("/{}", x.rule) };
+                    let rule = if x.rule.is_empty() {
+                        String::new()
+                    } else {
+                        format!("/{}", x.rule)
+                    };
                     let _ = writeln!(
                         out,
                         "  {}{rule} {} {}: expected {}, got {}{}",
@@ -99,7 +108,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                         x.resource,
                         x.expected,
                         x.actual,
-                        x.detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
+                        x.detail
+                            .as_ref()
+                            .map(|d| format!(" ({d})"))
+                            .unwrap_or_default()
                     );
                 }
                 for p in &r.problems {
@@ -107,8 +119,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 }
             }
             #[allow(clippy::cast_precision_loss)] // counts of test results
-            let pct = if expected == 0 { 100.0 } else { agreed as f64 * 100.0 / expected as f64 };
-            let _ = writeln!(out, "agreement: {agreed} / {expected} expected results ({pct:.1}%)");
+            let pct = if expected == 0 {
+                100.0
+            } else {
+                agreed as f64 * 100.0 / expected as f64
+            };
+            let _ = writeln!(
+                out,
+                "agreement: {agreed} / {expected} expected results ({pct:.1}%)"
+            );
             emit(&out)?;
         }
     }

@@ -19,8 +19,13 @@ pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, Strin
         }
         "anyin" => as_list(key).iter().any(|k| contains(value, k)),
         "anynotin" => as_list(key).iter().any(|k| !contains(value, k)),
-        "greaterthan" | "greaterthanorequals" | "lessthan" | "lessthanorequals"
-        | "durationgreaterthan" | "durationgreaterthanorequals" | "durationlessthan"
+        "greaterthan"
+        | "greaterthanorequals"
+        | "lessthan"
+        | "lessthanorequals"
+        | "durationgreaterthan"
+        | "durationgreaterthanorequals"
+        | "durationlessthan"
         | "durationlessthanorequals" => {
             let (a, b) = numbers(key, value)
                 .ok_or_else(|| format!("{operator}: cannot compare {key} with {value}"))?;

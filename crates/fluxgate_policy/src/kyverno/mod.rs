@@ -54,7 +54,9 @@ fn action_of(s: Option<&str>) -> Option<Action> {
 fn needs_cluster(rule: &Json) -> Option<String> {
     for key in ["mutate", "generate", "verifyImages"] {
         if rule.get(key).is_some() {
-            return Some(format!("a {key} rule changes or creates objects in the cluster"));
+            return Some(format!(
+                "a {key} rule changes or creates objects in the cluster"
+            ));
         }
     }
     if let Some(ctx) = rule.get("context").and_then(Json::as_array) {
@@ -62,9 +64,7 @@ fn needs_cluster(rule: &Json) -> Option<String> {
             for key in ["apiCall", "configMap", "imageRegistry", "globalReference"] {
                 if entry.get(key).is_some() {
                     let name = entry.get("name").and_then(Json::as_str).unwrap_or("");
-                    return Some(format!(
-                        "context entry `{name}` reads the cluster ({key})"
-                    ));
+                    return Some(format!("context entry `{name}` reads the cluster ({key})"));
                 }
             }
         }
@@ -105,18 +105,17 @@ fn can_autogen(rule: &Json) -> bool {
             .cloned()
             .unwrap_or_default();
         !kinds.is_empty()
-            && kinds
-                .iter()
-                .all(|k| k.as_str().is_some_and(|k| k == "Pod" || k.ends_with("/Pod")))
+            && kinds.iter().all(|k| {
+                k.as_str()
+                    .is_some_and(|k| k == "Pod" || k.ends_with("/Pod"))
+            })
     });
     let plain = |f: &Json| {
         ["name", "names", "selector", "annotations"]
             .iter()
             .all(|k| f.get("resources").and_then(|r| r.get(k)).is_none())
     };
-    only_pods
-        && m.iter().all(plain)
-        && filters(rule.get("exclude")).iter().all(plain)
+    only_pods && m.iter().all(plain) && filters(rule.get("exclude")).iter().all(plain)
 }
 
 impl KyvernoPolicy {
@@ -137,8 +136,17 @@ impl KyvernoPolicy {
         });
         let mut rules = Vec::new();
         let mut offline = Vec::new();
-        for raw in spec.get("rules").and_then(Json::as_array).into_iter().flatten() {
-            let rule_name = raw.get("name").and_then(Json::as_str).unwrap_or("").to_string();
+        for raw in spec
+            .get("rules")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let rule_name = raw
+                .get("name")
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string();
             let cluster = needs_cluster(raw);
             if let Some(reason) = &cluster {
                 offline.push(Offline {
@@ -148,8 +156,11 @@ impl KyvernoPolicy {
                     loc: loc.clone(),
                 });
             }
-            let action = action_of(raw.pointer("/validate/failureAction").and_then(Json::as_str))
-                .unwrap_or(default);
+            let action = action_of(
+                raw.pointer("/validate/failureAction")
+                    .and_then(Json::as_str),
+            )
+            .unwrap_or(default);
             rules.push(Rule {
                 name: rule_name,
                 autogen: can_autogen(raw),
@@ -222,7 +233,12 @@ impl KyvernoPolicy {
 
 fn strings(v: Option<&Json>) -> Vec<String> {
     v.and_then(Json::as_array)
-        .map(|a| a.iter().filter_map(Json::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -256,7 +272,12 @@ fn block_matches(b: &Json, r: &Resource, ns: &Namespaces, op: &str, exclude: boo
 
 fn kind_matches(pattern: &str, r: &Resource) -> bool {
     let (group, version) = r.group_version();
-    if pattern.contains('/') && pattern.split('/').next_back().is_some_and(|k| k.chars().next().is_some_and(char::is_lowercase)) {
+    if pattern.contains('/')
+        && pattern
+            .split('/')
+            .next_back()
+            .is_some_and(|k| k.chars().next().is_some_and(char::is_lowercase))
+    {
         // `Pod/exec`: a subresource, never a rendered object.
         return false;
     }
@@ -268,17 +289,16 @@ fn kind_matches(pattern: &str, r: &Resource) -> bool {
         _ => return false,
     };
     // `Pod.v1` style is rare; a group written `apps/v1/Deployment` is the common form.
-    wildcard(k, r.kind())
-        && (g == "*" || wildcard(g, group))
-        && (v == "*" || wildcard(v, version))
+    wildcard(k, r.kind()) && (g == "*" || wildcard(g, group)) && (v == "*" || wildcard(v, version))
 }
 
 fn filter_matches(f: &Json, r: &Resource, ns: &Namespaces, op: &str) -> bool {
     // Who makes the request is not known offline: a filter on it matches no one.
-    if ["subjects", "roles", "clusterRoles"]
-        .iter()
-        .any(|k| f.get(k).and_then(Json::as_array).is_some_and(|a| !a.is_empty()))
-    {
+    if ["subjects", "roles", "clusterRoles"].iter().any(|k| {
+        f.get(k)
+            .and_then(Json::as_array)
+            .is_some_and(|a| !a.is_empty())
+    }) {
         return false;
     }
     let Some(res) = f.get("resources") else {
@@ -301,7 +321,11 @@ fn filter_matches(f: &Json, r: &Resource, ns: &Namespaces, op: &str) -> bool {
     if !names.is_empty() && !names.iter().any(|n| wildcard(n, r.name())) {
         return false;
     }
-    let namespace = if r.kind() == "Namespace" { r.name() } else { r.namespace() };
+    let namespace = if r.kind() == "Namespace" {
+        r.name()
+    } else {
+        r.namespace()
+    };
     let namespaces = strings(res.get("namespaces"));
     if !namespaces.is_empty() && !namespaces.iter().any(|n| wildcard(n, namespace)) {
         return false;
@@ -309,7 +333,8 @@ fn filter_matches(f: &Json, r: &Resource, ns: &Namespaces, op: &str) -> bool {
     if let Some(ann) = res.get("annotations").and_then(Json::as_object) {
         let have = crate::resource::string_map(r.json.pointer("/metadata/annotations"));
         let ok = ann.iter().all(|(k, v)| {
-            have.iter().any(|(hk, hv)| wildcard(k, hk) && v.as_str().is_some_and(|v| wildcard(v, hv)))
+            have.iter()
+                .any(|(hk, hv)| wildcard(k, hk) && v.as_str().is_some_and(|v| wildcard(v, hv)))
         });
         if !ok {
             return false;
@@ -341,7 +366,8 @@ fn wildcard_selector(sel: &Json, labels: &BTreeMap<String, String>) -> bool {
             return false;
         }
     }
-    let rest = json!({"matchExpressions": sel.get("matchExpressions").cloned().unwrap_or(json!([]))});
+    let rest =
+        json!({"matchExpressions": sel.get("matchExpressions").cloned().unwrap_or(json!([]))});
     selector_matches(&rest, labels)
 }
 
@@ -434,8 +460,15 @@ fn image_parts(image: &str) -> Json {
 
 /// A rule's `context` entries that hold plain variables (`variable.value`/`jmesPath`).
 fn add_context(rule: &Json, data: &mut Json) -> Result<(), String> {
-    for entry in rule.get("context").and_then(Json::as_array).into_iter().flatten() {
-        let Some(v) = entry.get("variable") else { continue };
+    for entry in rule
+        .get("context")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(v) = entry.get("variable") else {
+            continue;
+        };
         let name = entry.get("name").and_then(Json::as_str).unwrap_or("");
         let vdata = jmes::to_var(data);
         let mut value = match v.get("value") {
@@ -444,7 +477,11 @@ fn add_context(rule: &Json, data: &mut Json) -> Result<(), String> {
         };
         if let Some(path) = v.get("jmesPath").and_then(Json::as_str) {
             let path = vars::substitute_str(path, &vdata)?;
-            let input = if value.is_null() { data.clone() } else { value.clone() };
+            let input = if value.is_null() {
+                data.clone()
+            } else {
+                value.clone()
+            };
             value = jmes::search(path.as_str().unwrap_or(""), &jmes::to_var(&input))?;
         }
         if value.is_null()
@@ -487,7 +524,12 @@ fn conditions(block: &Json, data: &Rcvar) -> Result<bool, String> {
             return Ok(false);
         }
     }
-    for c in block.get("all").and_then(Json::as_array).into_iter().flatten() {
+    for c in block
+        .get("all")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
         if !eval(c)? {
             return Ok(false);
         }
@@ -647,7 +689,10 @@ mod tests {
         assert_eq!(image_parts("nginx")["tag"], "latest");
         assert_eq!(image_parts("ghcr.io/a/b:1.2")["registry"], "ghcr.io");
         assert_eq!(image_parts("ghcr.io/a/b:1.2")["tag"], "1.2");
-        assert_eq!(image_parts("localhost:5000/b@sha256:x")["digest"], "sha256:x");
+        assert_eq!(
+            image_parts("localhost:5000/b@sha256:x")["digest"],
+            "sha256:x"
+        );
     }
 
     #[test]

@@ -33,10 +33,7 @@ enum Anchor {
 }
 
 fn anchor(key: &str) -> (Anchor, &str) {
-    let inner = |prefix: &str| {
-        key.strip_prefix(prefix)
-            .and_then(|k| k.strip_suffix(')'))
-    };
+    let inner = |prefix: &str| key.strip_prefix(prefix).and_then(|k| k.strip_suffix(')'));
     if let Some(k) = inner("(") {
         return (Anchor::Conditional, k);
     }
@@ -78,7 +75,9 @@ pub fn validate(value: Option<&Json>, pattern: &Json, path: &str) -> Result<(), 
                     match a {
                         Anchor::Conditional | Anchor::Global => {
                             let ok = !keys.is_empty()
-                                && keys.iter().all(|k| validate(m.get(k.as_str()), pv, &sub).is_ok());
+                                && keys
+                                    .iter()
+                                    .all(|k| validate(m.get(k.as_str()), pv, &sub).is_ok());
                             if !ok {
                                 return Err(if a == Anchor::Global {
                                     Mismatch::Global(sub)
@@ -105,7 +104,10 @@ pub fn validate(value: Option<&Json>, pattern: &Json, path: &str) -> Result<(), 
                                 Json::Array(ps) => ps.first().cloned().unwrap_or(Json::Null),
                                 other => other.clone(),
                             };
-                            if !items.iter().any(|it| validate(Some(it), &elem, &sub).is_ok()) {
+                            if !items
+                                .iter()
+                                .any(|it| validate(Some(it), &elem, &sub).is_ok())
+                            {
                                 return Err(Mismatch::Fail(sub));
                             }
                         }
@@ -203,7 +205,8 @@ fn scalar_matches(value: Option<&Json>, pattern: &Json) -> bool {
             if v.is_null() {
                 return p == "null" || p.is_empty() && false;
             }
-            p.split('|').any(|alt| alt.split('&').all(|part| string_matches(v, part.trim())))
+            p.split('|')
+                .any(|alt| alt.split('&').all(|part| string_matches(v, part.trim())))
         }
         _ => false,
     }
@@ -270,7 +273,10 @@ fn same_kind(a: &str, b: &str) -> bool {
 
 fn number(s: &str) -> Option<f64> {
     let s = s.trim();
-    s.parse::<f64>().ok().or_else(|| quantity(s)).or_else(|| duration(s))
+    s.parse::<f64>()
+        .ok()
+        .or_else(|| quantity(s))
+        .or_else(|| duration(s))
 }
 
 fn compare(value: &str, rhs: &str) -> Option<(f64, f64)> {
@@ -346,18 +352,36 @@ mod tests {
         assert!(matches!(check(pod.clone(), p), Err(Mismatch::Fail(_))));
         // No element named c: every element is skipped, and so is the rule.
         let p = json!({"spec": {"containers": [{"(name)": "c", "image": "!*:latest"}]}});
-        assert!(matches!(check(pod.clone(), p), Err(Mismatch::Conditional(_))));
+        assert!(matches!(
+            check(pod.clone(), p),
+            Err(Mismatch::Conditional(_))
+        ));
         let p = json!({"spec": {"containers": [{"(name)": "a", "image": "!*:latest"}]}});
         assert!(check(pod.clone(), p).is_ok());
         // Equality: checked only when present; negation: must be absent.
         assert!(check(pod.clone(), json!({"spec": {"=(hostNetwork)": false}})).is_ok());
-        assert!(check(json!({"spec": {"hostNetwork": true}}), json!({"spec": {"=(hostNetwork)": false}})).is_err());
+        assert!(
+            check(
+                json!({"spec": {"hostNetwork": true}}),
+                json!({"spec": {"=(hostNetwork)": false}})
+            )
+            .is_err()
+        );
         assert!(check(pod.clone(), json!({"spec": {"X(hostPID)": "null"}})).is_ok());
         // Existence: at least one element.
-        assert!(check(pod.clone(), json!({"spec": {"^(containers)": [{"image": "x:*"}]}})).is_ok());
+        assert!(
+            check(
+                pod.clone(),
+                json!({"spec": {"^(containers)": [{"image": "x:*"}]}})
+            )
+            .is_ok()
+        );
         // Global: a mismatch skips.
         assert!(matches!(
-            check(pod, json!({"spec": {"<(hostNetwork)": true, "containers": []}})),
+            check(
+                pod,
+                json!({"spec": {"<(hostNetwork)": true, "containers": []}})
+            ),
             Err(Mismatch::Global(_))
         ));
     }

@@ -79,7 +79,8 @@ pub fn substitute_str(s: &str, data: &Rcvar) -> Result<Json, String> {
             i += 3;
             continue;
         }
-        if chars[i] == '{' && chars.get(i + 1) == Some(&'{')
+        if chars[i] == '{'
+            && chars.get(i + 1) == Some(&'{')
             && let Some(end) = closing(&chars, i)
         {
             let inner: String = chars[i + 2..end].iter().collect();
@@ -117,13 +118,20 @@ mod tests {
     #[test]
     fn substitution() {
         let d = to_var(&json!({"request": {"object": {"spec": {"replicas": 3, "name": "web"}}}}));
-        assert_eq!(substitute_str("{{ request.object.spec.replicas }}", &d).unwrap(), json!(3));
+        assert_eq!(
+            substitute_str("{{ request.object.spec.replicas }}", &d).unwrap(),
+            json!(3)
+        );
         assert_eq!(
             substitute_str("name {{request.object.spec.name}}!", &d).unwrap(),
             json!("name web!")
         );
         assert_eq!(
-            substitute_str("{{ regex_match('^w', '{{request.object.spec.name}}') }}", &d).unwrap(),
+            substitute_str(
+                "{{ regex_match('^w', '{{request.object.spec.name}}') }}",
+                &d
+            )
+            .unwrap(),
             json!(true)
         );
         assert!(substitute_str("{{ request.object.nope }}", &d).is_err());
