@@ -45,6 +45,7 @@ fn none() -> Value {
 }
 
 /// `Some(inner)` when `v` is an optional (`inner` is `None` for `optional.none()`).
+#[allow(clippy::option_option)] // "not an optional" and "the empty optional" are both needed
 fn as_optional(v: &Value) -> Option<Option<&Value>> {
     if let Value::Opaque(o) = v {
         return o.downcast_ref::<Optional>().map(|o| o.0.as_ref());
@@ -434,7 +435,6 @@ pub fn lower_optionals(src: &str) -> String {
                         *opt_chain.last_mut().expect("depth") = name == "or";
                     }
                 }
-                continue;
             }
             '[' if last == Tok::Operand => {
                 let optional = chars.get(i + 1) == Some(&'?');
@@ -452,9 +452,9 @@ pub fn lower_optionals(src: &str) -> String {
                     closers.push("]");
                     i += 1;
                 }
-                opt_chain.push(optional || in_chain);
+                // The index expression is a chain of its own.
+                opt_chain.push(false);
                 last = Tok::Other;
-                continue;
             }
             '(' | '[' | '{' => {
                 let close = match c {
@@ -467,7 +467,6 @@ pub fn lower_optionals(src: &str) -> String {
                 out.push(c);
                 i += 1;
                 last = Tok::Other;
-                continue;
             }
             ')' | ']' | '}' => {
                 let close = closers.pop().unwrap_or(match c {
@@ -475,7 +474,7 @@ pub fn lower_optionals(src: &str) -> String {
                     ']' => "]",
                     _ => "}",
                 });
-                let inner_optional = opt_chain.pop().unwrap_or(false);
+                opt_chain.pop();
                 if opt_chain.is_empty() {
                     opt_chain.push(false);
                 }
@@ -485,11 +484,8 @@ pub fn lower_optionals(src: &str) -> String {
                 // group it continues as it was (a method call already reset it).
                 if close == ")" && c == ']' {
                     *opt_chain.last_mut().expect("depth") = true;
-                } else if c == ']' {
-                    let _ = inner_optional;
                 }
-                last = if c == '}' { Tok::Operand } else { Tok::Operand };
-                continue;
+                last = Tok::Operand;
             }
             _ => {
                 *opt_chain.last_mut().expect("depth") = false;

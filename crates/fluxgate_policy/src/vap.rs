@@ -229,7 +229,7 @@ impl CelPolicy {
         for (i, v) in self.validations.iter().enumerate() {
             let verdict = match v.expr.eval(&ctx) {
                 Ok(Value::Bool(true)) => Verdict::Pass,
-                Ok(Value::Bool(false)) => Verdict::Fail(self.message(v, &ctx)),
+                Ok(Value::Bool(false)) => Verdict::Fail(Self::message(v, &ctx)),
                 Ok(other) => {
                     Verdict::Error(format!("the validation is not a bool: {}", display(&other)))
                 }
@@ -260,7 +260,7 @@ impl CelPolicy {
         out
     }
 
-    fn message(&self, v: &Validation, ctx: &Context) -> String {
+    fn message(v: &Validation, ctx: &Context) -> String {
         if let Some(me) = &v.message_expr
             && let Ok(Value::String(s)) = me.eval(ctx)
             && !s.trim().is_empty()

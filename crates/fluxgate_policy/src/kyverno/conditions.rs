@@ -1,6 +1,9 @@
 //! Kyverno conditions (`preconditions`, `deny.conditions`): `key`, `operator`, `value`, with
 //! the `any`/`all` blocks, after variable substitution.
 
+// Kyverno compares numbers, quantities and durations for exact equality, as here.
+#![allow(clippy::float_cmp)]
+
 use serde_json::Value as Json;
 
 use super::jmes::{duration, quantity};
@@ -102,22 +105,24 @@ fn equals(key: &Json, value: &Json) -> bool {
     }
 }
 
-fn numbers(a: &Json, b: &Json) -> Option<(f64, f64)> {
-    let n = |v: &Json| -> Option<(f64, u8)> {
-        match v {
-            Json::Number(n) => n.as_f64().map(|f| (f, 0)),
-            Json::String(s) => s
+/// Two values as numbers of one kind (plain numbers compare with either kind): 0 number,
+/// 1 quantity, 2 duration.
+fn numbers(left: &Json, right: &Json) -> Option<(f64, f64)> {
+    let parse = |value: &Json| -> Option<(f64, u8)> {
+        match value {
+            Json::Number(num) => num.as_f64().map(|f| (f, 0)),
+            Json::String(text) => text
                 .parse::<f64>()
                 .ok()
                 .map(|f| (f, 0))
-                .or_else(|| quantity(s).map(|f| (f, 1)))
-                .or_else(|| duration(s).map(|f| (f, 2))),
+                .or_else(|| quantity(text).map(|f| (f, 1)))
+                .or_else(|| duration(text).map(|f| (f, 2))),
             _ => None,
         }
     };
-    let (x, kx) = n(a)?;
-    let (y, ky) = n(b)?;
-    (kx == ky || kx == 0 || ky == 0).then_some((x, y))
+    let (lhs, lkind) = parse(left)?;
+    let (rhs, rkind) = parse(right)?;
+    (lkind == rkind || lkind == 0 || rkind == 0).then_some((lhs, rhs))
 }
 
 #[cfg(test)]

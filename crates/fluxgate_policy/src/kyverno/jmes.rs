@@ -1,6 +1,9 @@
 //! Kyverno's `{{ }}` variables: JMESPath (the jmespath crate) with the Kyverno functions the
 //! policies use registered on one runtime.
 
+// Counts given to `replace`/`truncate` arrive as JMESPath numbers (f64); they are clamped at 0.
+#![allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -421,6 +424,7 @@ pub fn search(expr: &str, data: &Rcvar) -> Result<Json, String> {
 mod tests {
     use super::*;
 
+    #[allow(clippy::needless_pass_by_value)] // json! literals read best inline
     fn q(expr: &str, data: Json) -> Json {
         search(expr, &to_var(&data)).unwrap()
     }
