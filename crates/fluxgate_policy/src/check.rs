@@ -18,6 +18,8 @@ pub struct L0Report {
     pub objects: usize,
     /// Distinct policies (by name) evaluated in any environment.
     pub policies: usize,
+    /// Verdicts (a rule over an object it selects), summed over environments.
+    pub verdicts: usize,
 }
 
 /// The rule of a policy's finding: `policy:<name>/<rule>`.
@@ -52,7 +54,9 @@ pub fn check(root: &Path, config: &Config, envs: &[Environment]) -> (Vec<Diagnos
         names.extend(set.cel.iter().map(|p| p.name.clone()));
         names.extend(set.kyverno.iter().map(|p| p.name.clone()));
         let mut once = BTreeSet::new();
-        for o in set.evaluate(&resources) {
+        let outcomes = set.evaluate(&resources);
+        report.verdicts += outcomes.len();
+        for o in outcomes {
             let r = &resources[o.resource];
             let rule = policy_rule(&o.policy, &o.rule);
             let severity = o.action.severity();

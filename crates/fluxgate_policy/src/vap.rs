@@ -125,10 +125,16 @@ impl CelPolicy {
                     .iter()
                     .any(|x| x == "pods" || x == "*")
             });
-        let controllers = if kind == CelKind::ValidatingPolicy && matches_pods {
-            autogen::vpol_controllers(doc)
-        } else {
-            Vec::new()
+        // Kyverno generates rules for the controllers; for a VAP, the Pods a controller
+        // creates are admitted by the same policy, so a Deployment whose template it denies
+        // never gets its Pods: both are evaluated over the template as a Pod.
+        let controllers = match kind {
+            _ if !matches_pods => Vec::new(),
+            CelKind::ValidatingPolicy => autogen::vpol_controllers(doc),
+            CelKind::Vap => autogen::DEFAULT_CONTROLLERS
+                .iter()
+                .map(|c| (*c).to_string())
+                .collect(),
         };
         CelPolicy {
             name: doc

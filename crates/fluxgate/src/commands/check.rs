@@ -152,11 +152,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             t.insert_str(
                 at,
                 &format!(
-                    "L0: {} object{} checked against {} polic{}\n",
+                    "L0: {} object{} checked against {} polic{} ({} verdict{})\n",
                     l0.objects,
                     plural(l0.objects),
                     l0.policies,
-                    if l0.policies == 1 { "y" } else { "ies" }
+                    if l0.policies == 1 { "y" } else { "ies" },
+                    l0.verdicts,
+                    plural(l0.verdicts)
                 ),
             );
             t
