@@ -174,7 +174,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             format!("{}\n", serde_json::to_string_pretty(&v)?)
         }
         CheckFormat::Sarif => {
-            let docs = fluxgate_rules::rule_docs(&repo.config);
+            let mut docs = fluxgate_rules::rule_docs(&repo.config);
+            // Each policy rule that has a finding is a SARIF rule of the `policy` family.
+            let policy = fluxgate_rules::registry::find("policy").map(|r| r.summary());
+            for d in diags.iter().filter(|d| d.rule.starts_with("policy:")) {
+                if let Some(summary) = &policy
+                    && !docs.iter().any(|(n, _)| *n == d.rule)
+                {
+                    docs.push((d.rule.clone(), summary.clone()));
+                }
+            }
             let docs: Vec<(&str, &str)> =
                 docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
             render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"))?
