@@ -39,6 +39,8 @@ enum Command {
     Rules(commands::rules::Args),
     /// Explain a rule: what it checks, why, an example and the fix.
     Explain(commands::explain::Args),
+    /// Policies (L0): `policy test DIR` runs Kyverno CLI tests and reports agreement.
+    Policy(commands::policy::Args),
 }
 
 // mimalloc: rendering allocates many small nodes, and glibc's malloc took a third of the time.
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(&args),
         Command::Rules(args) => commands::rules::run(&args),
         Command::Explain(args) => commands::explain::run(&args),
+        Command::Policy(args) => commands::policy::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 mod fail_closed;
 mod formats;
+mod policy_test;
 mod secrets;
 
 fn workspace() -> PathBuf {

@@ -174,6 +174,7 @@ pub static RULES: &[&Rule] = &[
     &rules::ha::ha_endpoint::HA_ENDPOINT,
     &rules::parity::parity::PARITY,
     &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
+    &rules::config::policy::POLICY,
     &rules::flux::render::RENDER,
     &rules::rollout::rollout_blast_radius::ROLLOUT_BLAST_RADIUS,
     &rules::schema::schema::SCHEMA,
@@ -186,6 +187,7 @@ pub static RULES: &[&Rule] = &[
 pub fn find(name: &str) -> Option<&'static Rule> {
     let name = match name.split_once(':') {
         Some(("contract", id)) if !id.is_empty() => rules::config::contract::CONTRACT.name,
+        Some(("policy", id)) if !id.is_empty() => rules::config::policy::POLICY.name,
         _ => name,
     };
     RULES.iter().copied().find(|r| r.name == name)
@@ -215,6 +217,11 @@ mod tests {
         }
         assert_eq!(find("contract:x").map(|r| r.name), Some("contract"));
         assert!(find("contract:").is_none());
+        assert_eq!(
+            find("policy:disallow-latest-tag/validation-0").map(|r| r.name),
+            Some("policy")
+        );
+        assert!(!crate::is_known_rule("policy"));
         assert!(find("render:x").is_none());
         assert!(!find("config").is_some_and(Rule::runs));
         assert!(find("render").is_some_and(Rule::runs));

@@ -52,7 +52,10 @@ fn run(root: &Path, config: &fluxgate_model::config::Config) -> Vec<Diagnostic> 
         .iter()
         .map(|e| load_environment(&fs, root, config, e))
         .collect();
-    fluxgate_rules::run(root, config, &envs)
+    let mut out = fluxgate_rules::run(root, config, &envs);
+    // Layer L0 (`policy:<name>/<rule>`), as `fluxgate check` adds it.
+    out.extend(fluxgate_policy::check(root, config, &envs).0);
+    out
 }
 
 fn all_findings(root: &Path) -> Vec<Diagnostic> {

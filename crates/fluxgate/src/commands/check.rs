@@ -126,6 +126,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
     let (found, layer_stats) = fluxgate_rules::run_with_stats(&repo.index, &repo.config, &envs);
     diags.extend(found);
+    // L0: the policies of `policies:` and those the environments render.
+    let (policy_findings, l0) = fluxgate_policy::check(&repo.root, &repo.config, &envs);
+    diags.extend(policy_findings);
     for d in &mut diags {
         relativize(d, &repo.root);
     }
@@ -140,7 +143,21 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let text = match args.format {
         CheckFormat::Text => {
-            text_report(&repo.index, &secrets, &diags, passed, &names, &layer_stats)
+            let mut t = text_report(&repo.index, &secrets, &diags, passed, &names, &layer_stats);
+            let at = t.rfind("MERGE GATE:").unwrap_or(t.len());
+            t.insert_str(
+                at,
+                &format!(
+                    "L0: {} object{} checked against {} polic{} ({} verdict{})\n",
+                    l0.objects,
+                    plural(l0.objects),
+                    l0.policies,
+                    if l0.policies == 1 { "y" } else { "ies" },
+                    l0.verdicts,
+                    plural(l0.verdicts)
+                ),
+            );
+            t
         }
         CheckFormat::Json => {
             let v = json!({
@@ -158,7 +175,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             format!("{}\n", serde_json::to_string_pretty(&v)?)
         }
         CheckFormat::Sarif => {
-            let docs = fluxgate_rules::rule_docs(&repo.config);
+            let mut docs = fluxgate_rules::rule_docs(&repo.config);
+            // Each policy rule that has a finding is a SARIF rule of the `policy` family.
+            let policy = fluxgate_rules::registry::find("policy").map(|r| r.summary());
+            for d in diags.iter().filter(|d| d.rule.starts_with("policy:")) {
+                if let Some(summary) = &policy
+                    && !docs.iter().any(|(n, _)| *n == d.rule)
+                {
+                    docs.push((d.rule.clone(), summary.clone()));
+                }
+            }
             let docs: Vec<(&str, &str)> =
                 docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
             render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"))?

@@ -4,6 +4,7 @@ pub mod ansible;
 pub mod check;
 pub mod envs;
 pub mod explain;
+pub mod policy;
 pub mod render;
 pub mod rules;
 pub mod values;

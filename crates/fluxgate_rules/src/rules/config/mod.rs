@@ -6,3 +6,4 @@
 #[allow(clippy::module_inception)]
 pub mod config;
 pub mod contract;
+pub mod policy;

@@ -1,0 +1,710 @@
+//! Kyverno `ClusterPolicy` and `Policy` validate rules, offline: `match`/`exclude`,
+//! `preconditions`, `pattern`/`anyPattern`, `deny`, `foreach`, `context` variables, and the
+//! auto-generated rules for pod controllers (`autogen-<rule>`, `autogen-cronjob-<rule>`).
+
+pub mod conditions;
+pub mod jmes;
+pub mod pattern;
+pub mod vars;
+
+use std::collections::BTreeMap;
+
+use fluxgate_diagnostics::Location;
+use jmespath::Rcvar;
+use serde_json::{Value as Json, json};
+
+use crate::autogen;
+use crate::resource::{Namespaces, Resource, selector_matches};
+use crate::{Action, Offline, Outcome, Verdict};
+use pattern::{Mismatch, wildcard};
+
+/// Values that replace variables for one resource (a kyverno-test `variables` file):
+/// dotted path -> value.
+pub type Overrides = BTreeMap<String, Json>;
+
+struct Rule {
+    name: String,
+    raw: Json,
+    action: Action,
+    autogen: bool,
+    offline: bool,
+}
+
+/// One Kyverno policy.
+pub struct KyvernoPolicy {
+    pub name: String,
+    /// A namespaced `Policy` applies only in its namespace.
+    namespace: Option<String>,
+    pub loc: Location,
+    rules: Vec<Rule>,
+    controllers: Vec<String>,
+    pub offline: Vec<Offline>,
+}
+
+fn action_of(s: Option<&str>) -> Option<Action> {
+    match s.map(str::to_ascii_lowercase).as_deref() {
+        Some("enforce" | "deny") => Some(Action::Deny),
+        Some("audit") => Some(Action::Audit),
+        Some("warn") => Some(Action::Warn),
+        _ => None,
+    }
+}
+
+/// Why a rule needs the cluster, if it does.
+fn needs_cluster(rule: &Json) -> Option<String> {
+    for key in ["mutate", "generate", "verifyImages"] {
+        if rule.get(key).is_some() {
+            return Some(format!(
+                "a {key} rule changes or creates objects in the cluster"
+            ));
+        }
+    }
+    if let Some(ctx) = rule.get("context").and_then(Json::as_array) {
+        for entry in ctx {
+            for key in ["apiCall", "configMap", "imageRegistry", "globalReference"] {
+                if entry.get(key).is_some() {
+                    let name = entry.get("name").and_then(Json::as_str).unwrap_or("");
+                    return Some(format!("context entry `{name}` reads the cluster ({key})"));
+                }
+            }
+        }
+    }
+    let v = rule.get("validate")?;
+    for key in ["podSecurity", "manifests", "cel", "assert"] {
+        if v.get(key).is_some() {
+            return Some(format!("validate.{key} is not evaluated offline"));
+        }
+    }
+    None
+}
+
+/// Whether a rule matches Pods only, without names or selectors: Kyverno generates rules for
+/// the pod controllers from such rules.
+fn can_autogen(rule: &Json) -> bool {
+    let filters = |block: Option<&Json>| -> Vec<Json> {
+        let Some(b) = block else { return Vec::new() };
+        let mut out: Vec<Json> = Vec::new();
+        for key in ["any", "all"] {
+            if let Some(a) = b.get(key).and_then(Json::as_array) {
+                out.extend(a.iter().cloned());
+            }
+        }
+        if b.get("resources").is_some() {
+            out.push(b.clone());
+        }
+        out
+    };
+    let m = filters(rule.get("match"));
+    if m.is_empty() {
+        return false;
+    }
+    let only_pods = m.iter().all(|f| {
+        let kinds = f
+            .pointer("/resources/kinds")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        !kinds.is_empty()
+            && kinds.iter().all(|k| {
+                k.as_str()
+                    .is_some_and(|k| k == "Pod" || k.ends_with("/Pod"))
+            })
+    });
+    let plain = |f: &Json| {
+        ["name", "names", "selector", "annotations"]
+            .iter()
+            .all(|k| f.get("resources").and_then(|r| r.get(k)).is_none())
+    };
+    only_pods && m.iter().all(plain) && filters(rule.get("exclude")).iter().all(plain)
+}
+
+impl KyvernoPolicy {
+    pub fn parse(doc: &Json, loc: Location) -> KyvernoPolicy {
+        let name = doc
+            .pointer("/metadata/name")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        let spec = doc.get("spec").cloned().unwrap_or(Json::Null);
+        let default = action_of(spec.get("validationFailureAction").and_then(Json::as_str))
+            .unwrap_or(Action::Audit);
+        let namespace = (doc.get("kind").and_then(Json::as_str) == Some("Policy")).then(|| {
+            doc.pointer("/metadata/namespace")
+                .and_then(Json::as_str)
+                .unwrap_or("default")
+                .to_string()
+        });
+        let mut rules = Vec::new();
+        let mut offline = Vec::new();
+        for raw in spec
+            .get("rules")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let rule_name = raw
+                .get("name")
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string();
+            let cluster = needs_cluster(raw);
+            if let Some(reason) = &cluster {
+                offline.push(Offline {
+                    policy: name.clone(),
+                    rule: rule_name.clone(),
+                    reason: reason.clone(),
+                    loc: loc.clone(),
+                });
+            }
+            let action = action_of(
+                raw.pointer("/validate/failureAction")
+                    .and_then(Json::as_str),
+            )
+            .unwrap_or(default);
+            rules.push(Rule {
+                name: rule_name,
+                autogen: can_autogen(raw),
+                raw: raw.clone(),
+                action,
+                offline: cluster.is_some() || raw.get("validate").is_none(),
+            });
+        }
+        KyvernoPolicy {
+            name,
+            namespace,
+            loc,
+            rules,
+            controllers: autogen::annotated_controllers(doc),
+            offline,
+        }
+    }
+
+    /// Every rule's verdict on `r` (and on its Pod template, for autogen rules).
+    pub fn evaluate(&self, r: &Resource, index: usize, ns: &Namespaces) -> Vec<Outcome> {
+        self.evaluate_with(r, index, ns, &Overrides::new())
+    }
+
+    pub fn evaluate_with(
+        &self,
+        r: &Resource,
+        index: usize,
+        ns: &Namespaces,
+        overrides: &Overrides,
+    ) -> Vec<Outcome> {
+        if let Some(pns) = &self.namespace
+            && r.namespace() != pns
+        {
+            return Vec::new();
+        }
+        let operation = overrides
+            .get("request.operation")
+            .and_then(Json::as_str)
+            .unwrap_or("CREATE")
+            .to_string();
+        let mut out = Vec::new();
+        for rule in self.rules.iter().filter(|x| !x.offline) {
+            let (target, name) = if selects(&rule.raw, r, ns, &operation) {
+                (r.clone(), rule.name.clone())
+            } else if rule.autogen
+                && let Some(pod) = autogen::template_pod(r, &self.controllers)
+                && selects(&rule.raw, &pod, ns, &operation)
+            {
+                let prefix = if r.kind() == "CronJob" {
+                    "autogen-cronjob-"
+                } else {
+                    "autogen-"
+                };
+                (pod, format!("{prefix}{}", rule.name))
+            } else {
+                continue;
+            };
+            let verdict = evaluate_rule(&rule.raw, &target, &operation, overrides);
+            out.push(Outcome {
+                policy: self.name.clone(),
+                rule: name,
+                resource: index,
+                verdict,
+                action: rule.action,
+            });
+        }
+        out
+    }
+}
+
+fn strings(v: Option<&Json>) -> Vec<String> {
+    v.and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `match` and not `exclude`.
+fn selects(rule: &Json, r: &Resource, ns: &Namespaces, op: &str) -> bool {
+    let Some(m) = rule.get("match") else {
+        return false;
+    };
+    if !block_matches(m, r, ns, op, false) {
+        return false;
+    }
+    !rule
+        .get("exclude")
+        .is_some_and(|e| block_matches(e, r, ns, op, true))
+}
+
+/// A `match`/`exclude` block: `any` (one filter), `all` (every filter) or a bare filter.
+fn block_matches(b: &Json, r: &Resource, ns: &Namespaces, op: &str, exclude: bool) -> bool {
+    if let Some(any) = b.get("any").and_then(Json::as_array) {
+        return any.iter().any(|f| filter_matches(f, r, ns, op));
+    }
+    if let Some(all) = b.get("all").and_then(Json::as_array) {
+        return !all.is_empty() && all.iter().all(|f| filter_matches(f, r, ns, op));
+    }
+    if b.get("resources").is_some() || b.get("subjects").is_some() {
+        return filter_matches(b, r, ns, op);
+    }
+    // An empty block: matches everything, excludes nothing.
+    !exclude
+}
+
+fn kind_matches(pattern: &str, r: &Resource) -> bool {
+    let (group, version) = r.group_version();
+    if pattern.contains('/')
+        && pattern
+            .split('/')
+            .next_back()
+            .is_some_and(|k| k.chars().next().is_some_and(char::is_lowercase))
+    {
+        // `Pod/exec`: a subresource, never a rendered object.
+        return false;
+    }
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let (g, v, k) = match parts.as_slice() {
+        [k] => ("*", "*", *k),
+        [v, k] => ("*", *v, *k),
+        [g, v, k] => (*g, *v, *k),
+        _ => return false,
+    };
+    // `Pod.v1` style is rare; a group written `apps/v1/Deployment` is the common form.
+    wildcard(k, r.kind()) && (g == "*" || wildcard(g, group)) && (v == "*" || wildcard(v, version))
+}
+
+fn filter_matches(f: &Json, r: &Resource, ns: &Namespaces, op: &str) -> bool {
+    // Who makes the request is not known offline: a filter on it matches no one.
+    if ["subjects", "roles", "clusterRoles"].iter().any(|k| {
+        f.get(k)
+            .and_then(Json::as_array)
+            .is_some_and(|a| !a.is_empty())
+    }) {
+        return false;
+    }
+    let Some(res) = f.get("resources") else {
+        return false;
+    };
+    let kinds = strings(res.get("kinds"));
+    if !kinds.is_empty() && !kinds.iter().any(|k| kind_matches(k, r)) {
+        return false;
+    }
+    let ops = strings(res.get("operations"));
+    if !ops.is_empty() && !ops.iter().any(|o| o == op) {
+        return false;
+    }
+    if let Some(n) = res.get("name").and_then(Json::as_str)
+        && !wildcard(n, r.name())
+    {
+        return false;
+    }
+    let names = strings(res.get("names"));
+    if !names.is_empty() && !names.iter().any(|n| wildcard(n, r.name())) {
+        return false;
+    }
+    let namespace = if r.kind() == "Namespace" {
+        r.name()
+    } else {
+        r.namespace()
+    };
+    let namespaces = strings(res.get("namespaces"));
+    if !namespaces.is_empty() && !namespaces.iter().any(|n| wildcard(n, namespace)) {
+        return false;
+    }
+    if let Some(ann) = res.get("annotations").and_then(Json::as_object) {
+        let have = crate::resource::string_map(r.json.pointer("/metadata/annotations"));
+        let ok = ann.iter().all(|(k, v)| {
+            have.iter()
+                .any(|(hk, hv)| wildcard(k, hk) && v.as_str().is_some_and(|v| wildcard(v, hv)))
+        });
+        if !ok {
+            return false;
+        }
+    }
+    if let Some(sel) = res.get("selector")
+        && !wildcard_selector(sel, &r.labels())
+    {
+        return false;
+    }
+    if let Some(sel) = res.get("namespaceSelector")
+        && !namespace.is_empty()
+        && !selector_matches(sel, &ns.labels(namespace))
+    {
+        return false;
+    }
+    true
+}
+
+/// A label selector whose `matchLabels` values may be wildcards (Kyverno allows them).
+fn wildcard_selector(sel: &Json, labels: &BTreeMap<String, String>) -> bool {
+    if let Some(ml) = sel.get("matchLabels").and_then(Json::as_object) {
+        let ok = ml.iter().all(|(k, v)| {
+            labels
+                .iter()
+                .any(|(lk, lv)| wildcard(k, lk) && v.as_str().is_some_and(|v| wildcard(v, lv)))
+        });
+        if !ok {
+            return false;
+        }
+    }
+    let rest =
+        json!({"matchExpressions": sel.get("matchExpressions").cloned().unwrap_or(json!([]))});
+    selector_matches(&rest, labels)
+}
+
+/// The data `{{ }}` variables read for `r`.
+fn request_data(r: &Resource, op: &str, overrides: &Overrides) -> Json {
+    let (group, version) = r.group_version();
+    let mut data = json!({
+        "request": {
+            "operation": op,
+            "object": r.json,
+            "oldObject": null,
+            "namespace": r.namespace(),
+            "name": r.name(),
+            "kind": {"group": group, "version": version, "kind": r.kind()},
+            "userInfo": {"username": "", "groups": []},
+            "roles": [],
+            "clusterRoles": [],
+        },
+        "serviceAccountName": "",
+        "serviceAccountNamespace": "",
+        "images": images(r),
+    });
+    for (path, value) in overrides {
+        set_path(&mut data, path, value.clone());
+    }
+    data
+}
+
+fn set_path(data: &mut Json, path: &str, value: Json) {
+    let mut cur = data;
+    let parts: Vec<&str> = path.split('.').collect();
+    for (i, p) in parts.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = json!({});
+        }
+        let m = cur.as_object_mut().expect("just made an object");
+        if i + 1 == parts.len() {
+            m.insert((*p).to_string(), value);
+            return;
+        }
+        cur = m.entry((*p).to_string()).or_insert_with(|| json!({}));
+    }
+}
+
+/// Kyverno's `images` variable: per container list, container name -> image parts.
+fn images(r: &Resource) -> Json {
+    let spec = r.json.get("spec");
+    let mut out = serde_json::Map::new();
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
+        let Some(cs) = spec.and_then(|s| s.get(list)).and_then(Json::as_array) else {
+            continue;
+        };
+        let mut m = serde_json::Map::new();
+        for c in cs {
+            let (Some(name), Some(image)) = (
+                c.get("name").and_then(Json::as_str),
+                c.get("image").and_then(Json::as_str),
+            ) else {
+                continue;
+            };
+            m.insert(name.to_string(), image_parts(image));
+        }
+        out.insert(list.to_string(), Json::Object(m));
+    }
+    Json::Object(out)
+}
+
+fn image_parts(image: &str) -> Json {
+    let (rest, digest) = match image.split_once('@') {
+        Some((a, d)) => (a, d),
+        None => (image, ""),
+    };
+    let (registry, path_tag) = match rest.split_once('/') {
+        Some((first, tail)) if first.contains(['.', ':']) || first == "localhost" => (first, tail),
+        _ => ("docker.io", rest),
+    };
+    let (path, tag) = match path_tag.rsplit_once(':') {
+        Some((p, t)) if !t.contains('/') => (p, t),
+        _ => (path_tag, if digest.is_empty() { "latest" } else { "" }),
+    };
+    let path = if registry == "docker.io" && !path.contains('/') {
+        format!("library/{path}")
+    } else {
+        path.to_string()
+    };
+    let name = path.rsplit('/').next().unwrap_or(&path).to_string();
+    json!({"registry": registry, "path": path, "name": name, "tag": tag, "digest": digest,
+           "reference": image})
+}
+
+/// A rule's `context` entries that hold plain variables (`variable.value`/`jmesPath`).
+fn add_context(rule: &Json, data: &mut Json) -> Result<(), String> {
+    for entry in rule
+        .get("context")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(v) = entry.get("variable") else {
+            continue;
+        };
+        let name = entry.get("name").and_then(Json::as_str).unwrap_or("");
+        let vdata = jmes::to_var(data);
+        let mut value = match v.get("value") {
+            Some(x) => vars::substitute(x, &vdata)?,
+            None => Json::Null,
+        };
+        if let Some(path) = v.get("jmesPath").and_then(Json::as_str) {
+            let path = vars::substitute_str(path, &vdata)?;
+            let input = if value.is_null() {
+                data.clone()
+            } else {
+                value.clone()
+            };
+            value = jmes::search(path.as_str().unwrap_or(""), &jmes::to_var(&input))?;
+        }
+        if value.is_null()
+            && let Some(d) = v.get("default")
+        {
+            value = vars::substitute(d, &vdata)?;
+        }
+        set_path(data, name, value);
+    }
+    Ok(())
+}
+
+/// `any`/`all` blocks, or a bare list (all).
+fn conditions(block: &Json, data: &Rcvar) -> Result<bool, String> {
+    let eval = |c: &Json| -> Result<bool, String> {
+        let key = vars::substitute(c.get("key").unwrap_or(&Json::Null), data)?;
+        let value = vars::substitute(c.get("value").unwrap_or(&Json::Null), data)?;
+        let op = c.get("operator").and_then(Json::as_str).unwrap_or("Equals");
+        conditions::condition(&key, op, &value)
+    };
+    if let Some(list) = block.as_array() {
+        for c in list {
+            if !eval(c)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    if let Some(any) = block.get("any").and_then(Json::as_array)
+        && !any.is_empty()
+    {
+        let mut hit = false;
+        for c in any {
+            if eval(c)? {
+                hit = true;
+                break;
+            }
+        }
+        if !hit {
+            return Ok(false);
+        }
+    }
+    for c in block
+        .get("all")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if !eval(c)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn message(v: &Json, data: &Rcvar) -> String {
+    let raw = v.get("message").and_then(Json::as_str).unwrap_or("");
+    match vars::substitute_str(raw, data) {
+        Ok(Json::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => raw.to_string(),
+    }
+}
+
+/// One rule over `r`.
+fn evaluate_rule(rule: &Json, r: &Resource, op: &str, overrides: &Overrides) -> Verdict {
+    let mut data = request_data(r, op, overrides);
+    if let Err(e) = add_context(rule, &mut data) {
+        return Verdict::Error(format!("context: {e}"));
+    }
+    let vdata = jmes::to_var(&data);
+    if let Some(pre) = rule.get("preconditions") {
+        match conditions(pre, &vdata) {
+            Ok(true) => {}
+            Ok(false) => return Verdict::Skip("preconditions not met".into()),
+            Err(e) => return Verdict::Error(format!("preconditions: {e}")),
+        }
+    }
+    let Some(v) = rule.get("validate") else {
+        return Verdict::Skip("no validate block".into());
+    };
+    let msg = message(v, &vdata);
+    match validate_block(v, &r.json, &data) {
+        Ok(Step::Pass) => Verdict::Pass,
+        Ok(Step::Skip(why)) => Verdict::Skip(why),
+        Ok(Step::Fail(path)) => Verdict::Fail(if path.is_empty() {
+            msg
+        } else {
+            format!("{msg} (at {path})")
+        }),
+        Err(e) => Verdict::Error(e),
+    }
+}
+
+enum Step {
+    Pass,
+    Fail(String),
+    Skip(String),
+}
+
+/// `pattern`, `anyPattern`, `deny`, `foreach` of one validate (or foreach) block over
+/// `target` (the object, or a foreach element).
+fn validate_block(v: &Json, target: &Json, data: &Json) -> Result<Step, String> {
+    let vdata = jmes::to_var(data);
+    if let Some(p) = v.get("pattern") {
+        let p = vars::substitute(p, &vdata)?;
+        return Ok(match pattern::validate(Some(target), &p, "/") {
+            Ok(()) => Step::Pass,
+            Err(Mismatch::Fail(path)) => Step::Fail(path),
+            Err(Mismatch::Conditional(path) | Mismatch::Global(path)) => {
+                Step::Skip(format!("an anchor at {path} does not hold"))
+            }
+        });
+    }
+    if let Some(any) = v.get("anyPattern").and_then(Json::as_array) {
+        let mut skipped = 0;
+        let mut failed = Vec::new();
+        for p in any {
+            let p = vars::substitute(p, &vdata)?;
+            match pattern::validate(Some(target), &p, "/") {
+                Ok(()) => return Ok(Step::Pass),
+                Err(Mismatch::Fail(path)) => failed.push(path),
+                Err(_) => skipped += 1,
+            }
+        }
+        if skipped == any.len() && !any.is_empty() {
+            return Ok(Step::Skip("no pattern applies".into()));
+        }
+        return Ok(Step::Fail(failed.join(", ")));
+    }
+    if let Some(deny) = v.get("deny") {
+        let block = deny.get("conditions").cloned().unwrap_or(json!({}));
+        return Ok(if conditions(&block, &vdata)? {
+            Step::Fail(String::new())
+        } else {
+            Step::Pass
+        });
+    }
+    if let Some(list) = v.get("foreach").and_then(Json::as_array) {
+        return foreach(list, data);
+    }
+    Ok(Step::Pass)
+}
+
+fn foreach(list: &[Json], data: &Json) -> Result<Step, String> {
+    let mut applied = 0;
+    for fe in list {
+        let mut data = data.clone();
+        if let Err(e) = add_context(fe, &mut data) {
+            return Err(format!("foreach context: {e}"));
+        }
+        let vdata = jmes::to_var(&data);
+        let expr = fe.get("list").and_then(Json::as_str).unwrap_or("");
+        let expr = vars::substitute_str(expr, &vdata)?;
+        let elements = match jmes::search(expr.as_str().unwrap_or(""), &vdata)? {
+            Json::Array(a) => a,
+            Json::Null => Vec::new(),
+            other => vec![other],
+        };
+        for (i, el) in elements.iter().enumerate() {
+            let mut d = data.clone();
+            if let Some(m) = d.as_object_mut() {
+                m.insert("element".into(), el.clone());
+                m.insert("elementIndex".into(), json!(i));
+            }
+            let ed = jmes::to_var(&d);
+            if let Some(pre) = fe.get("preconditions")
+                && !conditions(pre, &ed)?
+            {
+                continue;
+            }
+            applied += 1;
+            let step = if let Some(nested) = fe.get("foreach").and_then(Json::as_array) {
+                foreach(nested, &d)?
+            } else {
+                validate_block(fe, el, &d)?
+            };
+            match step {
+                Step::Pass => {}
+                Step::Skip(_) => applied -= 1,
+                Step::Fail(path) => {
+                    return Ok(Step::Fail(if path.is_empty() {
+                        format!("element {i}")
+                    } else {
+                        format!("element {i} {path}")
+                    }));
+                }
+            }
+        }
+    }
+    Ok(if applied == 0 {
+        Step::Skip("no foreach element applies".into())
+    } else {
+        Step::Pass
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_split() {
+        assert_eq!(image_parts("nginx")["path"], "library/nginx");
+        assert_eq!(image_parts("nginx")["tag"], "latest");
+        assert_eq!(image_parts("ghcr.io/a/b:1.2")["registry"], "ghcr.io");
+        assert_eq!(image_parts("ghcr.io/a/b:1.2")["tag"], "1.2");
+        assert_eq!(
+            image_parts("localhost:5000/b@sha256:x")["digest"],
+            "sha256:x"
+        );
+    }
+
+    #[test]
+    fn kinds() {
+        let r = Resource::new(
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}}),
+            Location::file("x"),
+        );
+        assert!(kind_matches("Deployment", &r));
+        assert!(kind_matches("apps/v1/Deployment", &r));
+        assert!(kind_matches("*/Deployment", &r));
+        assert!(!kind_matches("Pod", &r));
+        assert!(!kind_matches("Deployment/scale", &r));
+    }
+}

@@ -1,0 +1,278 @@
+//! Layer L0 of fluxgate (SPEC §7): admission policies evaluated offline over rendered
+//! objects, as the cluster would evaluate them on CREATE.
+//!
+//! - Kubernetes `ValidatingAdmissionPolicy` with its `ValidatingAdmissionPolicyBinding`s
+//!   (`matchResources`, `paramRef` to objects in the same render, `validationActions`) and
+//!   Kyverno `ValidatingPolicy`: CEL, see [`vap`] and [`cel`].
+//! - Kyverno `ClusterPolicy`/`Policy` validate rules: `match`/`exclude`, `preconditions`,
+//!   `pattern`/`anyPattern` with anchors and wildcards, `deny`, `foreach` and `{{ }}`
+//!   JMESPath variables, see [`kyverno`]. Rules that need a cluster (API calls in `context`,
+//!   image verification, mutate, generate) are listed as not evaluated offline.
+//! - Both get Kyverno's auto-generated rules for pod controllers ([`autogen`]).
+//!
+//! [`check`] turns the outcomes into findings with rule `policy:<name>/<rule>` at the
+//! offending object's line; [`kyverno_test`] runs a Kyverno CLI `kyverno-test.yaml`.
+//!
+//! ```
+//! use fluxgate_diagnostics::Location;
+//! use fluxgate_policy::{PolicySet, Resource, Verdict};
+//! let policy: serde_json::Value = serde_json::from_str(r#"{
+//!   "apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy",
+//!   "metadata": {"name": "no-latest"},
+//!   "spec": {"validationActions": ["Deny"],
+//!     "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+//!       "operations": ["CREATE"], "resources": ["pods"]}]},
+//!     "validations": [{"expression": "object.spec.containers.all(c, !c.image.endsWith(':latest'))",
+//!       "message": "no latest"}]}}"#).unwrap();
+//! let set = PolicySet::from_documents(vec![(policy, Location::file("p.yaml"))]);
+//! let pod: serde_json::Value = serde_json::from_str(r#"{"apiVersion": "v1", "kind": "Pod",
+//!   "metadata": {"name": "web"}, "spec": {"containers": [{"name": "a", "image": "nginx:latest"}]}}"#).unwrap();
+//! let out = set.evaluate(&[Resource::new(pod, Location::file("pod.yaml"))]);
+//! assert!(matches!(&out[0].verdict, Verdict::Fail(m) if m == "no latest"));
+//! ```
+
+pub mod autogen;
+pub mod cel;
+mod check;
+pub mod kyverno;
+mod load;
+pub mod resource;
+pub mod test_runner;
+pub mod vap;
+
+pub use check::{L0Report, check, policy_rule};
+pub use load::{load_paths, policy_documents};
+pub use resource::Resource;
+pub use test_runner::{TestReport, kyverno_test};
+
+use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use serde_json::Value as Json;
+
+use crate::kyverno::KyvernoPolicy;
+use crate::resource::Namespaces;
+use crate::vap::{Binding, CelKind, CelPolicy};
+
+/// What a policy's failure does in the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The request is denied (`Deny`, `Enforce`): an error.
+    Deny,
+    /// A warning to the client (`Warn`).
+    Warn,
+    /// Recorded only (`Audit`): a warning, since nothing stops it in the cluster.
+    Audit,
+}
+
+impl Action {
+    fn from_cel(actions: &[String]) -> Action {
+        if actions.iter().any(|a| a == "Deny") {
+            Action::Deny
+        } else if actions.iter().any(|a| a == "Warn") {
+            Action::Warn
+        } else if actions.iter().any(|a| a == "Audit") {
+            Action::Audit
+        } else {
+            // A VAP binding must name an action; a ValidatingPolicy defaults to Deny.
+            Action::Deny
+        }
+    }
+
+    #[must_use]
+    pub fn severity(self) -> Severity {
+        match self {
+            Action::Deny => Severity::Error,
+            Action::Warn | Action::Audit => Severity::Warning,
+        }
+    }
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Deny => "Deny",
+            Action::Warn => "Warn",
+            Action::Audit => "Audit",
+        }
+    }
+}
+
+/// The result of one rule of one policy for one object.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Pass,
+    /// The policy's message.
+    Fail(String),
+    /// The rule applies to the object's kind but a precondition, match condition or
+    /// conditional anchor excluded it.
+    Skip(String),
+    /// The rule could not be evaluated (an expression error, a missing variable).
+    Error(String),
+}
+
+/// One rule's verdict on one object.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub policy: String,
+    pub rule: String,
+    /// Index into the resources passed to [`PolicySet::evaluate`].
+    pub resource: usize,
+    pub verdict: Verdict,
+    pub action: Action,
+}
+
+/// A rule that was not evaluated because it needs the cluster.
+#[derive(Clone, Debug)]
+pub struct Offline {
+    pub policy: String,
+    pub rule: String,
+    pub reason: String,
+    pub loc: Location,
+}
+
+/// Every policy of one run: the CEL kinds, the bindings, the Kyverno kinds, and what could
+/// not be loaded or is not evaluated offline.
+#[derive(Default)]
+pub struct PolicySet {
+    pub cel: Vec<CelPolicy>,
+    pub bindings: Vec<Binding>,
+    pub kyverno: Vec<KyvernoPolicy>,
+    pub offline: Vec<Offline>,
+    /// Problems found while loading (a policy kind fluxgate cannot evaluate offline).
+    pub problems: Vec<Diagnostic>,
+}
+
+/// Whether a document is a policy kind L0 reads.
+#[must_use]
+pub fn is_policy(doc: &Json) -> bool {
+    let kind = doc.get("kind").and_then(Json::as_str).unwrap_or("");
+    let api = doc.get("apiVersion").and_then(Json::as_str).unwrap_or("");
+    match kind {
+        "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding" => {
+            api.starts_with("admissionregistration.k8s.io/")
+        }
+        "ClusterPolicy" | "Policy" => api.starts_with("kyverno.io/"),
+        "ValidatingPolicy" | "NamespacedValidatingPolicy" => {
+            api.starts_with("policies.kyverno.io/")
+        }
+        _ => false,
+    }
+}
+
+impl PolicySet {
+    /// Reads policies from documents; documents of other kinds are ignored.
+    #[must_use]
+    pub fn from_documents(docs: Vec<(Json, Location)>) -> PolicySet {
+        let mut set = PolicySet::default();
+        for (doc, loc) in docs {
+            set.add(&doc, loc);
+        }
+        set
+    }
+
+    /// Adds one document if it is a policy kind.
+    pub fn add(&mut self, doc: &Json, loc: Location) {
+        if !is_policy(doc) {
+            return;
+        }
+        match doc.get("kind").and_then(Json::as_str).unwrap_or("") {
+            "ValidatingAdmissionPolicy" => {
+                self.cel.push(CelPolicy::parse(doc, CelKind::Vap, loc));
+            }
+            "ValidatingAdmissionPolicyBinding" => self.bindings.push(Binding::parse(doc)),
+            "ValidatingPolicy" | "NamespacedValidatingPolicy" => {
+                self.cel
+                    .push(CelPolicy::parse(doc, CelKind::ValidatingPolicy, loc));
+            }
+            _ => {
+                let p = KyvernoPolicy::parse(doc, loc);
+                self.offline.extend(p.offline.iter().cloned());
+                self.kyverno.push(p);
+            }
+        }
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.cel.is_empty() && self.kyverno.is_empty()
+    }
+
+    /// Every rule's verdict on every object it selects. Objects no rule selects have no
+    /// outcome.
+    #[must_use]
+    pub fn evaluate(&self, resources: &[Resource]) -> Vec<Outcome> {
+        self.evaluate_with(resources, &|_, _| kyverno::Overrides::new())
+    }
+
+    /// [`PolicySet::evaluate`] with variable values that replace Kyverno's for one policy
+    /// and object (a kyverno-test `variables` file).
+    #[must_use]
+    pub fn evaluate_with(
+        &self,
+        resources: &[Resource],
+        overrides: &dyn Fn(&str, &Resource) -> kyverno::Overrides,
+    ) -> Vec<Outcome> {
+        let ns = Namespaces::from_resources(resources);
+        let root = cel::root_context();
+        let mut out = Vec::new();
+        for (i, r) in resources.iter().enumerate() {
+            for p in &self.cel {
+                self.evaluate_cel(&root, p, r, i, resources, &ns, &mut out);
+            }
+            for p in &self.kyverno {
+                out.extend(p.evaluate_with(r, i, &ns, &overrides(&p.name, r)));
+            }
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)] // the evaluation's whole context, passed once per object
+    fn evaluate_cel(
+        &self,
+        root: &kube_cel::cel::Context,
+        p: &CelPolicy,
+        r: &Resource,
+        i: usize,
+        all: &[Resource],
+        ns: &Namespaces,
+        out: &mut Vec<Outcome>,
+    ) {
+        // The object itself, or the Pod its template describes (autogen).
+        let pod;
+        let target = if p.selects(r, ns) {
+            r
+        } else if let Some(t) = autogen::template_pod(r, &p.controllers)
+            && p.selects(&t, ns)
+        {
+            pod = t;
+            &pod
+        } else {
+            return;
+        };
+        match p.kind {
+            CelKind::ValidatingPolicy => {
+                out.extend(p.evaluate(root, target, ns, &Json::Null, p.action(&[]), i));
+            }
+            CelKind::Vap => {
+                for b in self.bindings.iter().filter(|b| b.policy == p.name) {
+                    if !b.selects(target, ns) {
+                        continue;
+                    }
+                    let action = p.action(b.actions());
+                    match b.params(p, target, all) {
+                        Ok(params) => {
+                            for param in params {
+                                out.extend(p.evaluate(root, target, ns, &param, action, i));
+                            }
+                        }
+                        Err(why) => out.push(Outcome {
+                            policy: p.name.clone(),
+                            rule: "paramRef".into(),
+                            resource: i,
+                            verdict: Verdict::Error(why),
+                            action,
+                        }),
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The objects a policy is evaluated over, and what admission would know about each: its
+//! group/version/kind, the resource (plural) name, its scope, and the labels of its namespace.
+
+use std::collections::BTreeMap;
+
+use fluxgate_diagnostics::Location;
+use serde_json::Value as Json;
+
+/// One object under evaluation, as JSON, with where it was written.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    pub json: Json,
+    pub loc: Location,
+}
+
+impl Resource {
+    #[must_use]
+    pub fn new(json: Json, loc: Location) -> Resource {
+        Resource { json, loc }
+    }
+
+    pub fn str_at(&self, path: &[&str]) -> Option<&str> {
+        let mut v = &self.json;
+        for k in path {
+            v = v.get(k)?;
+        }
+        v.as_str()
+    }
+
+    pub fn kind(&self) -> &str {
+        self.str_at(&["kind"]).unwrap_or("")
+    }
+
+    pub fn name(&self) -> &str {
+        self.str_at(&["metadata", "name"]).unwrap_or("")
+    }
+
+    /// The namespace: the object's own, `default` for a namespaced kind without one, and
+    /// empty for cluster-scoped kinds.
+    pub fn namespace(&self) -> &str {
+        if is_cluster_scoped(self.kind()) {
+            return "";
+        }
+        self.str_at(&["metadata", "namespace"]).unwrap_or("default")
+    }
+
+    /// `(group, version)` of `apiVersion` (`v1` is the core group "").
+    pub fn group_version(&self) -> (&str, &str) {
+        let av = self.str_at(&["apiVersion"]).unwrap_or("");
+        match av.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", av),
+        }
+    }
+
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        string_map(self.json.pointer("/metadata/labels"))
+    }
+
+    /// `kind` and `name` as a finding names the object: `Deployment default/web`.
+    pub fn display(&self) -> String {
+        let ns = self.namespace();
+        if ns.is_empty() {
+            format!("{} {}", self.kind(), self.name())
+        } else {
+            format!("{} {ns}/{}", self.kind(), self.name())
+        }
+    }
+}
+
+pub(crate) fn string_map(v: Option<&Json>) -> BTreeMap<String, String> {
+    v.and_then(Json::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let s = match v {
+                        Json::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), s)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Built-in and common kinds that have no namespace.
+const CLUSTER_SCOPED: &[&str] = &[
+    "APIService",
+    "CSIDriver",
+    "CSINode",
+    "CertificateSigningRequest",
+    "ClusterCleanupPolicy",
+    "ClusterIssuer",
+    "ClusterPolicy",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ClusterSecretStore",
+    "ComponentStatus",
+    "CustomResourceDefinition",
+    "FlowSchema",
+    "IngressClass",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "MutatingPolicy",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PodSecurityPolicy",
+    "PriorityClass",
+    "PriorityLevelConfiguration",
+    "RuntimeClass",
+    "SecurityContextConstraints",
+    "StorageClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingPolicy",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+    "VolumeSnapshotClass",
+    "GeneratingPolicy",
+    "ImageValidatingPolicy",
+    "DeletingPolicy",
+];
+
+#[must_use]
+pub fn is_cluster_scoped(kind: &str) -> bool {
+    CLUSTER_SCOPED.contains(&kind)
+}
+
+/// The resource (plural, lower case) of a kind, as the API server names it.
+#[must_use]
+pub fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    match lower.as_str() {
+        "endpoints" => return lower,
+        "podsecuritypolicy" => return "podsecuritypolicies".into(),
+        _ => {}
+    }
+    if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    if lower.ends_with('s')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
+        || lower.ends_with('x')
+    {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
+/// Every namespace's labels, from the Namespace objects of the render, each with the
+/// `kubernetes.io/metadata.name` label the API server adds.
+#[derive(Default)]
+pub struct Namespaces {
+    labels: BTreeMap<String, BTreeMap<String, String>>,
+    objects: BTreeMap<String, Json>,
+}
+
+impl Namespaces {
+    #[must_use]
+    pub fn from_resources(resources: &[Resource]) -> Namespaces {
+        let mut out = Namespaces::default();
+        for r in resources.iter().filter(|r| r.kind() == "Namespace") {
+            let mut l = r.labels();
+            l.insert("kubernetes.io/metadata.name".into(), r.name().into());
+            out.labels.insert(r.name().to_string(), l);
+            out.objects.insert(r.name().to_string(), r.json.clone());
+        }
+        out
+    }
+
+    #[must_use]
+    pub fn labels(&self, ns: &str) -> BTreeMap<String, String> {
+        self.labels.get(ns).cloned().unwrap_or_else(|| {
+            BTreeMap::from([("kubernetes.io/metadata.name".to_string(), ns.to_string())])
+        })
+    }
+
+    /// The Namespace object (CEL's `namespaceObject`), or a minimal one.
+    #[must_use]
+    pub fn object(&self, ns: &str) -> Json {
+        self.objects.get(ns).cloned().unwrap_or_else(|| {
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
+        })
+    }
+}
+
+/// A Kubernetes label selector (`matchLabels`, `matchExpressions`) over `labels`. An invalid
+/// selector matches nothing.
+#[must_use]
+pub fn selector_matches(selector: &Json, labels: &BTreeMap<String, String>) -> bool {
+    if let Some(ml) = selector.get("matchLabels").and_then(Json::as_object) {
+        for (k, v) in ml {
+            if labels.get(k).map(String::as_str) != v.as_str() {
+                return false;
+            }
+        }
+    }
+    if let Some(exprs) = selector.get("matchExpressions").and_then(Json::as_array) {
+        for e in exprs {
+            let key = e.get("key").and_then(Json::as_str).unwrap_or("");
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Json::as_array)
+                .map(|a| a.iter().filter_map(Json::as_str).collect())
+                .unwrap_or_default();
+            let have = labels.get(key);
+            let ok = match e.get("operator").and_then(Json::as_str).unwrap_or("") {
+                "In" => have.is_some_and(|h| values.contains(&h.as_str())),
+                "NotIn" => have.is_none_or(|h| !values.contains(&h.as_str())),
+                "Exists" => have.is_some(),
+                "DoesNotExist" => have.is_none(),
+                _ => false,
+            };
+            if !ok {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals() {
+        for (k, p) in [
+            ("Pod", "pods"),
+            ("Ingress", "ingresses"),
+            ("NetworkPolicy", "networkpolicies"),
+            ("Endpoints", "endpoints"),
+            ("Gateway", "gateways"),
+        ] {
+            assert_eq!(plural(k), p);
+        }
+    }
+
+    #[test]
+    fn selectors() {
+        let l = BTreeMap::from([("app".to_string(), "web".to_string())]);
+        let s = serde_json::json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]});
+        assert!(selector_matches(&s, &l));
+        let s = serde_json::json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]});
+        assert!(!selector_matches(&s, &l));
+    }
+}
