@@ -11,8 +11,8 @@ use crate::RepoContext;
 crate::declare_rule! {
     /// ## What it checks
     /// Every object of every rendered environment against its schema, as the API server would
-    /// check it on apply: built-in kinds against Kubernetes v1.32's OpenAPI definitions
-    /// (embedded in fluxgate, nothing is downloaded), custom resources against the
+    /// check it on apply: built-in kinds against Kubernetes v1.32's OpenAPI definitions, and
+    /// v1.37's where v1.32 rejects (both embedded in fluxgate, nothing is downloaded), custom resources against the
     /// `openAPIV3Schema` of their CustomResourceDefinition, found in the environment's render
     /// (Flux's own `gotk-components.yaml` carries every Flux CRD), elsewhere in the repository,
     /// or in the `schemas:` folders of fluxgate.yaml (CRD manifests, or JSON Schema files named
