@@ -37,6 +37,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use fluxgate_diagnostics::Location;
+use fluxgate_fs::Fs;
 use fluxgate_yaml::{Node, Schema as YamlSchema, parse_stream};
 use indexmap::IndexMap;
 use regex::Regex;
@@ -144,15 +145,16 @@ impl Catalog {
     /// Loads the folder (or file) `rel` of the repository at `root`: every CRD manifest in a
     /// `.yaml`/`.yml`/`.json` file, and every JSON Schema file in the CRDs-catalog layout.
     /// A file that is neither, or does not parse, is a problem (never silently skipped).
-    /// Symbolic links are not followed (the folder is confined to the repository).
-    pub fn add_folder(&mut self, root: &Path, rel: &str) -> Vec<FolderProblem> {
+    /// Read through `fs`, the repository's confined filesystem (an overlay's mutant included);
+    /// symbolic links are not followed.
+    pub fn add_folder(&mut self, fs: &dyn Fs, root: &Path, rel: &str) -> Vec<FolderProblem> {
         let mut problems = Vec::new();
         let mut files = Vec::new();
-        collect_files(root, Path::new(rel), &mut files);
+        collect_files(fs, root, Path::new(rel), &mut files);
         files.sort();
         for file in files {
             let rel_file = file.to_string_lossy().replace('\\', "/");
-            let text = match std::fs::read_to_string(root.join(&file)) {
+            let text = match fs.read(&root.join(&file)) {
                 Ok(t) => t,
                 Err(e) => {
                     problems.push(FolderProblem {
@@ -319,25 +321,25 @@ fn validate_custom(schema: &Json, obj: &Node) -> Vec<Violation> {
     w.out
 }
 
-fn collect_files(root: &Path, rel: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(meta) = std::fs::symlink_metadata(root.join(rel)) else {
+fn collect_files(fs: &dyn Fs, root: &Path, rel: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let full = root.join(rel);
+    if fs.is_symlink(&full) {
         return;
-    };
-    if meta.is_file() {
+    }
+    if fs.is_file(&full) {
         let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or("");
         if matches!(ext, "json" | "yaml" | "yml") {
             out.push(rel.to_path_buf());
         }
         return;
     }
-    if !meta.is_dir() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+    let Ok(entries) = fs.list_dir(&full) else {
         return;
     };
-    for e in entries.flatten() {
-        collect_files(root, &rel.join(e.file_name()), out);
+    for e in entries {
+        if let Some(name) = e.file_name() {
+            collect_files(fs, root, &rel.join(name), out);
+        }
     }
 }
 

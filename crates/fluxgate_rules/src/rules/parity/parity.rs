@@ -263,7 +263,7 @@ fn chart_defaults(ctx: &RuleContext<'_>, group: &ParityGroup) -> Option<Node> {
         };
         let chart = ctx.env.releases.get(release)?.values.chart.as_ref()?;
         chart.found.as_ref()?;
-        ChartCache::new(ctx.root, dir)
+        ChartCache::with_fs(&**ctx.repo.fs(), ctx.root, dir)
             .lookup(
                 &chart.name,
                 chart.found_version.as_deref().or(chart.version.as_deref()),

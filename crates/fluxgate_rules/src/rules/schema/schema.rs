@@ -87,7 +87,7 @@ pub fn run(ctx: &RepoContext<'_>) -> (Vec<Diagnostic>, Stats) {
         }
     }
     for dir in &ctx.config.schemas {
-        for p in repo_catalog.add_folder(ctx.root, dir) {
+        for p in repo_catalog.add_folder(&**ctx.repo.fs(), ctx.root, dir) {
             out.push(
                 Diagnostic::new(ctx.rule.name, Severity::Warning, p.message)
                     .at(p.loc)
