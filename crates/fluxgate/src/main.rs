@@ -39,6 +39,10 @@ enum Command {
     Rules(commands::rules::Args),
     /// Explain a rule: what it checks, why, an example and the fix.
     Explain(commands::explain::Args),
+    /// Mutation testing: plant small defects in memory and see whether the gate notices.
+    Mutate(commands::mutate::Args),
+    /// Requirement coverage: which requirements a check that ran maps to.
+    Coverage(commands::coverage::Args),
 }
 
 // mimalloc: rendering allocates many small nodes, and glibc's malloc took a third of the time.
@@ -55,6 +59,8 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(&args),
         Command::Rules(args) => commands::rules::run(&args),
         Command::Explain(args) => commands::explain::run(&args),
+        Command::Mutate(args) => commands::mutate::run(&args),
+        Command::Coverage(args) => commands::coverage::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -143,7 +143,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let text = match args.format {
-        CheckFormat::Text => text_report(&repo.root, &secrets, &diags, passed, &names),
+        CheckFormat::Text => with_conformance(
+            text_report(&repo.root, &secrets, &diags, passed, &names),
+            super::coverage::summary_line(&repo),
+        ),
         CheckFormat::Json => {
             let v = json!({
                 "decision": if passed { "pass" } else { "fail" },
@@ -189,6 +192,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match output::emit(&text) {
         Err(e) if output::is_broken_pipe(&e) => Ok(code),
         other => other.map(|()| code),
+    }
+}
+
+/// The conformance line (`fluxgate coverage`'s summary) above the decision, when the
+/// repository has a requirements file.
+fn with_conformance(report: String, line: Option<String>) -> String {
+    let Some(line) = line else {
+        return report;
+    };
+    let body = report.trim_end_matches('\n');
+    match body.rfind('\n') {
+        Some(i) => format!("{}\n{line}\n{}\n", &body[..i], &body[i + 1..]),
+        None => format!("{line}\n{report}"),
     }
 }
 
