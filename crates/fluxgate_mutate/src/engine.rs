@@ -219,11 +219,14 @@ fn evaluate(
         .iter()
         .filter(|d| d.severity >= Severity::Error && !base.errors.contains(&key(d)))
         .collect();
-    let changed: Vec<usize> = reached
-        .iter()
-        .copied()
-        .filter(|&i| fingerprint(&envs[i]) != base.fingerprints[i])
-        .collect();
+    // Only a mutant no check killed needs to know whether its render changed.
+    let changed = || -> Vec<usize> {
+        reached
+            .par_iter()
+            .copied()
+            .filter(|&i| fingerprint(&envs[i]) != base.fingerprints[i])
+            .collect()
+    };
     let names = |idx: &[usize]| -> Vec<String> {
         idx.iter()
             .map(|&i| base.envs[i].name().to_string())
@@ -244,10 +247,13 @@ fn evaluate(
         let order: Vec<String> = names(&(0..base.envs.len()).collect::<Vec<_>>());
         caught.sort_by_key(|e| order.iter().position(|o| o == e));
         (Status::Killed, caught)
-    } else if !reached.is_empty() && changed.is_empty() {
-        (Status::Equivalent, Vec::new())
     } else {
-        (Status::Survived, names(&changed))
+        let changed = changed();
+        if !reached.is_empty() && changed.is_empty() {
+            (Status::Equivalent, Vec::new())
+        } else {
+            (Status::Survived, names(&changed))
+        }
     };
     let mut requirements: Vec<String> = serving
         .iter()
