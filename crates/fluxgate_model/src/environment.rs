@@ -177,7 +177,7 @@ fn load(
             playbook: a.playbook.as_ref().map(PathBuf::from),
             config: a.config.as_ref().map(PathBuf::from),
             representative_hosts: true,
-            fs: ansible_fs.clone(),
+            fs: ansible_fs,
             ..fluxgate_ansible::Options::default()
         });
         problems.extend(

@@ -55,7 +55,7 @@ pub fn run(
         .num_threads(opts.jobs.max(1))
         .build()
         .map_err(|e| format!("cannot start {} worker threads: {e}", opts.jobs))?;
-    pool.install(|| run_in_pool(root, config, index, serving, opts))
+    Ok(pool.install(|| run_in_pool(root, config, index, serving, opts)))
 }
 
 fn run_in_pool(
@@ -64,7 +64,7 @@ fn run_in_pool(
     index: &RepoIndex,
     serving: &Serving,
     opts: &Options<'_>,
-) -> Result<Run, String> {
+) -> Run {
     let snapshot: Arc<Snapshot> = Arc::new(Snapshot::new(Box::new(RealFs::new(root))));
     let walked: Vec<String> = index
         .paths_where(root, |_| true)
@@ -135,11 +135,11 @@ fn run_in_pool(
     skipped.sort_by(|a, b| {
         (&a.file, a.line, a.operator, &a.reason).cmp(&(&b.file, b.line, b.operator, &b.reason))
     });
-    Ok(Run {
+    Run {
         outcomes,
         skipped,
         baseline_errors: base.error_count,
-    })
+    }
 }
 
 fn rel_of(root: &Path, p: &Path) -> String {
@@ -235,7 +235,14 @@ fn evaluate(
     let mut killed_by: Vec<String> = new.iter().map(|d| d.rule.clone()).collect();
     killed_by.sort();
     killed_by.dedup();
-    let (status, environments) = if !killed_by.is_empty() {
+    let (status, environments) = if killed_by.is_empty() {
+        let changed = changed();
+        if !reached.is_empty() && changed.is_empty() {
+            (Status::Equivalent, Vec::new())
+        } else {
+            (Status::Survived, names(&changed))
+        }
+    } else {
         let mut caught: Vec<String> = Vec::new();
         for d in &new {
             for e in d.environment.iter().chain(d.environments.iter()) {
@@ -247,13 +254,6 @@ fn evaluate(
         let order: Vec<String> = names(&(0..base.envs.len()).collect::<Vec<_>>());
         caught.sort_by_key(|e| order.iter().position(|o| o == e));
         (Status::Killed, caught)
-    } else {
-        let changed = changed();
-        if !reached.is_empty() && changed.is_empty() {
-            (Status::Equivalent, Vec::new())
-        } else {
-            (Status::Survived, names(&changed))
-        }
     };
     let mut requirements: Vec<String> = serving
         .iter()

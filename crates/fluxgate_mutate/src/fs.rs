@@ -11,14 +11,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use fluxgate_fs::{Fs, normalize};
 
 type Listing = Arc<Vec<(PathBuf, bool)>>;
+/// A failed read, kept to answer the same way again.
+type Failure = (io::ErrorKind, String);
+type Kept<T> = Mutex<HashMap<PathBuf, Result<T, Failure>>>;
 
 /// The repository as first read: the files' bytes, folder listings and kinds, remembered for
 /// the run (the repository does not change while it is mutation-tested, since nothing is
 /// written to it).
 pub struct Snapshot {
     inner: Box<dyn Fs>,
-    bytes: Mutex<HashMap<PathBuf, Result<Arc<Vec<u8>>, (io::ErrorKind, String)>>>,
-    listings: Mutex<HashMap<PathBuf, Result<Listing, (io::ErrorKind, String)>>>,
+    bytes: Kept<Arc<Vec<u8>>>,
+    listings: Kept<Listing>,
     kinds: Mutex<HashMap<PathBuf, (bool, bool)>>,
 }
 

@@ -137,43 +137,40 @@ impl Outline {
                 doc,
                 ..Line::default()
             };
-            match key {
-                Some((k, vstart)) => {
-                    while stack
-                        .last()
-                        .is_some_and(|(ind, _, item)| *ind > col || (*ind == col && !*item))
-                    {
-                        stack.pop();
-                    }
-                    // A key at the column of an item's dash belongs above that sequence.
-                    while stack
-                        .last()
-                        .is_some_and(|(ind, _, item)| *ind == col && *item)
-                    {
-                        stack.pop();
-                    }
-                    stack.push((col, k.clone(), false));
-                    line.key = Some(k);
-                    let (v, c) = split_comment(&rest[vstart..]);
-                    let start =
-                        col + vstart + (rest[vstart..].len() - rest[vstart..].trim_start().len());
-                    line.value = v.trim().to_string();
-                    line.value_at = (start, start + line.value.len());
-                    line.comment = c.map(str::to_string);
-                    if line.value.starts_with('|') || line.value.starts_with('>') {
-                        block_above = Some(col);
-                    }
+            if let Some((k, vstart)) = key {
+                while stack
+                    .last()
+                    .is_some_and(|(ind, _, item)| *ind > col || (*ind == col && !*item))
+                {
+                    stack.pop();
                 }
-                None => {
-                    let _ = value_at;
-                    let (v, c) = split_comment(rest);
-                    line.value = v.trim().to_string();
-                    line.value_at = (col, col + line.value.len());
-                    line.comment = c.map(str::to_string);
-                    if dash.is_none() {
-                        // A continuation of a multi-line scalar or flow value: not a key.
-                        line.inert = true;
-                    }
+                // A key at the column of an item's dash belongs above that sequence.
+                while stack
+                    .last()
+                    .is_some_and(|(ind, _, item)| *ind == col && *item)
+                {
+                    stack.pop();
+                }
+                stack.push((col, k.clone(), false));
+                line.key = Some(k);
+                let (v, c) = split_comment(&rest[vstart..]);
+                let start =
+                    col + vstart + (rest[vstart..].len() - rest[vstart..].trim_start().len());
+                line.value = v.trim().to_string();
+                line.value_at = (start, start + line.value.len());
+                line.comment = c.map(str::to_string);
+                if line.value.starts_with('|') || line.value.starts_with('>') {
+                    block_above = Some(col);
+                }
+            } else {
+                let _ = value_at;
+                let (v, c) = split_comment(rest);
+                line.value = v.trim().to_string();
+                line.value_at = (col, col + line.value.len());
+                line.comment = c.map(str::to_string);
+                if dash.is_none() {
+                    // A continuation of a multi-line scalar or flow value: not a key.
+                    line.inert = true;
                 }
             }
             line.path = stack.iter().map(|(_, c, _)| c.clone()).collect();
@@ -239,7 +236,7 @@ impl Outline {
             let deeper = col > own
                 // `key:\n- item`: items at the key's own column belong to it.
                 || (start.dash.is_none() && start.value.is_empty() && l.dash == Some(key_col) && col == key_col);
-            if !deeper && !(l.inert && col > own) {
+            if !(deeper || l.inert && col > own) {
                 break;
             }
             end = l.no;

@@ -90,7 +90,10 @@ fn matrix(run: &Run) -> String {
         ));
     }
     for s in &run.skipped {
-        out.push_str(&format!("{:<10} {:<25} {}:{}  {}\n", "skipped", s.operator, s.file, s.line, s.reason));
+        out.push_str(&format!(
+            "{:<10} {:<25} {}:{}  {}\n",
+            "skipped", s.operator, s.file, s.line, s.reason
+        ));
     }
     out.push_str(&report::score_line(run));
     out.push('\n');
@@ -108,7 +111,9 @@ fn homelab_kill_matrix() {
         .collect();
     for s in &survivors {
         assert!(
-            KNOWN_SURVIVORS.iter().any(|(op, f, l, _)| (*op, *f, *l) == *s),
+            KNOWN_SURVIVORS
+                .iter()
+                .any(|(op, f, l, _)| (*op, *f, *l) == *s),
             "a new survivor: {s:?}; a check stopped biting, or list it in KNOWN_SURVIVORS with the reason"
         );
     }
@@ -120,7 +125,10 @@ fn homelab_kill_matrix() {
     }
     // Every operator of SPEC §9 makes at least one mutant on the example platform.
     for (name, n) in report::per_operator(&run) {
-        assert!(n[0] + n[1] + n[2] > 0, "operator {name} made no mutant on examples/homelab");
+        assert!(
+            n[0] + n[1] + n[2] > 0,
+            "operator {name} made no mutant on examples/homelab"
+        );
     }
     // The base default under two overlays is the expected equivalent mutant.
     assert!(run.outcomes.iter().any(|o| o.status == Status::Equivalent
@@ -143,7 +151,9 @@ fn homelab_coverage_with_mutants() {
     let index = RepoIndex::new(&root);
     let (config, _) = discover::load(&root).expect("homelab config");
     let fs = fluxgate_fs::RealFs::new(&root);
-    let i = inputs(&fs, &root, &config, &index).expect("readable").expect("homelab has requirements");
+    let i = inputs(&fs, &root, &config, &index)
+        .expect("readable")
+        .expect("homelab has requirements");
     assert!(i.problems.is_empty(), "{:?}", i.problems);
     let plain = coverage(&i.registry, &i.checks, &i.serving, None);
     let run = mutation_run(&root, 2);

@@ -101,7 +101,7 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                         }
                     }
                     Err(reason) => {
-                        out.skip(NAME, file, l.no, format!("`{}`: {reason}", l.dotted()))
+                        out.skip(NAME, file, l.no, format!("`{}`: {reason}", l.dotted()));
                     }
                 }
             }

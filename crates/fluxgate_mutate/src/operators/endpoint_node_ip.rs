@@ -66,6 +66,21 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                 );
                 continue;
             };
+            // The line must write the endpoint: its value, or an expression that yields it.
+            let writes_it =
+                line.value.contains("{{") || (!c.host.is_empty() && line.value.contains(&c.host));
+            if !writes_it {
+                out.skip(
+                    NAME,
+                    &rel,
+                    line_no,
+                    format!(
+                        "{}: the value is not written on the line the model locates it at",
+                        c.what
+                    ),
+                );
+                continue;
+            }
             if line.value.contains("${") {
                 out.skip(NAME, &rel, line_no, format!("{}: set through a substitution reference; its variable is mutated where it is defined", c.what));
                 continue;

@@ -158,10 +158,7 @@ pub(crate) fn single(
 pub(crate) fn remove_key(o: &Outline, no: u32) -> String {
     let (mut from, mut to) = o.block(no);
     let mut current = no;
-    loop {
-        let Some(line) = o.line(current) else {
-            break;
-        };
+    while let Some(line) = o.line(current) {
         if line.path.len() <= 1 {
             break;
         }
