@@ -164,3 +164,38 @@ fn homelab_coverage_with_mutants() {
         report::coverage_text(&bitten, &i.problems)
     ));
 }
+
+#[test]
+fn without_a_requirements_file_coverage_says_so_and_mutate_still_runs() {
+    let root = homelab();
+    let index = RepoIndex::new(&root);
+    let (mut config, _) = discover::load(&root).expect("homelab config");
+    config.requirements = None;
+    let fs = fluxgate_fs::RealFs::new(&root);
+    assert!(
+        inputs(&fs, &root, &config, &index)
+            .expect("no error")
+            .is_none()
+    );
+    config.requirements = Some("spec/missing.yaml".into());
+    let err = inputs(&fs, &root, &config, &index)
+        .err()
+        .expect("a missing file is an error");
+    assert!(err.contains("spec/missing.yaml"), "{err}");
+    config.requirements = None;
+    let opts = Options {
+        jobs: 1,
+        progress: &|_| {},
+        planned: &|_| {},
+    };
+    let run = run(
+        &root,
+        &config,
+        &index,
+        &fluxgate_mutate::requirements::Serving::new(),
+        &opts,
+    )
+    .expect("runs");
+    assert!(run.count(Status::Killed) > 0);
+    assert!(run.outcomes.iter().all(|o| o.requirements.is_empty()));
+}

@@ -46,6 +46,15 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                 })
                 .collect();
             for (var, definition) in vars {
+                if every_use_has_a_default(ctx, k, var) {
+                    out.skip(
+                        NAME,
+                        &ctx.rel(&definition.file),
+                        definition.line,
+                        format!("`{var}` of Flux Kustomization {}: every use has a default (`${{{var}:=...}}`), so without the definition it falls back to it by design", k.id()),
+                    );
+                    continue;
+                }
                 // file -> the line of the key to remove.
                 let mut sites: BTreeMap<String, u32> = BTreeMap::new();
                 let mut encrypted = None;
@@ -133,4 +142,31 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
             }
         }
     }
+}
+
+/// Whether every `${VAR}` of the Kustomization that reads `var` gives a default.
+fn every_use_has_a_default(
+    ctx: &Ctx<'_>,
+    k: &fluxgate_flux::tree::FluxKustomization,
+    var: &str,
+) -> bool {
+    let mut any = false;
+    for s in k.substituted.iter().filter(|s| s.var == var) {
+        any = true;
+        let Some(text) = ctx.text(&ctx.rel(&s.consumer.file)) else {
+            return false;
+        };
+        let line = text
+            .lines()
+            .nth((s.consumer.line as usize).saturating_sub(1))
+            .unwrap_or_default();
+        let defaulted = [":=", ":-", "=", "-"]
+            .iter()
+            .any(|op| line.contains(&format!("${{{var}{op}")));
+        let bare = line.contains(&format!("${{{var}}}")) || line.contains(&format!("${var}"));
+        if !defaulted || bare {
+            return false;
+        }
+    }
+    any
 }
