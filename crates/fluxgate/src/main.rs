@@ -41,6 +41,10 @@ enum Command {
     Explain(commands::explain::Args),
     /// Policies (L0): `policy test DIR` runs Kyverno CLI tests and reports agreement.
     Policy(commands::policy::Args),
+    /// Mutation testing: plant small defects in memory and see whether the gate notices.
+    Mutate(commands::mutate::Args),
+    /// Requirement coverage: which requirements a check that ran maps to.
+    Coverage(commands::coverage::Args),
 }
 
 // mimalloc: rendering allocates many small nodes, and glibc's malloc took a third of the time.
@@ -58,6 +62,8 @@ fn main() -> ExitCode {
         Command::Rules(args) => commands::rules::run(&args),
         Command::Explain(args) => commands::explain::run(&args),
         Command::Policy(args) => commands::policy::run(&args),
+        Command::Mutate(args) => commands::mutate::run(&args),
+        Command::Coverage(args) => commands::coverage::run(&args),
     };
     match result {
         Ok(code) => code,

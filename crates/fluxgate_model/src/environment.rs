@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use fluxgate_ansible::{ProblemKind as AnsibleKind, Project};
 use fluxgate_flux::helm::{ChartCache, Values, effective_values_traced, replaced_map};
@@ -30,13 +31,16 @@ pub struct Release {
 }
 
 /// The bootstrap side of an environment.
+#[derive(Clone)]
 pub struct Bootstrap {
     pub project: Project,
     /// The hosts of the environment's group (inventory order).
     pub hosts: Vec<String>,
 }
 
-/// One environment, rendered.
+/// One environment, rendered. Cloning is cheap next to rendering (mutation testing re-renders
+/// only the environments a mutant reaches and clones the others).
+#[derive(Clone)]
 pub struct Environment {
     pub config: EnvConfig,
     pub tree: Tree,
@@ -71,8 +75,31 @@ pub fn object_id(obj: &Node) -> String {
     format!("{ns}/{name}")
 }
 
-/// Renders one environment of the repository at `root`.
+/// Renders one environment of the repository at `root`. The Flux tree and the chart cache
+/// read through `fs`; the Ansible project reads the repository itself (confined to `root`).
+/// [`load_environment_in`] sends every reader through one filesystem.
 pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConfig) -> Environment {
+    load(fs, None, root, config, env)
+}
+
+/// [`load_environment`] with every renderer, the Ansible project included, reading through
+/// `fs`: an [`fluxgate_fs::Overlay`] (a mutant) is then seen by all of them.
+pub fn load_environment_in(
+    fs: &Arc<dyn Fs>,
+    root: &Path,
+    config: &Config,
+    env: &EnvConfig,
+) -> Environment {
+    load(fs.as_ref(), Some(fs.clone()), root, config, env)
+}
+
+fn load(
+    fs: &dyn Fs,
+    ansible_fs: Option<Arc<dyn Fs>>,
+    root: &Path,
+    config: &Config,
+    env: &EnvConfig,
+) -> Environment {
     let extra_creators: Vec<RuntimeCreator> = config
         .generators
         .iter()
@@ -175,6 +202,7 @@ pub fn load_environment(fs: &dyn Fs, root: &Path, config: &Config, env: &EnvConf
             playbook: a.playbook.as_ref().map(PathBuf::from),
             config: a.config.as_ref().map(PathBuf::from),
             representative_hosts: true,
+            fs: ansible_fs,
             ..fluxgate_ansible::Options::default()
         });
         problems.extend(

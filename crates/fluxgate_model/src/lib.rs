@@ -23,7 +23,9 @@ pub mod problem;
 pub mod vip;
 mod walk;
 
-pub use environment::{Bootstrap, Environment, Release, load_environment, object_id};
+pub use environment::{
+    Bootstrap, Environment, Release, load_environment, load_environment_in, object_id,
+};
 pub use error::Error;
 pub use index::{IndexedFile, RepoIndex};
 pub use problem::{Problem, ProblemKind};

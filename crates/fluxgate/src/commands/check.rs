@@ -157,7 +157,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     plural(l0.verdicts)
                 ),
             );
-            t
+            with_conformance(t, super::coverage::summary_line(&repo))
         }
         CheckFormat::Json => {
             let v = json!({
@@ -218,6 +218,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match output::emit(&text) {
         Err(e) if output::is_broken_pipe(&e) => Ok(code),
         other => other.map(|()| code),
+    }
+}
+
+/// The conformance line (`fluxgate coverage`'s summary) above the decision, when the
+/// repository has a requirements file.
+fn with_conformance(report: String, line: Option<String>) -> String {
+    let Some(line) = line else {
+        return report;
+    };
+    let body = report.trim_end_matches('\n');
+    match body.rfind('\n') {
+        Some(i) => format!("{}\n{line}\n{}\n", &body[..i], &body[i + 1..]),
+        None => format!("{line}\n{report}"),
     }
 }
 

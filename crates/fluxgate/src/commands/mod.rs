@@ -2,9 +2,11 @@
 
 pub mod ansible;
 pub mod check;
+pub mod coverage;
 pub mod envs;
 pub mod explain;
 pub mod policy;
+pub mod mutate;
 pub mod render;
 pub mod rules;
 pub mod values;

@@ -44,7 +44,8 @@ crate::declare_rule! {
     }
 }
 
-const SAN_VARS: &[&str] = &["k3s_tls_sans", "tls_san", "tls_sans", "k3s_tls_san"];
+/// The Ansible variables that hold a SAN list (mutation testing removes the VIP from them).
+pub const SAN_VARS: &[&str] = &["k3s_tls_sans", "tls_san", "tls_sans", "k3s_tls_san"];
 
 /// A SAN list and where it was written.
 struct Sans {
