@@ -148,12 +148,15 @@ pub fn normalise_message(message: &str) -> String {
         }
         after_line = core == "line" || core == "lines";
         // `file.yaml:12:3` -> `file.yaml`
-        while let Some((head, num)) = w.rsplit_once(':') {
-            if !num.is_empty() && num.chars().all(|c| c.is_ascii_digit()) && !head.is_empty() {
-                w = head.to_string();
-            } else {
+        let mut stripped = w.as_str();
+        while let Some((head, num)) = stripped.rsplit_once(':') {
+            if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit()) {
                 break;
             }
+            stripped = head;
+        }
+        if stripped.len() < w.len() && is_file_name(stripped) {
+            w = stripped.to_string();
         }
         if w.contains('/') && !w.contains("://") && w.contains('.') {
             w = basename(&w).to_string();
@@ -161,6 +164,17 @@ pub fn normalise_message(message: &str) -> String {
         words.push(format!("{w}{tail}"));
     }
     words.join(" ")
+}
+
+/// A path whose last segment has a file extension (`a/b.yaml`), not an address
+/// (`10.0.0.1`, `https://host`).
+fn is_file_name(word: &str) -> bool {
+    !word.contains("://")
+        && basename(word)
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| {
+                !stem.is_empty() && !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric()) && ext.chars().any(|c| c.is_ascii_alphabetic())
+            })
 }
 
 /// A word without its trailing punctuation (`,` `;` `)` `.` after a path), and that
