@@ -61,11 +61,10 @@ pub fn fingerprint(d: &Diagnostic, anchor: &str) -> String {
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    h.finalize().iter().take(8).fold(String::new(), |mut s, b| {
+        s.push_str(&format!("{b:02x}"));
+        s
+    })
 }
 
 /// Which head findings are new (`true`) and how many base findings the head no longer has.
@@ -170,11 +169,12 @@ pub fn normalise_message(message: &str) -> String {
 /// (`10.0.0.1`, `https://host`).
 fn is_file_name(word: &str) -> bool {
     !word.contains("://")
-        && basename(word)
-            .rsplit_once('.')
-            .is_some_and(|(stem, ext)| {
-                !stem.is_empty() && !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric()) && ext.chars().any(|c| c.is_ascii_alphabetic())
-            })
+        && basename(word).rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && !ext.is_empty()
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        })
 }
 
 /// A word without its trailing punctuation (`,` `;` `)` `.` after a path), and that

@@ -36,19 +36,27 @@ pub fn diff(base: &[Environment], head: &[Environment]) -> Report {
 /// bump is a change), kind, namespace and name.
 type Key = (String, String, Option<String>, String);
 
+/// `file:line` in a repository.
+type At = (String, u32);
+/// A `${VAR}` use: the variable, where its value was set, and whether it is encrypted.
+type Use = (String, Location, bool);
+/// A variable's definition used: the variable, where `${VAR}` was written, the leaf's path,
+/// and whether it is encrypted.
+type Definition = (String, Location, String, bool);
+
 /// One side of an environment, indexed.
 struct Side<'a> {
     env: &'a Environment,
     /// Object -> (object, the Kustomization that renders it).
     objects: BTreeMap<Key, (&'a Node, String)>,
     /// `file:line` of each `${VAR}` -> the variable and where its value was set.
-    substituted: BTreeMap<(String, u32), Vec<(String, Location, bool)>>,
+    substituted: BTreeMap<At, Vec<Use>>,
     /// `file:line` where a variable's value was set -> its uses: the variable, where
     /// `${VAR}` was written and the path of the leaf (a substituted leaf is located at the
     /// value's definition).
-    definitions: BTreeMap<(String, u32), Vec<(String, Location, String, bool)>>,
+    definitions: BTreeMap<At, Vec<Definition>>,
     /// Where the values of Secrets are written: a value substituted from there is secret.
-    secret_places: BTreeSet<(String, u32)>,
+    secret_places: BTreeSet<At>,
 }
 
 impl<'a> Side<'a> {
@@ -65,10 +73,8 @@ impl<'a> Side<'a> {
         for obj in &env.tree.entry_objects {
             insert(obj, "(entry)");
         }
-        let mut substituted: BTreeMap<(String, u32), Vec<(String, Location, bool)>> =
-            BTreeMap::new();
-        let mut definitions: BTreeMap<(String, u32), Vec<(String, Location, String, bool)>> =
-            BTreeMap::new();
+        let mut substituted: BTreeMap<At, Vec<Use>> = BTreeMap::new();
+        let mut definitions: BTreeMap<At, Vec<Definition>> = BTreeMap::new();
         for k in &env.tree.kustomizations {
             let id = k.id();
             for obj in &k.objects {

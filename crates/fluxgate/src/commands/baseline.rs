@@ -44,12 +44,12 @@ pub fn run(
     rev: &str,
     repo: &Repo,
     envs: &[Environment],
-    diags: Vec<Diagnostic>,
+    diags: &[Diagnostic],
 ) -> anyhow::Result<ExitCode> {
     let tree = base::obtain(&repo.root, Some(rev), None)
         .map_err(|e| anyhow::anyhow!("check --base {rev}: {e:#}"))?;
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
-    let prints = fingerprints(&diags, &reader(&repo.root));
+    let prints = fingerprints(diags, &reader(&repo.root));
     let (is_new, fixed, base_problem) = match Repo::open(Some(&tree.root)) {
         Ok(base_repo) => {
             let base = render_side(base_repo, &names);
@@ -150,7 +150,7 @@ pub fn run(
                 "environments": names,
                 "layers": LAYERS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
                 "diagnostics": list,
-                "summary": {"errors": count(&diags, Severity::Error), "warnings": count(&diags, Severity::Warning)},
+                "summary": {"errors": count(diags, Severity::Error), "warnings": count(diags, Severity::Warning)},
                 "baseline": {
                     "base": tree.label,
                     "new_only": args.new_only,
@@ -167,7 +167,7 @@ pub fn run(
             let docs: Vec<(&str, &str)> =
                 docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
             render_sarif_fingerprinted(
-                &diags,
+                diags,
                 &docs,
                 env!("CARGO_PKG_VERSION"),
                 Some((SARIF_KEY, &prints)),

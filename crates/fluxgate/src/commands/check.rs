@@ -124,7 +124,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     fluxgate_diagnostics::sort_and_dedup(&mut diags);
 
     if let Some(rev) = &args.base {
-        return crate::commands::baseline::run(args, rev, &repo, &envs, diags);
+        return crate::commands::baseline::run(args, rev, &repo, &envs, &diags);
     }
     let threshold = args.fail_on.threshold();
     let passed = !diags.iter().any(|d| d.severity >= threshold);

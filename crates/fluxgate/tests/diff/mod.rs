@@ -267,7 +267,7 @@ fn a_chart_version_bump_and_its_values_are_shown_leaf_by_leaf() {
         assert_eq!(values[0]["new"], "2");
         assert_eq!(values[0]["origin"]["file"], "apps/base/release.yaml");
         // The HelmRelease object's own change is the chart version; its values are above.
-        let obj = object(&env(&report, name), "HelmRelease", "podinfo");
+        let obj = object(env(&report, name), "HelmRelease", "podinfo");
         let paths: Vec<&str> = obj["fields"]
             .as_array()
             .expect("fields")
