@@ -22,7 +22,7 @@ mod leaves;
 mod model;
 pub mod render;
 
-pub use model::diff;
+pub use model::{diff, diff_rooted};
 
 use std::collections::{BTreeMap, BTreeSet};
 

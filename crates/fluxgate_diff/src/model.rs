@@ -17,10 +17,22 @@ use crate::{
 /// Compares the environments of the base with those of the head.
 #[must_use]
 pub fn diff(base: &[Environment], head: &[Environment]) -> Report {
+    diff_rooted(base, head, None)
+}
+
+/// [`diff`], where the two sides were read from different folders `(base, head)`: a value
+/// that holds its side's folder (Ansible's `inventory_dir`, a path a role default derives
+/// from `playbook_dir`) is compared with that folder replaced by the head's.
+#[must_use]
+pub fn diff_rooted(
+    base: &[Environment],
+    head: &[Environment],
+    roots: Option<(&str, &str)>,
+) -> Report {
     let mut report = Report::default();
     for h in head {
         match base.iter().find(|b| b.name() == h.name()) {
-            Some(b) => report.environments.push(diff_env(b, h)),
+            Some(b) => report.environments.push(diff_env(b, h, roots)),
             None => report.environments_added.push(h.name().to_string()),
         }
     }
@@ -210,7 +222,7 @@ fn category(obj: &Node) -> Category {
     }
 }
 
-fn diff_env(base: &Environment, head: &Environment) -> EnvDiff {
+fn diff_env(base: &Environment, head: &Environment, roots: Option<(&str, &str)>) -> EnvDiff {
     let b = Side::new(base);
     let h = Side::new(head);
     let mut out = EnvDiff {
@@ -241,7 +253,7 @@ fn diff_env(base: &Environment, head: &Environment) -> EnvDiff {
         ))
     });
     out.releases = releases(base, head, &b, &h);
-    out.hosts = hosts(base, head);
+    out.hosts = hosts(base, head, roots);
     out
 }
 
@@ -699,17 +711,22 @@ fn normalise_path(p: &str) -> String {
 }
 
 /// The Ansible variables of each host of the environment that changed.
-fn hosts(base: &Environment, head: &Environment) -> Vec<HostChange> {
+fn hosts(base: &Environment, head: &Environment, roots: Option<(&str, &str)>) -> Vec<HostChange> {
     let (Some(bb), Some(hb)) = (&base.bootstrap, &head.bootstrap) else {
         return Vec::new();
     };
     let names: BTreeSet<&String> = bb.hosts.iter().chain(hb.hosts.iter()).collect();
     let mut out = Vec::new();
     for host in names {
-        let old = bb
-            .hosts
-            .contains(host)
-            .then(|| bb.project.host_vars(host).vars);
+        let old = bb.hosts.contains(host).then(|| {
+            let mut vars = bb.project.host_vars(host).vars;
+            if let Some((from, to)) = roots {
+                for r in vars.values_mut() {
+                    rebase(&mut r.value, from, to);
+                }
+            }
+            vars
+        });
         let new = hb
             .hosts
             .contains(host)
@@ -761,4 +778,14 @@ fn hosts(base: &Environment, head: &Environment) -> Vec<HostChange> {
         });
     }
     out
+}
+
+/// Every string under `n` with the folder `from` replaced by `to`.
+fn rebase(n: &mut Node, from: &str, to: &str) {
+    match &mut n.value {
+        Value::String(s) if s.contains(from) => *s = s.replace(from, to),
+        Value::Map(m) => m.values_mut().for_each(|v| rebase(v, from, to)),
+        Value::Seq(items) => items.iter_mut().for_each(|v| rebase(v, from, to)),
+        _ => {}
+    }
 }

@@ -92,7 +92,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let secrets = Secrets::from_each(head.envs.iter().chain(base.envs.iter()));
     output::mask_with(secrets.redactor().clone());
 
-    let report = fluxgate_diff::diff(&base.envs, &head.envs);
+    let (base_root, head_root) = (
+        base.repo.root.to_string_lossy().into_owned(),
+        head.repo.root.to_string_lossy().into_owned(),
+    );
+    let report = fluxgate_diff::diff_rooted(
+        &base.envs,
+        &head.envs,
+        Some((base_root.as_str(), head_root.as_str())),
+    );
     let delta = delta(&head, &base);
     let sides = Sides {
         base: base_tree.label.clone(),

@@ -567,3 +567,68 @@ fn a_base_that_cannot_be_read_is_said_and_the_head_is_still_checked() {
         stderr(&out)
     );
 }
+
+/// The shipped example platform in a git repository: Ansible inventories with Vault files,
+/// cached charts, two environments.
+fn homelab(name: &str) -> Repo {
+    let r = Repo::new(name);
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab/.");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(&example)
+        .arg(&r.dir)
+        .status()
+        .expect("cp runs");
+    assert!(status.success());
+    r.commit("the example");
+    r
+}
+
+#[test]
+fn an_ansible_variable_changed_for_prod_is_shown_per_host_and_gates_as_new() {
+    let r = homelab("ansible");
+    let path = "infra/ansible/inventory/group_vars/k3s_prod/vars.yml";
+    let text = std::fs::read_to_string(r.dir.join(path)).expect("read");
+    r.write(path, &text.replace("\"192.168.2.9\"", "\"192.168.2.19\""));
+    let report = r.json(&["diff", "--format", "json"]);
+    let prod = env(&report, "prod");
+    let hosts = prod["hosts"].as_array().expect("hosts");
+    assert!(!hosts.is_empty(), "{prod}");
+    for h in hosts {
+        let vars = h["vars"].as_array().expect("vars");
+        let vip = vars
+            .iter()
+            .find(|v| v["path"] == "kube_vip_address")
+            .unwrap_or_else(|| panic!("kube_vip_address of {h}"));
+        assert_eq!(vip["old"], "192.168.2.9");
+        assert_eq!(vip["new"], "192.168.2.19");
+        assert_eq!(vip["origin"]["file"], path);
+        assert_eq!(vip["origin"]["line"], 11);
+        assert!(
+            vars.iter()
+                .all(|v| v["secret"] == false || v["old"].is_null())
+        );
+    }
+    assert!(
+        env(&report, "dev")["hosts"]
+            .as_array()
+            .expect("hosts")
+            .is_empty()
+    );
+    // Prod's Flux side still dials the old VIP: the change introduces findings, and only
+    // those are new.
+    let out = r.fluxgate(&["check", "--base", "HEAD", "--new-only", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let check: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        check["baseline"]["new"].as_u64().is_some_and(|n| n > 0),
+        "{}",
+        check["baseline"]
+    );
+    // Nothing was written to the repository: only the edited file differs from HEAD.
+    let status = r.git(&["status", "--porcelain"]);
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout).trim(),
+        format!("M {path}")
+    );
+}
