@@ -12,8 +12,13 @@
 set -euo pipefail
 corpus=${FLUXGATE_CORPUS:?set FLUXGATE_CORPUS to the corpus folder}
 cd "$(dirname "$0")/.."
-cargo build --release --quiet -p fluxgate --bin fluxgate
-fluxgate=$PWD/target/release/fluxgate
+# FLUXGATE_BIN: a fluxgate binary to use instead of building the release one.
+if [ -n "${FLUXGATE_BIN:-}" ]; then
+  fluxgate=$FLUXGATE_BIN
+else
+  cargo build --release --quiet -p fluxgate --bin fluxgate
+  fluxgate=$PWD/target/release/fluxgate
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
