@@ -35,6 +35,8 @@ enum Command {
     Values(commands::values::Args),
     /// Render every environment, run every rule, and decide: MERGE GATE PASS or FAIL.
     Check(commands::check::Args),
+    /// What a change does to each environment, against a git base or another folder.
+    Diff(commands::diff::Args),
     /// List the built-in rules.
     Rules(commands::rules::Args),
     /// Explain a rule: what it checks, why, an example and the fix.
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Envs(args) => commands::envs::run(&args),
         Command::Values(args) => commands::values::run(&args),
         Command::Check(args) => commands::check::run(&args),
+        Command::Diff(args) => commands::diff::run(&args),
         Command::Rules(args) => commands::rules::run(&args),
         Command::Explain(args) => commands::explain::run(&args),
         Command::Policy(args) => commands::policy::run(&args),

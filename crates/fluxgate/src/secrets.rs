@@ -34,6 +34,12 @@ impl Secrets {
     /// What the rendered environments hold in Secrets: their `data` (encoded and decoded) and
     /// `stringData` values, and the HelmRelease values that `valuesFrom` took from a Secret.
     pub fn from_environments(envs: &[Environment]) -> Secrets {
+        Secrets::from_each(envs)
+    }
+
+    /// [`Secrets::from_environments`] over environments of more than one render (the base
+    /// and the head of `diff`).
+    pub fn from_each<'a>(envs: impl IntoIterator<Item = &'a Environment>) -> Secrets {
         let mut collect = Collector::default();
         for env in envs {
             collect.objects(env.objects());

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod diff;
 mod fail_closed;
 mod formats;
 mod policy_test;

@@ -38,6 +38,12 @@ pub struct Args {
     /// The lowest severity that fails the gate.
     #[arg(long, value_enum, default_value = "error")]
     pub fail_on: FailOn,
+    /// Mark each finding `new` or `existing` against this git revision (see `fluxgate diff`).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// With --base: fail the gate only on new findings (existing ones are listed apart).
+    #[arg(long, requires = "base")]
+    pub new_only: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -57,7 +63,7 @@ pub enum FailOn {
 }
 
 impl FailOn {
-    fn threshold(self) -> Severity {
+    pub(crate) fn threshold(self) -> Severity {
         match self {
             FailOn::Error => Severity::Error,
             FailOn::Warning => Severity::Warning,
@@ -66,7 +72,7 @@ impl FailOn {
 }
 
 /// The layers of SPEC §4: what ran, and what could not without a cluster.
-const LAYERS: [(&str, &str); 4] = [
+pub(crate) const LAYERS: [(&str, &str); 4] = [
     ("L0", "ran"),
     ("L1", "ran"),
     ("L2", "skipped: no cluster"),
@@ -108,36 +114,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         anyhow::bail!("nothing to check in {}: {how}{why}", repo.root.display());
     }
-    let fs = repo.index.fs();
-    // Each environment renders on its own core, while the repository index (already read
-    // when discovery ran) is read for the rules that look beyond the environments.
-    let (envs, _) = rayon::join(
-        || -> Vec<Environment> {
-            selected
-                .par_iter()
-                .map(|e| load_environment(&**fs, &repo.root, &repo.config, e))
-                .collect()
-        },
-        || repo.index.files().len(),
-    );
-
-    let mut diags = repo.diagnostics.clone();
-    diags.extend(unknown_rules(&repo));
-    diags.extend(fluxgate_rules::check_rule_config(&repo.config));
-    let (found, layer_stats) = fluxgate_rules::run_with_stats(&repo.index, &repo.config, &envs);
-    diags.extend(found);
-    // L0: the policies of `policies:` and those the environments render.
-    let (policy_findings, l0) = fluxgate_policy::check(&repo.root, &repo.config, &envs);
-    diags.extend(policy_findings);
-    for d in &mut diags {
-        relativize(d, &repo.root);
-    }
+    let envs = render_environments(&repo, &selected);
+    let (mut diags, layer_stats, l0) = findings_with_stats(&repo, &envs);
     // No format may show a Secret's value: messages are masked here, once, for all of them.
     let secrets = Secrets::from_environments(&envs);
     secrets.redact_diagnostics(&mut diags);
     output::mask_with(secrets.redactor().clone());
     fluxgate_diagnostics::sort_and_dedup(&mut diags);
 
+    if let Some(rev) = &args.base {
+        return crate::commands::baseline::run(args, rev, &repo, &envs, &diags);
+    }
     let threshold = args.fail_on.threshold();
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
@@ -234,12 +221,60 @@ fn with_conformance(report: String, line: Option<String>) -> String {
     }
 }
 
-fn count(diags: &[Diagnostic], sev: Severity) -> usize {
+/// Renders the selected environments, each on its own core, while the repository index
+/// (already read when discovery ran) is read for the rules that look beyond them.
+pub fn render_environments(
+    repo: &Repo,
+    selected: &[&crate::config::EnvConfig],
+) -> Vec<Environment> {
+    let fs = repo.index.fs();
+    let (envs, _) = rayon::join(
+        || -> Vec<Environment> {
+            selected
+                .par_iter()
+                .map(|e| load_environment(&**fs, &repo.root, &repo.config, e))
+                .collect()
+        },
+        || repo.index.files().len(),
+    );
+    envs
+}
+
+/// Every finding of a run over `envs`, paths relative to the repository, not yet masked,
+/// sorted or merged.
+pub fn findings(repo: &Repo, envs: &[Environment]) -> Vec<Diagnostic> {
+    findings_with_stats(repo, envs).0
+}
+
+/// [`findings`], with what the layers measured: the schema figures and the policies' L0.
+pub fn findings_with_stats(
+    repo: &Repo,
+    envs: &[Environment],
+) -> (
+    Vec<Diagnostic>,
+    fluxgate_rules::LayerStats,
+    fluxgate_policy::L0Report,
+) {
+    let mut diags = repo.diagnostics.clone();
+    diags.extend(unknown_rules(repo));
+    diags.extend(fluxgate_rules::check_rule_config(&repo.config));
+    let (found, layer_stats) = fluxgate_rules::run_with_stats(&repo.index, &repo.config, envs);
+    diags.extend(found);
+    // L0: the policies of `policies:` and those the environments render.
+    let (policy_findings, l0) = fluxgate_policy::check(&repo.root, &repo.config, envs);
+    diags.extend(policy_findings);
+    for d in &mut diags {
+        relativize(d, &repo.root);
+    }
+    (diags, layer_stats, l0)
+}
+
+pub(crate) fn count(diags: &[Diagnostic], sev: Severity) -> usize {
     diags.iter().filter(|d| d.severity == sev).count()
 }
 
 /// The names of the rules that ran (enabled ones).
-fn rules_ran(repo: &Repo) -> Vec<&'static str> {
+pub(crate) fn rules_ran(repo: &Repo) -> Vec<&'static str> {
     RULES
         .iter()
         .filter(|r| {
@@ -305,7 +340,7 @@ fn relativize(d: &mut Diagnostic, root: &Path) {
 
 /// rustc-style findings, a summary and the decision; colour only on a terminal. Source lines
 /// are shown with the values of Secrets masked.
-fn text_report(
+pub(crate) fn text_report(
     index: &RepoIndex,
     secrets: &Secrets,
     diags: &[Diagnostic],

@@ -11,7 +11,7 @@ pub use github::render_github;
 pub use json::diagnostic_to_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
-pub use sarif::{SarifLog, render_sarif, sarif_log};
+pub use sarif::{SarifLog, render_sarif, render_sarif_fingerprinted, sarif_log};
 pub use text::{SourceLookup, render_text, render_text_styled};
 
 #[cfg(test)]

@@ -71,6 +71,10 @@ struct SarifResult<'a> {
     locations: Vec<SarifLocation<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     related_locations: Vec<SarifLocation<'a>>,
+    /// A fingerprint that survives line shifts (`check --base`), so that code scanning
+    /// tracks a finding across runs; one entry, keyed by its scheme's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial_fingerprints: Option<std::collections::BTreeMap<&'a str, &'a str>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -146,7 +150,24 @@ pub fn render_sarif(
     rule_docs: &[(&str, &str)],
     version: &str,
 ) -> Result<String, Error> {
-    let log = sarif_log(diags, rule_docs, version);
+    render_sarif_fingerprinted(diags, rule_docs, version, None)
+}
+
+/// [`render_sarif`] with each result's `partialFingerprints`: `(key, one per diagnostic)`.
+pub fn render_sarif_fingerprinted<'a>(
+    diags: &'a [Diagnostic],
+    rule_docs: &'a [(&'a str, &'a str)],
+    version: &'a str,
+    fingerprints: Option<(&'a str, &'a [String])>,
+) -> Result<String, Error> {
+    let mut log = sarif_log(diags, rule_docs, version);
+    if let Some((key, prints)) = fingerprints {
+        for run in &mut log.runs {
+            for (r, f) in run.results.iter_mut().zip(prints) {
+                r.partial_fingerprints = Some(std::iter::once((key, f.as_str())).collect());
+            }
+        }
+    }
     let mut text = serde_json::to_string_pretty(&log).map_err(|source| Error::Json {
         format: "sarif",
         source,
@@ -205,5 +226,6 @@ fn result(d: &Diagnostic, rule_index: Option<usize>) -> SarifResult<'_> {
         message: Message::new(format!("{env}{}", d.message)),
         locations,
         related_locations,
+        partial_fingerprints: None,
     }
 }
