@@ -469,7 +469,7 @@ fn bind_request(ctx: &mut Context, r: &Resource, ns: &Namespaces, params: &Json)
         ),
     ]
     .into_iter());
-    ctx.add_variable_from_value("object", to_cel(&r.json));
+    ctx.add_variable_from_value("object", r.cel());
     ctx.add_variable_from_value("oldObject", Value::Null);
     ctx.add_variable_from_value("request", request);
     ctx.add_variable_from_value("params", to_cel(params));
