@@ -24,6 +24,9 @@ pub type Overrides = BTreeMap<String, Json>;
 
 struct Rule {
     name: String,
+    /// The kind names (last segment of each `kinds` entry) the rule's `match` can select;
+    /// `None` when any kind can match. A cheap first test before the whole match.
+    kinds: Option<Vec<String>>,
     raw: Json,
     action: Action,
     autogen: bool,
@@ -76,6 +79,33 @@ fn needs_cluster(rule: &Json) -> Option<String> {
         }
     }
     None
+}
+
+/// The kinds a rule's `match` names, or `None` when some filter has no kinds (or a wildcard).
+fn match_kinds(rule: &Json) -> Option<Vec<String>> {
+    let m = rule.get("match")?;
+    let mut filters: Vec<&Json> = Vec::new();
+    for key in ["any", "all"] {
+        filters.extend(m.get(key).and_then(Json::as_array).into_iter().flatten());
+    }
+    if m.get("resources").is_some() {
+        filters.push(m);
+    }
+    let mut out = Vec::new();
+    for f in filters {
+        let kinds = strings(f.pointer("/resources/kinds"));
+        if kinds.is_empty() {
+            return None;
+        }
+        for k in kinds {
+            let last = k.rsplit('/').next().unwrap_or(&k).to_string();
+            if last.contains(['*', '?']) {
+                return None;
+            }
+            out.push(last);
+        }
+    }
+    Some(out)
 }
 
 /// Whether a rule matches Pods only, without names or selectors: Kyverno generates rules for
@@ -163,6 +193,7 @@ impl KyvernoPolicy {
             .unwrap_or(default);
             rules.push(Rule {
                 name: rule_name,
+                kinds: match_kinds(raw),
                 autogen: can_autogen(raw),
                 raw: raw.clone(),
                 action,
@@ -202,7 +233,16 @@ impl KyvernoPolicy {
             .unwrap_or("CREATE")
             .to_string();
         let mut out = Vec::new();
+        let kind = r.kind();
+        let controller = self.controllers.iter().any(|c| c == kind);
         for rule in self.rules.iter().filter(|x| !x.offline) {
+            let may_match = rule
+                .kinds
+                .as_ref()
+                .is_none_or(|ks| ks.iter().any(|k| k == kind) || (rule.autogen && controller));
+            if !may_match {
+                continue;
+            }
             let (target, name) = if selects(&rule.raw, r, ns, &operation) {
                 (r, rule.name.clone())
             } else if rule.autogen
