@@ -179,7 +179,7 @@ impl CelPolicy {
     pub(crate) fn selects(&self, r: &Resource, ns: &Namespaces) -> bool {
         if let Some(list) = &self.resources {
             let p = plural(r.kind());
-            if !list.iter().any(|x| *x == p) {
+            if !list.contains(&p) {
                 return false;
             }
         }

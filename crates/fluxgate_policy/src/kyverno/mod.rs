@@ -247,7 +247,7 @@ impl KyvernoPolicy {
                 (r, rule.name.clone())
             } else if rule.autogen
                 && let Some(pod) = autogen::template_pod(r, &self.controllers)
-                && selects(&rule.raw, &pod, ns, &operation)
+                && selects(&rule.raw, pod, ns, &operation)
             {
                 let prefix = if r.kind() == "CronJob" {
                     "autogen-cronjob-"
