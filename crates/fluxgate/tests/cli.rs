@@ -287,9 +287,11 @@ fn check_fails_the_broken_example_in_every_format_naming_each_rule() {
     // `config` is a mistake in fluxgate.yaml, which the broken example does not make; a
     // contract's findings are `contract:<id>`.
     for rule in registered.iter().copied().filter(|r| *r != "config") {
-        let fired = rules
-            .iter()
-            .any(|r| *r == rule || (rule == "contract" && r.starts_with("contract:")));
+        let fired = rules.iter().any(|r| {
+            *r == rule
+                || (rule == "contract" && r.starts_with("contract:"))
+                || (rule == "policy" && r.starts_with("policy:"))
+        });
         assert!(fired, "{rule} did not fire: {rules:?}");
     }
     assert!(rules.contains(&"contract:cni-dials-vip"), "{rules:?}");

@@ -25,7 +25,10 @@ fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
         if p.is_dir() {
             yaml_files(&p, out);
-        } else if name.ends_with(".yaml") {
+        } else if p
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml"))
+        {
             out.push(p);
         }
     }

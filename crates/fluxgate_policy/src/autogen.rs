@@ -66,9 +66,17 @@ pub fn vpol_controllers(doc: &Json) -> Vec<String> {
 /// The Pod a controller's template describes: the template's metadata (with the
 /// controller's name and namespace, which Kyverno's generated rules match on) and spec.
 #[must_use]
-pub fn template_pod(r: &Resource, controllers: &[String]) -> Option<Resource> {
+pub fn template_pod<'a>(r: &'a Resource, controllers: &[String]) -> Option<&'a Resource> {
     let kind = r.kind();
     if !controllers.iter().any(|c| c == kind) {
+        return None;
+    }
+    r.template_pod()
+}
+
+pub(crate) fn build_template_pod(r: &Resource) -> Option<Resource> {
+    let kind = r.kind();
+    if !DEFAULT_CONTROLLERS.contains(&kind) {
         return None;
     }
     let template = if kind == "CronJob" {

@@ -9,7 +9,7 @@ use fluxgate_model::Environment;
 use fluxgate_model::config::Config;
 
 use crate::vap::CelKind;
-use crate::{PolicySet, Resource, Verdict, is_policy, load_paths};
+use crate::{PolicySet, Resource, Verdict, is_policy, is_policy_kind, load_paths};
 
 /// What L0 saw.
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,6 +35,17 @@ pub fn check(root: &Path, config: &Config, envs: &[Environment]) -> (Vec<Diagnos
     let mut report = L0Report::default();
     let mut names = BTreeSet::new();
     for env in envs {
+        // Without a policy, the objects are counted, not converted.
+        let renders_policy = env.objects().any(|n| {
+            is_policy_kind(
+                n.str_at(&["apiVersion"]).unwrap_or(""),
+                n.str_at(&["kind"]).unwrap_or(""),
+            )
+        });
+        if configured.is_empty() && !renders_policy {
+            report.objects += env.objects().count();
+            continue;
+        }
         let resources: Vec<Resource> = env
             .objects()
             .map(|n| Resource::new(n.to_json(), n.loc.clone()))

@@ -143,8 +143,15 @@ pub struct PolicySet {
 /// Whether a document is a policy kind L0 reads.
 #[must_use]
 pub fn is_policy(doc: &Json) -> bool {
-    let kind = doc.get("kind").and_then(Json::as_str).unwrap_or("");
-    let api = doc.get("apiVersion").and_then(Json::as_str).unwrap_or("");
+    is_policy_kind(
+        doc.get("apiVersion").and_then(Json::as_str).unwrap_or(""),
+        doc.get("kind").and_then(Json::as_str).unwrap_or(""),
+    )
+}
+
+/// Whether `apiVersion`/`kind` name a policy kind L0 reads.
+#[must_use]
+pub fn is_policy_kind(api: &str, kind: &str) -> bool {
     match kind {
         "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding" => {
             api.starts_with("admissionregistration.k8s.io/")
@@ -236,14 +243,12 @@ impl PolicySet {
         out: &mut Vec<Outcome>,
     ) {
         // The object itself, or the Pod its template describes (autogen).
-        let pod;
         let target = if p.selects(r, ns) {
             r
         } else if let Some(t) = autogen::template_pod(r, &p.controllers)
-            && p.selects(&t, ns)
+            && p.selects(t, ns)
         {
-            pod = t;
-            &pod
+            t
         } else {
             return;
         };

@@ -2,21 +2,53 @@
 //! group/version/kind, the resource (plural) name, its scope, and the labels of its namespace.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use fluxgate_diagnostics::Location;
 use serde_json::Value as Json;
 
-/// One object under evaluation, as JSON, with where it was written.
+/// One object under evaluation, as JSON, with where it was written. Its CEL and JMESPath
+/// forms and the Pod its template describes are built once, on first use, for every policy.
 #[derive(Clone, Debug)]
 pub struct Resource {
     pub json: Json,
     pub loc: Location,
+    cel: OnceLock<kube_cel::cel::Value>,
+    jmes: OnceLock<jmespath::Rcvar>,
+    pod: OnceLock<Option<Box<Resource>>>,
 }
 
 impl Resource {
     #[must_use]
     pub fn new(json: Json, loc: Location) -> Resource {
-        Resource { json, loc }
+        Resource {
+            json,
+            loc,
+            cel: OnceLock::new(),
+            jmes: OnceLock::new(),
+            pod: OnceLock::new(),
+        }
+    }
+
+    /// The object as a CEL value.
+    pub(crate) fn cel(&self) -> kube_cel::cel::Value {
+        self.cel
+            .get_or_init(|| crate::cel::to_cel(&self.json))
+            .clone()
+    }
+
+    /// The object as a JMESPath value.
+    pub(crate) fn jmes(&self) -> jmespath::Rcvar {
+        self.jmes
+            .get_or_init(|| crate::kyverno::jmes::to_var(&self.json))
+            .clone()
+    }
+
+    /// The Pod of a pod controller's template.
+    pub(crate) fn template_pod(&self) -> Option<&Resource> {
+        self.pod
+            .get_or_init(|| crate::autogen::build_template_pod(self).map(Box::new))
+            .as_deref()
     }
 
     pub fn str_at(&self, path: &[&str]) -> Option<&str> {

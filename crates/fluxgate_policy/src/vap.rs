@@ -40,6 +40,8 @@ pub struct CelPolicy {
     /// Kyverno's `validationActions` (a VAP's come from its bindings).
     actions: Vec<String>,
     param_kind: Option<(String, String)>,
+    /// The resources `matchConstraints` names; `None` when a rule names `*`.
+    resources: Option<Vec<String>>,
     /// Pod controllers that get the policy's rules (ValidatingPolicy autogen).
     pub(crate) controllers: Vec<String>,
 }
@@ -136,7 +138,19 @@ impl CelPolicy {
                 .map(|c| (*c).to_string())
                 .collect(),
         };
+        let mut resources = Some(Vec::new());
+        for rule in resource_rules(spec.get("matchConstraints")) {
+            for res in strings(rule.get("resources")) {
+                if res == "*" || res.contains('/') && res.starts_with('*') {
+                    resources = None;
+                }
+                if let Some(list) = resources.as_mut() {
+                    list.push(res.split('/').next().unwrap_or(&res).to_string());
+                }
+            }
+        }
         CelPolicy {
+            resources,
             name: doc
                 .pointer("/metadata/name")
                 .and_then(Json::as_str)
@@ -163,6 +177,12 @@ impl CelPolicy {
 
     /// Whether the policy's own `matchConstraints` select `r`.
     pub(crate) fn selects(&self, r: &Resource, ns: &Namespaces) -> bool {
+        if let Some(list) = &self.resources {
+            let p = plural(r.kind());
+            if !list.contains(&p) {
+                return false;
+            }
+        }
         match_resources(&self.match_constraints, r, ns)
     }
 
@@ -469,7 +489,7 @@ fn bind_request(ctx: &mut Context, r: &Resource, ns: &Namespaces, params: &Json)
         ),
     ]
     .into_iter());
-    ctx.add_variable_from_value("object", to_cel(&r.json));
+    ctx.add_variable_from_value("object", r.cel());
     ctx.add_variable_from_value("oldObject", Value::Null);
     ctx.add_variable_from_value("request", request);
     ctx.add_variable_from_value("params", to_cel(params));

@@ -164,7 +164,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         CheckFormat::Sarif => {
             let mut docs = fluxgate_rules::rule_docs(&repo.config);
             // Each policy rule that has a finding is a SARIF rule of the `policy` family.
-            let policy = fluxgate_rules::registry::find("policy").map(|r| r.summary());
+            let policy = fluxgate_rules::registry::find("policy")
+                .map(fluxgate_rules::registry::Rule::summary);
             for d in diags.iter().filter(|d| d.rule.starts_with("policy:")) {
                 if let Some(summary) = &policy
                     && !docs.iter().any(|(n, _)| *n == d.rule)

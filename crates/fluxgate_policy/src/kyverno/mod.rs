@@ -10,7 +10,7 @@ pub mod vars;
 use std::collections::BTreeMap;
 
 use fluxgate_diagnostics::Location;
-use jmespath::Rcvar;
+use jmespath::{Rcvar, Variable};
 use serde_json::{Value as Json, json};
 
 use crate::autogen;
@@ -24,6 +24,9 @@ pub type Overrides = BTreeMap<String, Json>;
 
 struct Rule {
     name: String,
+    /// The kind names (last segment of each `kinds` entry) the rule's `match` can select;
+    /// `None` when any kind can match. A cheap first test before the whole match.
+    kinds: Option<Vec<String>>,
     raw: Json,
     action: Action,
     autogen: bool,
@@ -76,6 +79,33 @@ fn needs_cluster(rule: &Json) -> Option<String> {
         }
     }
     None
+}
+
+/// The kinds a rule's `match` names, or `None` when some filter has no kinds (or a wildcard).
+fn match_kinds(rule: &Json) -> Option<Vec<String>> {
+    let m = rule.get("match")?;
+    let mut filters: Vec<&Json> = Vec::new();
+    for key in ["any", "all"] {
+        filters.extend(m.get(key).and_then(Json::as_array).into_iter().flatten());
+    }
+    if m.get("resources").is_some() {
+        filters.push(m);
+    }
+    let mut out = Vec::new();
+    for f in filters {
+        let kinds = strings(f.pointer("/resources/kinds"));
+        if kinds.is_empty() {
+            return None;
+        }
+        for k in kinds {
+            let last = k.rsplit('/').next().unwrap_or(&k).to_string();
+            if last.contains(['*', '?']) {
+                return None;
+            }
+            out.push(last);
+        }
+    }
+    Some(out)
 }
 
 /// Whether a rule matches Pods only, without names or selectors: Kyverno generates rules for
@@ -163,6 +193,7 @@ impl KyvernoPolicy {
             .unwrap_or(default);
             rules.push(Rule {
                 name: rule_name,
+                kinds: match_kinds(raw),
                 autogen: can_autogen(raw),
                 raw: raw.clone(),
                 action,
@@ -202,12 +233,21 @@ impl KyvernoPolicy {
             .unwrap_or("CREATE")
             .to_string();
         let mut out = Vec::new();
+        let kind = r.kind();
+        let controller = self.controllers.iter().any(|c| c == kind);
         for rule in self.rules.iter().filter(|x| !x.offline) {
+            let may_match = rule
+                .kinds
+                .as_ref()
+                .is_none_or(|ks| ks.iter().any(|k| k == kind) || (rule.autogen && controller));
+            if !may_match {
+                continue;
+            }
             let (target, name) = if selects(&rule.raw, r, ns, &operation) {
-                (r.clone(), rule.name.clone())
+                (r, rule.name.clone())
             } else if rule.autogen
                 && let Some(pod) = autogen::template_pod(r, &self.controllers)
-                && selects(&rule.raw, &pod, ns, &operation)
+                && selects(&rule.raw, pod, ns, &operation)
             {
                 let prefix = if r.kind() == "CronJob" {
                     "autogen-cronjob-"
@@ -218,7 +258,7 @@ impl KyvernoPolicy {
             } else {
                 continue;
             };
-            let verdict = evaluate_rule(&rule.raw, &target, &operation, overrides);
+            let verdict = evaluate_rule(&rule.raw, target, &operation, overrides);
             out.push(Outcome {
                 policy: self.name.clone(),
                 rule: name,
@@ -371,13 +411,13 @@ fn wildcard_selector(sel: &Json, labels: &BTreeMap<String, String>) -> bool {
     selector_matches(&rest, labels)
 }
 
-/// The data `{{ }}` variables read for `r`.
-fn request_data(r: &Resource, op: &str, overrides: &Overrides) -> Json {
+/// The data `{{ }}` variables read for `r`: the request (with the object's JMESPath form,
+/// built once per object), `images`, and the test's overrides.
+fn request_data(r: &Resource, op: &str, overrides: &Overrides) -> Rcvar {
     let (group, version) = r.group_version();
     let mut data = json!({
         "request": {
             "operation": op,
-            "object": r.json,
             "oldObject": null,
             "namespace": r.namespace(),
             "name": r.name(),
@@ -393,7 +433,34 @@ fn request_data(r: &Resource, op: &str, overrides: &Overrides) -> Json {
     for (path, value) in overrides {
         set_path(&mut data, path, value.clone());
     }
-    data
+    let mut top = jmes::to_var(&data).as_object().cloned().unwrap_or_default();
+    let mut request = top
+        .get("request")
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    request.insert("object".into(), r.jmes());
+    top.insert("request".into(), Rcvar::new(Variable::Object(request)));
+    Rcvar::new(Variable::Object(top))
+}
+
+/// `base` with top-level variables added (a dotted name nests).
+fn with_vars(base: &Rcvar, extra: Vec<(String, Json)>) -> Rcvar {
+    let mut map = base.as_object().cloned().unwrap_or_default();
+    for (name, value) in extra {
+        match name.split_once('.') {
+            None => {
+                map.insert(name, jmes::to_var(&value));
+            }
+            Some((first, rest)) => {
+                let mut sub = map
+                    .get(first)
+                    .map_or_else(|| json!({}), |v| jmes::to_json(v));
+                set_path(&mut sub, rest, value);
+                map.insert(first.to_string(), jmes::to_var(&sub));
+            }
+        }
+    }
+    Rcvar::new(Variable::Object(map))
 }
 
 fn set_path(data: &mut Json, path: &str, value: Json) {
@@ -459,7 +526,8 @@ fn image_parts(image: &str) -> Json {
 }
 
 /// A rule's `context` entries that hold plain variables (`variable.value`/`jmesPath`).
-fn add_context(rule: &Json, data: &mut Json) -> Result<(), String> {
+fn add_context(rule: &Json, data: &Rcvar) -> Result<Rcvar, String> {
+    let mut data = data.clone();
     for entry in rule
         .get("context")
         .and_then(Json::as_array)
@@ -470,28 +538,27 @@ fn add_context(rule: &Json, data: &mut Json) -> Result<(), String> {
             continue;
         };
         let name = entry.get("name").and_then(Json::as_str).unwrap_or("");
-        let vdata = jmes::to_var(data);
         let mut value = match v.get("value") {
-            Some(x) => vars::substitute(x, &vdata)?,
+            Some(x) => vars::substitute(x, &data)?,
             None => Json::Null,
         };
         if let Some(path) = v.get("jmesPath").and_then(Json::as_str) {
-            let path = vars::substitute_str(path, &vdata)?;
+            let path = vars::substitute_str(path, &data)?;
             let input = if value.is_null() {
                 data.clone()
             } else {
-                value.clone()
+                jmes::to_var(&value)
             };
-            value = jmes::search(path.as_str().unwrap_or(""), &jmes::to_var(&input))?;
+            value = jmes::search(path.as_str().unwrap_or(""), &input)?;
         }
         if value.is_null()
             && let Some(d) = v.get("default")
         {
-            value = vars::substitute(d, &vdata)?;
+            value = vars::substitute(d, &data)?;
         }
-        set_path(data, name, value);
+        data = with_vars(&data, vec![(name.to_string(), value)]);
     }
-    Ok(())
+    Ok(data)
 }
 
 /// `any`/`all` blocks, or a bare list (all).
@@ -548,11 +615,10 @@ fn message(v: &Json, data: &Rcvar) -> String {
 
 /// One rule over `r`.
 fn evaluate_rule(rule: &Json, r: &Resource, op: &str, overrides: &Overrides) -> Verdict {
-    let mut data = request_data(r, op, overrides);
-    if let Err(e) = add_context(rule, &mut data) {
-        return Verdict::Error(format!("context: {e}"));
-    }
-    let vdata = jmes::to_var(&data);
+    let vdata = match add_context(rule, &request_data(r, op, overrides)) {
+        Ok(d) => d,
+        Err(e) => return Verdict::Error(format!("context: {e}")),
+    };
     if let Some(pre) = rule.get("preconditions") {
         match conditions(pre, &vdata) {
             Ok(true) => {}
@@ -564,7 +630,7 @@ fn evaluate_rule(rule: &Json, r: &Resource, op: &str, overrides: &Overrides) -> 
         return Verdict::Skip("no validate block".into());
     };
     let msg = message(v, &vdata);
-    match validate_block(v, &r.json, &data) {
+    match validate_block(v, &r.json, &vdata) {
         Ok(Step::Pass) => Verdict::Pass,
         Ok(Step::Skip(why)) => Verdict::Skip(why),
         Ok(Step::Fail(path)) => Verdict::Fail(if path.is_empty() {
@@ -584,8 +650,8 @@ enum Step {
 
 /// `pattern`, `anyPattern`, `deny`, `foreach` of one validate (or foreach) block over
 /// `target` (the object, or a foreach element).
-fn validate_block(v: &Json, target: &Json, data: &Json) -> Result<Step, String> {
-    let vdata = jmes::to_var(data);
+fn validate_block(v: &Json, target: &Json, vdata: &Rcvar) -> Result<Step, String> {
+    let vdata = vdata.clone();
     if let Some(p) = v.get("pattern") {
         let p = vars::substitute(p, &vdata)?;
         return Ok(match pattern::validate(Some(target), &p, "/") {
@@ -621,19 +687,15 @@ fn validate_block(v: &Json, target: &Json, data: &Json) -> Result<Step, String> 
         });
     }
     if let Some(list) = v.get("foreach").and_then(Json::as_array) {
-        return foreach(list, data);
+        return foreach(list, &vdata);
     }
     Ok(Step::Pass)
 }
 
-fn foreach(list: &[Json], data: &Json) -> Result<Step, String> {
+fn foreach(list: &[Json], data: &Rcvar) -> Result<Step, String> {
     let mut applied = 0;
     for fe in list {
-        let mut data = data.clone();
-        if let Err(e) = add_context(fe, &mut data) {
-            return Err(format!("foreach context: {e}"));
-        }
-        let vdata = jmes::to_var(&data);
+        let vdata = add_context(fe, data).map_err(|e| format!("foreach context: {e}"))?;
         let expr = fe.get("list").and_then(Json::as_str).unwrap_or("");
         let expr = vars::substitute_str(expr, &vdata)?;
         let elements = match jmes::search(expr.as_str().unwrap_or(""), &vdata)? {
@@ -642,12 +704,13 @@ fn foreach(list: &[Json], data: &Json) -> Result<Step, String> {
             other => vec![other],
         };
         for (i, el) in elements.iter().enumerate() {
-            let mut d = data.clone();
-            if let Some(m) = d.as_object_mut() {
-                m.insert("element".into(), el.clone());
-                m.insert("elementIndex".into(), json!(i));
-            }
-            let ed = jmes::to_var(&d);
+            let ed = with_vars(
+                &vdata,
+                vec![
+                    ("element".into(), el.clone()),
+                    ("elementIndex".into(), json!(i)),
+                ],
+            );
             if let Some(pre) = fe.get("preconditions")
                 && !conditions(pre, &ed)?
             {
@@ -655,9 +718,9 @@ fn foreach(list: &[Json], data: &Json) -> Result<Step, String> {
             }
             applied += 1;
             let step = if let Some(nested) = fe.get("foreach").and_then(Json::as_array) {
-                foreach(nested, &d)?
+                foreach(nested, &ed)?
             } else {
-                validate_block(fe, el, &d)?
+                validate_block(fe, el, &ed)?
             };
             match step {
                 Step::Pass => {}
