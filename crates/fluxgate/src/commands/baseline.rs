@@ -107,8 +107,14 @@ pub fn run(
                     existing.len()
                 );
                 let lookup = |file: &str| {
-                    reader(repo)(file)
-                        .map(|t| std::sync::Arc::from(secrets.mask_source(&**repo.index.fs(), &repo.root, file, &t)))
+                    reader(repo)(file).map(|t| {
+                        std::sync::Arc::from(secrets.mask_source(
+                            &**repo.index.fs(),
+                            &repo.root,
+                            file,
+                            &t,
+                        ))
+                    })
                 };
                 let colour = anstream::AutoStream::choice(&std::io::stdout())
                     != anstream::ColorChoice::Never;
