@@ -1,9 +1,11 @@
 //! Loading the repository's configuration for a command: `fluxgate.yaml` or discovery.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use fluxgate_diagnostics::Diagnostic;
+use fluxgate_kustomize::Fs;
 use fluxgate_model::RepoIndex;
 pub use fluxgate_model::config::{Config, EnvConfig};
 
@@ -32,6 +34,19 @@ impl Repo {
         let (config, diagnostics) = fluxgate_model::discover::load_in(&index)?;
         Ok(Repo {
             root,
+            config,
+            diagnostics,
+            index,
+        })
+    }
+
+    /// Opens the repository that `fs` serves at `root` (a git revision's tree held in memory):
+    /// discovery, the config, the index and every renderer read through `fs` only.
+    pub fn open_in(fs: Arc<dyn Fs>, root: &Path) -> anyhow::Result<Repo> {
+        let index = RepoIndex::with_fs(fs, root);
+        let (config, diagnostics) = fluxgate_model::discover::load_in(&index)?;
+        Ok(Repo {
+            root: root.to_path_buf(),
             config,
             diagnostics,
             index,

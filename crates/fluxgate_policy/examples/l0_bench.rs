@@ -62,7 +62,7 @@ fn main() {
             .map(|e| load_environment(&fs, root, &config, e))
             .collect();
         let start = Instant::now();
-        let (findings, report) = fluxgate_policy::check(root, &config, &envs);
+        let (findings, report) = fluxgate_policy::check(&fs, root, &config, &envs);
         let own = start.elapsed();
         println!(
             "{}: L0 as check runs it: {} objects, {} policies, {} verdicts, {} findings in {:.1} ms",

@@ -28,10 +28,16 @@ pub fn policy_rule(policy: &str, rule: &str) -> String {
     format!("policy:{policy}/{rule}")
 }
 
-/// Evaluates the policies over every environment.
+/// Evaluates the policies over every environment; the `policies:` files are read through
+/// `fs`, the repository's confined filesystem.
 #[must_use]
-pub fn check(root: &Path, config: &Config, envs: &[Environment]) -> (Vec<Diagnostic>, L0Report) {
-    let (configured, mut out) = load_paths(root, &config.policies);
+pub fn check(
+    fs: &dyn fluxgate_fs::Fs,
+    root: &Path,
+    config: &Config,
+    envs: &[Environment],
+) -> (Vec<Diagnostic>, L0Report) {
+    let (configured, mut out) = load_paths(fs, root, &config.policies);
     let mut report = L0Report::default();
     let mut names = BTreeSet::new();
     for env in envs {

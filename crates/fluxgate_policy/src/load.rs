@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_fs::Fs;
 use fluxgate_yaml::{Schema, parse_stream};
 use serde_json::Value as Json;
 
@@ -21,13 +22,13 @@ pub fn policy_documents(file: &str, text: &str) -> (Vec<(Json, Location)>, Vec<D
     (docs, stream.diagnostics)
 }
 
-fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+fn walk(fs: &dyn Fs, dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = fs.list_dir_kinds(dir) else {
         return;
     };
-    let mut paths: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
+    let mut entries = entries;
+    entries.sort();
+    for (p, is_dir) in entries {
         let hidden = p
             .file_name()
             .and_then(|n| n.to_str())
@@ -35,8 +36,11 @@ fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         if hidden {
             continue;
         }
-        if p.is_dir() {
-            walk(&p, out);
+        if fs.is_symlink(&p) {
+            continue;
+        }
+        if is_dir {
+            walk(fs, &p, out);
         } else if p
             .extension()
             .and_then(|e| e.to_str())
@@ -51,7 +55,11 @@ fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// does not exist, or leaves the repository, is an error finding: a gate must not pass
 /// because its policies were never read.
 #[must_use]
-pub fn load_paths(root: &Path, paths: &[String]) -> (Vec<(Json, Location)>, Vec<Diagnostic>) {
+pub fn load_paths(
+    fs: &dyn Fs,
+    root: &Path,
+    paths: &[String],
+) -> (Vec<(Json, Location)>, Vec<Diagnostic>) {
     let mut docs = Vec::new();
     let mut diags = Vec::new();
     for p in paths {
@@ -69,9 +77,9 @@ pub fn load_paths(root: &Path, paths: &[String]) -> (Vec<(Json, Location)>, Vec<
             continue;
         }
         let mut files = Vec::new();
-        if full.is_dir() {
-            walk(&full, &mut files);
-        } else if full.is_file() {
+        if fs.is_dir(&full) {
+            walk(fs, &full, &mut files);
+        } else if fs.is_file(&full) {
             files.push(full.clone());
         } else {
             diags.push(
@@ -91,7 +99,7 @@ pub fn load_paths(root: &Path, paths: &[String]) -> (Vec<(Json, Location)>, Vec<
                 .unwrap_or(&f)
                 .to_string_lossy()
                 .to_string();
-            match std::fs::read_to_string(&f) {
+            match fs.read(&f) {
                 Ok(text) => {
                     let (d, problems) = policy_documents(&name, &text);
                     docs.extend(d);

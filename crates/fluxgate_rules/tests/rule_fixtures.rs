@@ -54,7 +54,7 @@ fn run(root: &Path, config: &fluxgate_model::config::Config) -> Vec<Diagnostic> 
         .collect();
     let mut out = fluxgate_rules::run(root, config, &envs);
     // Layer L0 (`policy:<name>/<rule>`), as `fluxgate check` adds it.
-    out.extend(fluxgate_policy::check(root, config, &envs).0);
+    out.extend(fluxgate_policy::check(&fs, root, config, &envs).0);
     out
 }
 

@@ -1,24 +1,39 @@
 //! The base side of `diff` and `check --base`: a git revision's tree read in process
 //! (fluxgate_git, no checkout and no `git` binary) or another folder (`--base-path`).
 //!
-//! Discovery, the repository index and the Ansible loader still read the disk directly, so
-//! the revision's files are written into a temporary folder (removed when the base is
-//! dropped) and rendered from there with the base's own `fluxgate.yaml`. The repository
-//! itself is never written to.
+//! A revision's files are held in memory (a `MemFs`) and served to every reader through the
+//! filesystem layer, at a root that exists nowhere on disk: nothing is written, and a reader
+//! that went to the disk instead would find nothing rather than the head's files. The base
+//! renders with its own `fluxgate.yaml`. Symbolic links of the revision are not served.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
-use fluxgate_git::{GitRepo, TempDir};
+use fluxgate_git::GitRepo;
+use fluxgate_kustomize::Fs;
+
+use crate::config::Repo;
 
 /// A base, ready to be opened as a repository.
 pub struct BaseTree {
-    /// The folder holding the base's files.
+    /// The folder holding the base's files: a real folder (`--base-path`), or the root at
+    /// which `fs` serves a revision.
     pub root: PathBuf,
     /// What the base is, for the report: `main (merge-base of HEAD and origin/HEAD, 1a2b3c…)`.
     pub label: String,
-    /// The temporary folder the revision was written to, removed on drop.
-    _tmp: Option<TempDir>,
+    /// The revision's files, in memory; `None` for a folder on disk.
+    fs: Option<Arc<dyn Fs>>,
+}
+
+impl BaseTree {
+    /// The base as a repository, read through its own filesystem.
+    pub fn open(&self) -> anyhow::Result<Repo> {
+        match &self.fs {
+            Some(fs) => Repo::open_in(fs.clone(), &self.root),
+            None => Repo::open(Some(&self.root)),
+        }
+    }
 }
 
 /// The base of `head_root`: the folder `path`, or the git revision `rev` (default: the
@@ -36,7 +51,7 @@ pub fn obtain(
         return Ok(BaseTree {
             label: root.display().to_string(),
             root,
-            _tmp: None,
+            fs: None,
         });
     }
     let repo = GitRepo::open(head_root)?;
@@ -53,18 +68,17 @@ pub fn obtain(
             repo.prefix().display().to_string()
         }
     );
-    let tmp = TempDir::new("base").context("cannot create a temporary folder for the base")?;
-    files
-        .materialise(tmp.path())
-        .with_context(|| format!("cannot write the base into {}", tmp.path().display()))?;
+    // A root no disk has: the revision exists only in memory.
+    let root = PathBuf::from(format!("/fluxgate-base-{}", base.short()));
+    let fs: Arc<dyn Fs> = Arc::new(files.to_mem_fs(&root));
     let label = if base.label == base.short() || base.commit.starts_with(&base.label) {
         base.short().to_string()
     } else {
         format!("{} ({})", base.label, base.short())
     };
     Ok(BaseTree {
-        root: tmp.path().to_path_buf(),
+        root,
         label,
-        _tmp: Some(tmp),
+        fs: Some(fs),
     })
 }

@@ -51,7 +51,7 @@ pub fn run(
         .map_err(|e| anyhow::anyhow!("check --base {rev}: {e:#}"))?;
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
     let prints = fingerprints(diags, &reader(repo));
-    let (is_new, fixed, base_problem) = match Repo::open(Some(&tree.root)) {
+    let (is_new, fixed, base_problem) = match tree.open() {
         Ok(base_repo) => {
             let base = render_side(base_repo, &names);
             let b = fingerprints(&base.diags, &reader(&base.repo));

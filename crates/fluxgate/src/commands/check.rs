@@ -16,7 +16,7 @@ use fluxgate_diagnostics::render::{
 };
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use fluxgate_kustomize::SourceCache;
-use fluxgate_model::{Environment, RepoIndex, load_environment};
+use fluxgate_model::{Environment, RepoIndex, load_environment_in};
 use fluxgate_rules::registry::RULES;
 use rayon::prelude::*;
 use serde_json::json;
@@ -233,7 +233,7 @@ pub fn render_environments(
         || -> Vec<Environment> {
             selected
                 .par_iter()
-                .map(|e| load_environment(&**fs, &repo.root, &repo.config, e))
+                .map(|e| load_environment_in(fs, &repo.root, &repo.config, e))
                 .collect()
         },
         || repo.index.files().len(),
@@ -262,7 +262,8 @@ pub fn findings_with_stats(
     let (found, layer_stats) = fluxgate_rules::run_with_stats(&repo.index, &repo.config, envs);
     diags.extend(found);
     // L0: the policies of `policies:` and those the environments render.
-    let (policy_findings, l0) = fluxgate_policy::check(&repo.root, &repo.config, envs);
+    let (policy_findings, l0) =
+        fluxgate_policy::check(&**repo.index.fs(), &repo.root, &repo.config, envs);
     diags.extend(policy_findings);
     for d in &mut diags {
         relativize(d, &repo.root);

@@ -72,7 +72,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         args.base.as_deref(),
         args.base_path.as_deref(),
     )?;
-    let base_repo = Repo::open(Some(&base_tree.root)).map_err(|e| {
+    let base_repo = base_tree.open().map_err(|e| {
         anyhow::anyhow!(
             "the base {} could not be read, so there is nothing to compare with: {e:#}",
             base_tree.label

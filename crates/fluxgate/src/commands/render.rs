@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_kustomize::{LoadRestrictor, RealFs, build_restricted};
-use fluxgate_model::{load_environment, object_id};
+use fluxgate_model::{load_environment_in, object_id};
 use fluxgate_yaml::{EmitOptions, Node, emit_docs};
 use serde_json::json;
 
@@ -79,7 +79,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let repo = Repo::open(args.repo.as_deref())?;
     let env = repo.env(env_name)?;
-    let rendered = load_environment(&**repo.index.fs(), &repo.root, &repo.config, env);
+    let rendered = load_environment_in(repo.index.fs(), &repo.root, &repo.config, env);
     let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
     let rendered_count = rendered.objects().count();
     let mut selected: Vec<Node> = rendered
