@@ -81,32 +81,6 @@ fn split_terms(text: &str) -> Vec<String> {
     out
 }
 
-fn glob_match(pat: &str, s: &str) -> bool {
-    let p: Vec<char> = pat.chars().collect();
-    let t: Vec<char> = s.chars().collect();
-    let (mut pi, mut ti, mut star, mut mark) = (0usize, 0usize, None, 0usize);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(sp) = star {
-            pi = sp + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
-}
-
 fn term_hosts(data: &Data, term: &str) -> Vec<String> {
     let inv = &data.inventory;
     let (base, subscript) = match (term.find('['), term.ends_with(']')) {
@@ -133,10 +107,15 @@ fn term_hosts(data: &Data, term: &str) -> Vec<String> {
         }
     } else if base.contains('*') || base.contains('?') {
         let mut v: Vec<String> = Vec::new();
-        for g in inv.groups.keys().filter(|g| glob_match(base, g)) {
+        for g in inv.groups.keys().filter(|g| fluxgate_fs::wildcard(base, g)) {
             v.extend(inv.group_hosts(g));
         }
-        v.extend(inv.hosts.keys().filter(|h| glob_match(base, h)).cloned());
+        v.extend(
+            inv.hosts
+                .keys()
+                .filter(|h| fluxgate_fs::wildcard(base, h))
+                .cloned(),
+        );
         v
     } else {
         Vec::new()
@@ -206,8 +185,8 @@ mod tests {
 
     #[test]
     fn globs_and_terms() {
-        assert!(glob_match("k3s*", "k3s_prod"));
-        assert!(!glob_match("k3s?", "k3s_prod"));
+        assert!(fluxgate_fs::wildcard("k3s*", "k3s_prod"));
+        assert!(!fluxgate_fs::wildcard("k3s?", "k3s_prod"));
         assert_eq!(split_terms("a:&b:!c,d"), vec!["a", "&b", "!c", "d"]);
         assert_eq!(split_terms("web[0:2]"), vec!["web[0:2]"]);
     }

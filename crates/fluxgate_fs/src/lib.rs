@@ -569,6 +569,41 @@ impl<F: Fs> Fs for Overlay<F> {
     }
 }
 
+/// Shell-style wildcards over a whole name: `*` any run of characters, `?` exactly one.
+/// What Ansible host patterns and Kyverno name, namespace and value patterns both mean.
+///
+/// ```
+/// assert!(fluxgate_fs::wildcard("k3s*", "k3s_prod"));
+/// assert!(!fluxgate_fs::wildcard("k3s?", "k3s_prod"));
+/// ```
+#[must_use]
+pub fn wildcard(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
 /// The text of a repository's files by their path relative to its root, each read once
 /// through the filesystem and shared: what a printer's snippets read, so a snippet shows the
 /// file as the renderers saw it (an overlay's mutant included).

@@ -295,34 +295,8 @@ fn compare(value: &str, rhs: &str) -> Option<(f64, f64)> {
     None
 }
 
-/// Shell-style wildcards: `*` any run, `?` one character.
-#[must_use]
-pub fn wildcard(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
-}
+/// Shell-style wildcards (the one matcher, shared with Ansible host patterns).
+pub use fluxgate_fs::wildcard;
 
 #[cfg(test)]
 mod tests {
