@@ -109,6 +109,11 @@ pub struct Options {
 
 pub fn new_env() -> Environment<'static> {
     let mut env = Environment::new();
+    // minijinja's debug mode (on by default in debug builds) looks up every variable of a
+    // failing template to describe it, and those lookups would land in the list of missing
+    // names that says which variable was undefined: debug and release builds would name
+    // different variables. Off in every build.
+    env.set_debug(false);
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     let mut syntax = minijinja::syntax::SyntaxConfig::builder();
     syntax.trim_blocks(true).keep_trailing_newline(true);

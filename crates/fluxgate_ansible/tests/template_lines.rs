@@ -91,3 +91,17 @@ fn a_template_that_renders_differently_when_traced_is_aligned_by_text() {
     assert_eq!(t.text, "same: True\nk: v\n");
     assert_eq!(t.lines, [3, 4]);
 }
+
+/// The undefined variable a failed render names is the one that failed, in every build: a
+/// variable read earlier through `default()` is not it (minijinja's debug mode, on in debug
+/// builds, used to add its own lookups after the failure).
+#[test]
+fn the_undefined_variable_named_is_the_one_that_failed() {
+    let p = project(
+        "{% if pxe | default(false) %}--snapshotter native{% endif %}\n{{ extra_args }}\n",
+    );
+    let e = p
+        .render_template("templates/values.yaml.j2", "n1")
+        .expect_err("extra_args is undefined");
+    assert!(e.message.contains("'extra_args' is undefined"), "{}", e.message);
+}

@@ -64,6 +64,9 @@ pub struct Substituted {
     pub consumer: Location,
     /// The value is an encrypted Secret's: not known, never to be judged.
     pub opaque: bool,
+    /// The `${...}` writes a fallback for an unset variable (`${VAR:=default}`), as the
+    /// parser saw it.
+    pub falls_back: bool,
     /// Where in the resource: a dotted path with `[i]` for list items and `\.` for dots inside
     /// keys (`spec.values.k8sServiceHost`); a key that held the reference ends in `{key}`.
     pub path: String,
@@ -255,6 +258,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
                 definition: def.definition.clone(),
                 consumer,
                 opaque: def.opaque,
+                falls_back: r.falls_back,
                 path: path
                     .as_deref()
                     .map(|p| dotted(resource, p))

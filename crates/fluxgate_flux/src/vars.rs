@@ -578,20 +578,46 @@ pub(crate) fn runtime_note(
 /// `files` (its decoded value carries SOPS ciphertext and metadata).
 #[must_use]
 pub fn is_sops_encrypted(obj: &Node) -> bool {
+    carries_sops_metadata(obj) || !sops_ciphertext_values(obj).is_empty()
+}
+
+/// Whether Flux would decrypt the object: it carries the metadata SOPS writes (a top-level
+/// `sops:` mapping, the keys of an encrypted dotenv or INI file in `data`, or a `data` value
+/// that is a whole SOPS file). `ENC[...]` values alone are not enough: without the metadata
+/// Flux applies the ciphertext as the value.
+#[must_use]
+pub fn carries_sops_metadata(obj: &Node) -> bool {
     if obj.get("sops").is_some_and(|s| s.as_map().is_some()) {
         return true;
     }
     ["data", "stringData"].iter().any(|f| {
         obj.get(f).and_then(Node::as_map).is_some_and(|m| {
             m.keys().any(|k| is_sops_metadata_key(k))
-                || m.values().any(|v| {
-                    v.as_str().is_some_and(|s| {
-                        is_sops_ciphertext(s)
-                            || (*f == "data" && decode_base64(s).is_ok_and(|b| is_sops_file(&b)))
-                    })
-                })
+                || (*f == "data"
+                    && m.values().any(|v| {
+                        v.as_str()
+                            .is_some_and(|s| decode_base64(s).is_ok_and(|b| is_sops_file(&b)))
+                    }))
         })
     })
+}
+
+/// The `data`/`stringData` values that are SOPS ciphertext (`ENC[...]`), as `field.key` with
+/// the value's node.
+#[must_use]
+pub fn sops_ciphertext_values(obj: &Node) -> Vec<(String, &Node)> {
+    let mut out = Vec::new();
+    for f in ["data", "stringData"] {
+        let Some(m) = obj.get(f).and_then(Node::as_map) else {
+            continue;
+        };
+        for (k, v) in m {
+            if v.as_str().is_some_and(is_sops_ciphertext) {
+                out.push((format!("{f}.{k}"), v));
+            }
+        }
+    }
+    out
 }
 
 /// The keys SOPS adds to a dotenv or INI file it encrypts (`sops_mac`, `sops_version`, ...).

@@ -35,6 +35,9 @@ pub struct VarRef {
     /// The operator supplies its own fallback (`:-`, `=`, `:=`, `:+`, `:?`): an unset variable
     /// is not an error.
     pub has_default: bool,
+    /// The reference writes the value to use when the variable is unset (`-`, `:-`, `=`,
+    /// `:=`): the author planned for it to be absent.
+    pub falls_back: bool,
     /// The variable's value was used in the output (set, and not replaced by a default).
     pub value_used: bool,
 }
@@ -130,6 +133,7 @@ fn eval_func(
         end: f.end,
         defined: false,
         has_default: is_default_op(&f.op),
+        falls_back: matches!(f.op.as_str(), "-" | ":-" | "=" | ":="),
         value_used: false,
     });
     // Flux evaluates the arguments first, then the variable.

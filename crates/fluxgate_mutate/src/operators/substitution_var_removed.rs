@@ -46,7 +46,7 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                 })
                 .collect();
             for (var, definition) in vars {
-                if every_use_has_a_default(ctx, k, var) {
+                if every_use_has_a_default(k, var) {
                     out.skip(
                         NAME,
                         &ctx.rel(&definition.file),
@@ -145,28 +145,7 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
 }
 
 /// Whether every `${VAR}` of the Kustomization that reads `var` gives a default.
-fn every_use_has_a_default(
-    ctx: &Ctx<'_>,
-    k: &fluxgate_flux::tree::FluxKustomization,
-    var: &str,
-) -> bool {
-    let mut any = false;
-    for s in k.substituted.iter().filter(|s| s.var == var) {
-        any = true;
-        let Some(text) = ctx.text(&ctx.rel(&s.consumer.file)) else {
-            return false;
-        };
-        let line = text
-            .lines()
-            .nth((s.consumer.line as usize).saturating_sub(1))
-            .unwrap_or_default();
-        let defaulted = [":=", ":-", "=", "-"]
-            .iter()
-            .any(|op| line.contains(&format!("${{{var}{op}")));
-        let bare = line.contains(&format!("${{{var}}}")) || line.contains(&format!("${var}"));
-        if !defaulted || bare {
-            return false;
-        }
-    }
-    any
+fn every_use_has_a_default(k: &fluxgate_flux::tree::FluxKustomization, var: &str) -> bool {
+    let mut uses = k.substituted.iter().filter(|s| s.var == var).peekable();
+    uses.peek().is_some() && uses.all(|s| s.falls_back)
 }

@@ -12,7 +12,10 @@ use crate::{RepoContext, Severity};
 crate::declare_rule! {
     /// ## What it checks
     /// A Kubernetes `Secret` with `data` or `stringData` values in a file that is not
-    /// SOPS-encrypted (no top-level `sops:` metadata). Every YAML file of the repository is
+    /// SOPS-encrypted (no top-level `sops:` metadata). `ENC[...]` values without that
+    /// metadata are reported too: Flux decrypts only documents that carry it, so it would
+    /// apply the ciphertext itself (a file decrypted, edited and committed without its
+    /// `sops:` block). Every YAML file of the repository is
     /// read, not only what an environment renders: a secret committed in clear is leaked
     /// whether or not anything applies it. Secrets that a `secretGenerator` makes from
     /// literals are caught in the rendered environments. Values that are references
@@ -100,11 +103,12 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// A finding when `doc` is a Secret with clear-text values.
+/// A finding when `doc` is a Secret with clear-text values, or with SOPS ciphertext but not
+/// the metadata Flux needs to decrypt it.
 fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
     if doc.str_at(&["kind"]) != Some("Secret")
         || doc.str_at(&["apiVersion"]).is_some_and(|a| a != "v1")
-        || fluxgate_flux::vars::is_sops_encrypted(doc)
+        || fluxgate_flux::vars::carries_sops_metadata(doc)
     {
         return None;
     }
@@ -119,13 +123,16 @@ fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
             }
         }
     }
-    let (_, first) = clear.first()?.clone();
     let name = format!(
         "{}/{}",
         doc.str_at(&["metadata", "namespace"])
             .unwrap_or("(namespace unset)"),
         doc.str_at(&["metadata", "name"]).unwrap_or("(unnamed)")
     );
+    if clear.is_empty() {
+        return orphaned_ciphertext(ctx, doc, &name);
+    }
+    let (_, first) = clear[0].clone();
     let keys: Vec<&str> = clear.iter().map(|(k, _)| k.as_str()).collect();
     let n = clear.len();
     Some(
@@ -135,13 +142,42 @@ fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
             format!(
                 "Secret {name} has {n} value{} in clear text ({}) in a file that is not \
                  SOPS-encrypted",
-                if n == 1 { "" } else { "s" },
+                plural(n),
                 keys.join(", ")
             ),
         )
         .at(first)
         .help("encrypt the file with SOPS (Flux decrypts it with `decryption: {provider: sops}`) and rotate the exposed value"),
     )
+}
+
+/// `ENC[...]` values in a Secret without SOPS metadata: the shape of a file that was
+/// decrypted, edited and committed with its `sops:` block lost. Flux decrypts only what
+/// carries the metadata, so it applies the ciphertext itself (a `stringData` value becomes
+/// the literal `ENC[...]` text; a `data` value is not base64 and the apply fails).
+fn orphaned_ciphertext(ctx: &RepoContext<'_>, doc: &Node, name: &str) -> Option<Diagnostic> {
+    let values = fluxgate_flux::vars::sops_ciphertext_values(doc);
+    let (_, first) = values.first()?;
+    let keys: Vec<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
+    let n = values.len();
+    Some(
+        Diagnostic::new(
+            ctx.rule.name,
+            Severity::Error,
+            format!(
+                "Secret {name} has {n} SOPS-encrypted value{} ({}) but no `sops:` metadata: \
+                 Flux cannot decrypt it and would apply the ciphertext as the value",
+                plural(n),
+                keys.join(", ")
+            ),
+        )
+        .at(first.loc.clone())
+        .help("restore the file's encrypted version with its `sops:` block (`git show HEAD:<file>`), then edit it with `sops <file>` so SOPS re-encrypts it with its metadata"),
+    )
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Whether any `data`/`stringData` value of the Secret is a reference.
