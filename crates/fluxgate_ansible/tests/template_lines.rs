@@ -97,11 +97,14 @@ fn a_template_that_renders_differently_when_traced_is_aligned_by_text() {
 /// builds, used to add its own lookups after the failure).
 #[test]
 fn the_undefined_variable_named_is_the_one_that_failed() {
-    let p = project(
-        "{% if pxe | default(false) %}--snapshotter native{% endif %}\n{{ extra_args }}\n",
-    );
+    let p =
+        project("{% if pxe | default(false) %}--snapshotter native{% endif %}\n{{ extra_args }}\n");
     let e = p
         .render_template("templates/values.yaml.j2", "n1")
         .expect_err("extra_args is undefined");
-    assert!(e.message.contains("'extra_args' is undefined"), "{}", e.message);
+    assert!(
+        e.message.contains("'extra_args' is undefined"),
+        "{}",
+        e.message
+    );
 }

@@ -43,12 +43,6 @@ const KNOWN_SURVIVORS: &[(&str, &str, u32, &str)] = &[
         11,
         "Flux before verify: Flux still comes after the CNI, so the cold start completes; only the check before handing over is lost, which no rule models",
     ),
-    (
-        "sops-metadata-removed",
-        "platform/notifications/alert-webhook.sops.yaml",
-        9,
-        "plaintext-secret takes ENC[...] values for ciphertext even without the sops block, but without it kustomize-controller does not decrypt and applies the ciphertext as the webhook address",
-    ),
 ];
 
 fn homelab() -> PathBuf {

@@ -55,11 +55,13 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                     );
                     continue;
                 }
-                // file -> the line of the key to remove.
-                let mut sites: BTreeMap<String, u32> = BTreeMap::new();
+                // file -> a line of the document that defines it, and the key's path there
+                // (the value's own line, unless it is an alias: then its anchor's).
+                let mut sites: BTreeMap<String, (u32, [&str; 4])> = BTreeMap::new();
                 let mut encrypted = None;
-                if let Some(v) = k.object.path(&["spec", "postBuild", "substitute", var]) {
-                    sites.insert(ctx.rel(&v.loc.file), v.loc.line);
+                let inline = ["spec", "postBuild", "substitute", var];
+                if let Some(v) = k.object.path(&inline) {
+                    sites.insert(ctx.rel(&v.loc.file), (v.loc.line, inline));
                 }
                 let files: BTreeSet<&String> = reach.iter().collect();
                 for rel in files {
@@ -83,7 +85,9 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                                 if f.is_sops() {
                                     encrypted = Some(rel.clone());
                                 } else {
-                                    sites.entry(rel.clone()).or_insert(v.loc.line);
+                                    sites
+                                        .entry(rel.clone())
+                                        .or_insert((v.loc.line, [field, var, "", ""]));
                                 }
                             }
                         }
@@ -104,27 +108,34 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                     continue;
                 }
                 let mut edits = Vec::new();
-                for (rel, line) in &sites {
+                let mut key_lines: BTreeMap<&str, u32> = BTreeMap::new();
+                for (rel, (near, path)) in &sites {
                     let Some(text) = ctx.text(rel) else {
                         continue;
                     };
                     let o = Outline::new(&text);
-                    if o.line(*line).and_then(|l| l.key.as_deref()) != Some(var) {
+                    let path: Vec<&str> = path.iter().copied().filter(|p| !p.is_empty()).collect();
+                    let Some(line) = key_line(&o, *near, &path) else {
                         continue;
-                    }
+                    };
+                    key_lines.insert(rel.as_str(), line);
                     edits.push(Edit {
                         file: rel.clone(),
-                        text: remove_key(&o, *line),
+                        text: remove_key(&o, line),
                     });
                 }
-                if edits.is_empty() {
+                let Some((first, first_line)) = key_lines.iter().next() else {
+                    out.skip(
+                        NAME,
+                        &def_rel,
+                        definition.line,
+                        format!("`{var}`: no line of its definition is a `{var}:` key fluxgate can remove"),
+                    );
                     continue;
-                }
-                let (file, line) = if sites.contains_key(&def_rel) {
-                    (def_rel.clone(), sites[&def_rel])
-                } else {
-                    let (f, l) = sites.iter().next().expect("not empty");
-                    (f.clone(), *l)
+                };
+                let (file, line) = match key_lines.get(def_rel.as_str()) {
+                    Some(l) => (def_rel.clone(), *l),
+                    None => ((*first).to_string(), *first_line),
                 };
                 let mut where_: Vec<&str> = edits.iter().map(|e| e.file.as_str()).collect();
                 where_.sort_unstable();
@@ -142,6 +153,17 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
             }
         }
     }
+}
+
+/// The line of the key at `path` in the document that holds line `near`: `near` itself when
+/// it is that key (the usual case), else found by path (a value that is an alias, `APP: *app`,
+/// is located at its anchor, in the same document).
+fn key_line(o: &Outline, near: u32, path: &[&str]) -> Option<u32> {
+    let here = o.line(near)?;
+    if here.key.as_deref() == path.last().copied() && here.path.len() == path.len() {
+        return Some(near);
+    }
+    o.find(here.doc, path).map(|l| l.no)
 }
 
 /// Whether every `${VAR}` of the Kustomization that reads `var` gives a default.

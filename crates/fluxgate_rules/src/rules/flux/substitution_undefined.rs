@@ -16,8 +16,12 @@ crate::declare_rule! {
     /// operator that makes Flux fail (`${V:1:-2}`, a negative length cutting before the
     /// offset). Text in resources that no substituting Kustomization renders, and resources
     /// labelled or annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`, are never
-    /// flagged. The finding is at the line of the offending `${...}`; the Kustomization that
-    /// substitutes it is a related location.
+    /// flagged: a Flux Kustomization with `postBuild` that defines no variable at all is not
+    /// substituted either (unless `substituteStrategy: Always`), and its literal `${...}` is
+    /// often intended (a Grafana dashboard keeps `${DS_PROMETHEUS}` by an empty
+    /// `substitute: {}`); a `${...}` left in an object's name or namespace is the `schema`
+    /// rule's, since the API server refuses it. The finding is at the line of the offending
+    /// `${...}`; the Kustomization that substitutes it is a related location.
     ///
     /// ## Which Flux does what
     /// - Flux 2.9 (kustomize-controller v1.9.0 and later, fluxcd/pkg envsubst v1.7.0): strict

@@ -103,6 +103,9 @@ pub fn run(ctx: &RepoContext<'_>) -> (Vec<Diagnostic>, Stats) {
             env_catalog.add_crd(obj);
         }
         for obj in env.objects() {
+            if let Some(d) = unsubstituted_name(ctx, obj) {
+                out.push(d.in_env(env.name()));
+            }
             match repo_catalog.validate(obj, &[&env_catalog]) {
                 Outcome::Valid { .. } => stats.validated += 1,
                 Outcome::Invalid {
@@ -131,6 +134,48 @@ pub fn run(ctx: &RepoContext<'_>) -> (Vec<Diagnostic>, Stats) {
     }
     out.extend(summary(ctx, &stats, &unschemed));
     (out, stats)
+}
+
+/// Kinds whose names are path segments (any text without `/` or `%`), not DNS subdomains:
+/// `${...}` is a valid name for them.
+const PATH_SEGMENT_NAMES: &[&str] = &["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"];
+
+/// An object whose name or namespace still holds a `${...}` that nothing substituted (its
+/// Flux Kustomization has no `postBuild`, or defines no variable so Flux skips the step):
+/// names are DNS subdomains and namespaces DNS labels, so the API server rejects it.
+fn unsubstituted_name(ctx: &RepoContext<'_>, obj: &Node) -> Option<Diagnostic> {
+    let kind = obj.str_at(&["kind"])?;
+    for (field, applies) in [
+        ("name", !PATH_SEGMENT_NAMES.contains(&kind)),
+        ("namespace", true),
+    ] {
+        let Some(v) = obj.path(&["metadata", field]) else {
+            continue;
+        };
+        let Some(text) = v.as_str() else {
+            continue;
+        };
+        if !applies || !text.contains("${") {
+            continue;
+        }
+        return Some(
+            Diagnostic::new(
+                ctx.rule.name,
+                Severity::Error,
+                format!(
+                    "{}: metadata.{field} `{text}` still holds a `${{...}}` that nothing \
+                     substituted; a {} takes only lowercase letters, digits and `-`{}, so the \
+                     API server rejects the object",
+                    object_label(obj),
+                    if field == "name" { "name" } else { "namespace" },
+                    if field == "name" { " and `.`" } else { "" },
+                ),
+            )
+            .at(v.loc.clone())
+            .help("post-build substitution fills `${VAR}` only in a Flux Kustomization with `postBuild` that defines at least one variable (or sets `substituteStrategy: Always`): define the variable there"),
+        );
+    }
+    None
 }
 
 fn kind_label(obj: &Node) -> String {
