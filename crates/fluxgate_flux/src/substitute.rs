@@ -258,7 +258,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
                 definition: def.definition.clone(),
                 consumer,
                 opaque: def.opaque,
-                falls_back: r.falls_back,
+                falls_back: r.falls_back(),
                 path: path
                     .as_deref()
                     .map(|p| dotted(resource, p))

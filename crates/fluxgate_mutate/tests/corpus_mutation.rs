@@ -3,20 +3,14 @@
 //! killed mutants may not drop. Without the corpus the test skips visibly; under `CI=true`
 //! that is a failure.
 
-use std::path::Path;
+mod common;
 
-use fluxgate_model::{RepoIndex, discover};
 use fluxgate_mutate::Status;
-use fluxgate_mutate::engine::{Options, run};
 
 /// (repository, killed at least, judged survivors: (operator, file, line, why)).
-type Judged = (
-    &'static str,
-    usize,
-    &'static [(&'static str, &'static str, u32, &'static str)],
-);
+type Repository = (&'static str, usize, &'static [common::Judged]);
 
-const REPOSITORIES: &[Judged] = &[
+const REPOSITORIES: &[Repository] = &[
     // 14 substitution variables removed (each leaves a `${VAR}` without default that
     // `substitution-undefined` reports) and 16 SOPS `sops:` blocks removed (each leaves
     // ENC[...] values that `plaintext-secret` reports).
@@ -50,42 +44,12 @@ fn corpus_mutants_are_killed_or_judged() {
             .join(name)
             .canonicalize()
             .expect("corpus repository");
-        let outcome = mutation_run(&root);
-        let survivors: Vec<(&str, &str, u32)> = outcome
-            .outcomes
-            .iter()
-            .filter(|o| o.status == Status::Survived)
-            .map(|o| (o.mutant.operator, o.mutant.file.as_str(), o.mutant.line))
-            .collect();
-        for s in &survivors {
-            assert!(
-                judged.iter().any(|(op, f, l, _)| (*op, *f, *l) == *s),
-                "{name}: a survivor nobody judged: {s:?}"
-            );
-        }
-        for (op, f, l, why) in *judged {
-            assert!(
-                survivors.contains(&(*op, *f, *l)),
-                "{name}: {op} at {f}:{l} no longer survives; update the list ({why})"
-            );
-        }
+        let outcome = common::mutation_run(&root, 2);
+        common::assert_survivors_are(name, &outcome, judged);
         let killed = outcome.count(Status::Killed);
         assert!(
             killed >= *killed_floor,
             "{name}: {killed} mutants killed, fewer than the {killed_floor} recorded"
         );
     }
-}
-
-fn mutation_run(root: &Path) -> fluxgate_mutate::Run {
-    let index = RepoIndex::new(root);
-    let (config, _) = discover::load(root).expect("discovers the repository");
-    let fs = fluxgate_fs::RealFs::new(root);
-    let serving = fluxgate_mutate::coverage::serving_files(&fs, root, &index);
-    let opts = Options {
-        jobs: 2,
-        progress: &|_| {},
-        planned: &|_| {},
-    };
-    run(root, &config, &index, &serving, &opts).expect("the run starts")
 }

@@ -4,6 +4,8 @@
 //! or a new operator finding an unguarded value) fails the test, and so does a listed
 //! survivor that is now killed (the list must be kept true).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use fluxgate_model::{RepoIndex, discover};
@@ -12,7 +14,7 @@ use fluxgate_mutate::engine::{Options, run};
 use fluxgate_mutate::{Run, Status, report};
 
 /// Survivors of examples/homelab that are honest gaps: (operator, file, line, why).
-const KNOWN_SURVIVORS: &[(&str, &str, u32, &str)] = &[
+const KNOWN_SURVIVORS: &[common::Judged] = &[
     (
         "overlay-key-removed",
         "clusters/prod/cluster-vars-patch.yaml",
@@ -52,18 +54,6 @@ fn homelab() -> PathBuf {
         .expect("examples/homelab exists")
 }
 
-fn mutation_run(root: &Path, jobs: usize) -> Run {
-    let index = RepoIndex::new(root);
-    let (config, _) = discover::load(root).expect("homelab config");
-    let fs = fluxgate_fs::RealFs::new(root);
-    let serving = fluxgate_mutate::coverage::serving_files(&fs, root, &index);
-    let opts = Options {
-        jobs,
-        progress: &|_| {},
-        planned: &|_| {},
-    };
-    run(root, &config, &index, &serving, &opts).expect("the run starts")
-}
 
 /// One line per mutant: status, operator, where, what changed, the rules that killed it.
 fn matrix(run: &Run) -> String {
@@ -96,27 +86,8 @@ fn matrix(run: &Run) -> String {
 
 #[test]
 fn homelab_kill_matrix() {
-    let run = mutation_run(&homelab(), 2);
-    let survivors: Vec<(&str, &str, u32)> = run
-        .outcomes
-        .iter()
-        .filter(|o| o.status == Status::Survived)
-        .map(|o| (o.mutant.operator, o.mutant.file.as_str(), o.mutant.line))
-        .collect();
-    for s in &survivors {
-        assert!(
-            KNOWN_SURVIVORS
-                .iter()
-                .any(|(op, f, l, _)| (*op, *f, *l) == *s),
-            "a new survivor: {s:?}; a check stopped biting, or list it in KNOWN_SURVIVORS with the reason"
-        );
-    }
-    for (op, f, l, why) in KNOWN_SURVIVORS {
-        assert!(
-            survivors.contains(&(*op, *f, *l)),
-            "{op} at {f}:{l} is no longer a survivor; remove it from KNOWN_SURVIVORS ({why})"
-        );
-    }
+    let run = common::mutation_run(&homelab(), 2);
+    common::assert_survivors_are("examples/homelab", &run, KNOWN_SURVIVORS);
     // Every operator of SPEC §9 makes at least one mutant on the example platform.
     for (name, n) in report::per_operator(&run) {
         assert!(
@@ -134,8 +105,8 @@ fn homelab_kill_matrix() {
 #[test]
 fn one_worker_and_two_agree() {
     let root = homelab();
-    let one = mutation_run(&root, 1);
-    let two = mutation_run(&root, 2);
+    let one = common::mutation_run(&root, 1);
+    let two = common::mutation_run(&root, 2);
     assert_eq!(matrix(&one), matrix(&two));
 }
 
@@ -150,7 +121,7 @@ fn homelab_coverage_with_mutants() {
         .expect("homelab has requirements");
     assert!(i.problems.is_empty(), "{:?}", i.problems);
     let plain = coverage(&i.registry, &i.checks, &i.serving, None);
-    let run = mutation_run(&root, 2);
+    let run = common::mutation_run(&root, 2);
     let bitten = coverage(&i.registry, &i.checks, &i.serving, Some(&run.file_bites()));
     insta::assert_snapshot!(format!(
         "{}\n--- with mutants ---\n{}",

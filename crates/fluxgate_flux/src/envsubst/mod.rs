@@ -35,14 +35,20 @@ pub struct VarRef {
     /// The operator supplies its own fallback (`:-`, `=`, `:=`, `:+`, `:?`): an unset variable
     /// is not an error.
     pub has_default: bool,
-    /// The reference writes the value to use when the variable is unset (`-`, `:-`, `=`,
-    /// `:=`): the author planned for it to be absent.
-    pub falls_back: bool,
+    /// The operator as written (`:=`, `#`, ...), empty for `${VAR}`.
+    pub op: String,
     /// The variable's value was used in the output (set, and not replaced by a default).
     pub value_used: bool,
 }
 
 impl VarRef {
+    /// The reference writes the value to use when the variable is unset (`-`, `:-`, `=`,
+    /// `:=`): the author planned for it to be absent.
+    #[must_use]
+    pub fn falls_back(&self) -> bool {
+        matches!(self.op.as_str(), "-" | ":-" | "=" | ":=")
+    }
+
     /// Strict mode refuses this reference.
     #[must_use]
     pub fn is_strict_error(&self) -> bool {
@@ -133,7 +139,7 @@ fn eval_func(
         end: f.end,
         defined: false,
         has_default: is_default_op(&f.op),
-        falls_back: matches!(f.op.as_str(), "-" | ":-" | "=" | ":="),
+        op: f.op.clone(),
         value_used: false,
     });
     // Flux evaluates the arguments first, then the variable.
