@@ -54,7 +54,6 @@ fn homelab() -> PathBuf {
         .expect("examples/homelab exists")
 }
 
-
 /// One line per mutant: status, operator, where, what changed, the rules that killed it.
 fn matrix(run: &Run) -> String {
     let mut out = String::new();
