@@ -6,8 +6,8 @@
 //! subdirectory of the work tree: then only that part of each tree is read),
 //! [`GitRepo::resolve`] turns a revision (or none: the merge-base of `HEAD` with the remote
 //! default branch) into a commit, and [`GitRepo::read_tree`] reads that commit's files. A
-//! [`Snapshot`] is served as a [`fluxgate_fs::MemFs`], or written into a temporary folder
-//! ([`Snapshot::materialise`]) for the readers that still read the disk directly.
+//! [`Snapshot`] is served as a [`fluxgate_fs::MemFs`] at a root no disk has: every reader
+//! goes through `Fs`, so nothing is written anywhere.
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -19,7 +19,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice as _;
@@ -282,68 +281,6 @@ impl Snapshot {
         }
         fs
     }
-
-    /// Writes the files into `dir` (which must exist), links as links.
-    pub fn materialise(&self, dir: &Path) -> io::Result<()> {
-        for (path, entry) in &self.files {
-            let to = dir.join(path);
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            match entry {
-                Entry::File(bytes) => std::fs::write(&to, bytes)?,
-                #[cfg(unix)]
-                Entry::Link(target) => std::os::unix::fs::symlink(target, &to)?,
-                #[cfg(not(unix))]
-                Entry::Link(_) => {}
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A temporary folder, removed with everything in it when dropped.
-pub struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    /// A new empty folder under the system's temporary folder, named after `label`.
-    pub fn new(label: &str) -> io::Result<TempDir> {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let base = std::env::temp_dir();
-        for _ in 0..100 {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            let path = base.join(format!(
-                "fluxgate-{label}-{}-{n}-{nanos:x}",
-                std::process::id()
-            ));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir { path }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "no free temporary folder name",
-        ))
-    }
-
-    #[must_use]
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
 }
 
 #[cfg(test)]
@@ -351,27 +288,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_snapshot_materialises_and_serves_its_files() {
+    fn a_snapshot_is_served_from_memory() {
         let mut snap = Snapshot::default();
         snap.files
             .insert(PathBuf::from("a/b.yaml"), Entry::File(b"x: 1\n".to_vec()));
-        let dir = TempDir::new("test").expect("temp dir");
-        snap.materialise(dir.path()).expect("written");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("a/b.yaml")).expect("read"),
-            "x: 1\n"
-        );
         let fs = snap.to_mem_fs(Path::new("/r"));
         assert!(fluxgate_fs::Fs::is_dir(&fs, Path::new("/r/a")));
-        let kept = dir.path().to_path_buf();
-        drop(dir);
-        assert!(!kept.exists());
+        assert_eq!(
+            fluxgate_fs::Fs::read(&fs, Path::new("/r/a/b.yaml")).expect("served"),
+            "x: 1\n"
+        );
     }
 
     #[test]
     fn a_folder_outside_git_says_to_use_base_path() {
-        let dir = TempDir::new("nogit").expect("temp dir");
-        match GitRepo::open(dir.path()) {
+        let dir = std::env::temp_dir().join(format!("fluxgate-nogit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let opened = GitRepo::open(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        match opened {
             Err(e @ Error::NotGit { .. }) => assert!(e.to_string().contains("--base-path")),
             Err(e) => panic!("unexpected error {e}"),
             Ok(_) => panic!("a temp folder is not a git repository"),
