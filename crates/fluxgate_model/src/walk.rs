@@ -64,4 +64,26 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// A symlink is not walked: not to a file or a folder outside the repository (a link to
+    /// `/etc` or to `~/.kube`), nor to a file inside it (it would be indexed twice; a link is
+    /// read when something names it).
+    #[cfg(unix)]
+    #[test]
+    fn does_not_follow_symlinks() {
+        let base = std::env::temp_dir().join(format!("fg-walk-link-{}", std::process::id()));
+        let (root, outside) = (base.join("repo"), base.join("outside"));
+        std::fs::create_dir_all(root.join("apps")).expect("temp dir");
+        std::fs::create_dir_all(&outside).expect("temp dir");
+        std::fs::write(root.join("apps/cm.yaml"), "a: 1").expect("write");
+        std::fs::write(outside.join("secret.yaml"), "token: x").expect("write");
+        let link = |to: &Path, at: &str| std::os::unix::fs::symlink(to, root.join(at));
+        link(&outside, "linked-dir").expect("link");
+        link(&outside.join("secret.yaml"), "apps/linked.yaml").expect("link");
+        link(&root.join("apps/cm.yaml"), "apps/alias.yaml").expect("link");
+        let fs = fluxgate_kustomize::RealFs::new(&root);
+        let found = yaml_files(&fs, &root);
+        let _ = std::fs::remove_dir_all(&base);
+        assert_eq!(found, vec![root.join("apps/cm.yaml")]);
+    }
 }
