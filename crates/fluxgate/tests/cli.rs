@@ -14,6 +14,18 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The JSON a command printed, after asserting it exited 0 (its stderr is the message).
+fn json_ok(args: &[&str]) -> serde_json::Value {
+    let out = fluxgate(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 fn fluxgate(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fluxgate"))
         .args(args)
@@ -24,14 +36,7 @@ fn fluxgate(args: &[&str]) -> Output {
 
 #[test]
 fn envs_json_lists_the_example_environments() {
-    let out = fluxgate(&["envs", "examples/homelab", "--format", "json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_ok(&["envs", "examples/homelab", "--format", "json"]);
     let names: Vec<&str> = v
         .as_array()
         .expect("a list")
@@ -442,7 +447,7 @@ fn render_kustomization_refuses_files_above_dir() {
 /// overlay patch set, the `${VAR}` that consumed it, and the base value the patch replaced.
 #[test]
 fn values_json_gives_the_whole_origin_chain() {
-    let out = fluxgate(&[
+    let v = json_ok(&[
         "values",
         "examples/homelab",
         "--env",
@@ -451,13 +456,6 @@ fn values_json_gives_the_whole_origin_chain() {
         "--format",
         "json",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let chain: Vec<String> = v["origins"]["k8sServiceHost"]
         .as_array()
         .expect("a chain")
