@@ -2,17 +2,13 @@
 //! v1.7.0 reads them (an old `path.Match`): `*` matches any run of bytes, `/` included, `?`
 //! any one character, `[...]` a class with ranges and `^` negation, `\` escapes the next
 //! character. It works on bytes, as Go strings are, and finds a malformed pattern only when
-//! matching reaches it: `a[` never fails against `x`, but fails against `a`.
+//! matching reaches it: `a[` never fails against `x`, but fails against `a`. A class character
+//! must be followed by more pattern (`[a` is malformed, as Go's `getEsc` says), so the matcher
+//! never reads past the end.
 
-/// Why a pattern could not be matched.
+/// A malformed pattern: the caller leaves the value unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum GlobError {
-    /// A syntax error: the caller leaves the value unchanged.
-    Bad,
-    /// A class that ends right after a range start (`[a`): Flux's matcher indexes past the
-    /// end of the pattern and the controller's reconcile fails.
-    Panic,
-}
+pub(crate) struct BadPattern;
 
 const RUNE_ERROR: u32 = 0xFFFD;
 
@@ -36,7 +32,7 @@ fn decode(s: &[u8]) -> (u32, usize) {
 }
 
 /// Whether `name` matches `pattern` as a whole.
-pub(crate) fn matches(pattern: &[u8], name: &[u8]) -> Result<bool, GlobError> {
+pub(crate) fn matches(pattern: &[u8], name: &[u8]) -> Result<bool, BadPattern> {
     let mut pattern = pattern;
     let mut name = name;
     'chunks: while !pattern.is_empty() {
@@ -91,7 +87,7 @@ fn split_chunk(pattern: &[u8]) -> (bool, &[u8], &[u8]) {
 }
 
 /// Matches `chunk` at the start of `s`: the rest of `s`, or `None`.
-fn match_chunk<'a>(chunk: &[u8], s: &'a [u8]) -> Result<Option<&'a [u8]>, GlobError> {
+fn match_chunk<'a>(chunk: &[u8], s: &'a [u8]) -> Result<Option<&'a [u8]>, BadPattern> {
     let mut chunk = chunk;
     let mut s = s;
     while let Some(&c) = chunk.first() {
@@ -118,7 +114,8 @@ fn match_chunk<'a>(chunk: &[u8], s: &'a [u8]) -> Result<Option<&'a [u8]>, GlobEr
                     chunk = rest;
                     let mut hi = lo;
                     match chunk.first() {
-                        None => return Err(GlobError::Panic),
+                        // `class_char` leaves at least one byte.
+                        None => return Err(BadPattern),
                         Some(b'-') => {
                             let (h, rest) = class_char(&chunk[1..])?;
                             hi = h;
@@ -141,7 +138,7 @@ fn match_chunk<'a>(chunk: &[u8], s: &'a [u8]) -> Result<Option<&'a [u8]>, GlobEr
             _ => {
                 let literal = if c == b'\\' {
                     chunk = &chunk[1..];
-                    *chunk.first().ok_or(GlobError::Bad)?
+                    *chunk.first().ok_or(BadPattern)?
                 } else {
                     c
                 };
@@ -157,30 +154,31 @@ fn match_chunk<'a>(chunk: &[u8], s: &'a [u8]) -> Result<Option<&'a [u8]>, GlobEr
 }
 
 /// One character of a class (`\` escapes it), and the pattern after it.
-fn class_char(chunk: &[u8]) -> Result<(u32, &[u8]), GlobError> {
+fn class_char(chunk: &[u8]) -> Result<(u32, &[u8]), BadPattern> {
     let mut chunk = chunk;
     match chunk.first() {
-        None | Some(b'-' | b']') => return Err(GlobError::Bad),
+        None | Some(b'-' | b']') => return Err(BadPattern),
         Some(b'\\') => {
             chunk = &chunk[1..];
             if chunk.is_empty() {
-                return Err(GlobError::Bad);
+                return Err(BadPattern);
             }
         }
         Some(_) => {}
     }
     let (r, n) = decode(chunk);
-    if r == RUNE_ERROR && n == 1 {
-        return Err(GlobError::Bad);
+    let rest = &chunk[n..];
+    if (r == RUNE_ERROR && n == 1) || rest.is_empty() {
+        return Err(BadPattern);
     }
-    Ok((r, &chunk[n..]))
+    Ok((r, rest))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{GlobError, matches};
+    use super::{BadPattern, matches};
 
-    fn m(p: &str, n: &str) -> Result<bool, GlobError> {
+    fn m(p: &str, n: &str) -> Result<bool, BadPattern> {
         matches(p.as_bytes(), n.as_bytes())
     }
 
@@ -197,10 +195,11 @@ mod tests {
         assert_eq!(m("abc", "abd"), Ok(false));
         assert_eq!(m("*", ""), Ok(true));
         // Errors only where matching reaches them.
-        assert_eq!(m("[", "["), Err(GlobError::Bad));
+        assert_eq!(m("[", "["), Err(BadPattern));
         assert_eq!(m("a\\", "a"), Ok(false));
-        assert_eq!(m("a\\", "ab"), Err(GlobError::Bad));
+        assert_eq!(m("a\\", "ab"), Err(BadPattern));
         assert_eq!(m("a[", "x"), Ok(false));
-        assert_eq!(m("[a", "a"), Err(GlobError::Panic));
+        assert_eq!(m("[a", "a"), Err(BadPattern));
+        assert_eq!(m("[a-b", "a"), Err(BadPattern));
     }
 }

@@ -166,10 +166,6 @@ fn eval_func(
 pub const SUBSTRING_OUT_OF_RANGE: &str =
     "the substring's negative length ends before its offset (slice bounds out of range)";
 
-/// The [`ParseError`] message of a pattern such as `[a` that Flux's matcher reads past.
-pub const PATTERN_OUT_OF_RANGE: &str =
-    "the pattern's class is not closed (index out of range in Flux's matcher)";
-
 fn apply(op: &str, v: &str, args: &[String]) -> Result<String, &'static str> {
     let first = args.first().map(String::as_bytes);
     let bytes = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
@@ -250,23 +246,13 @@ fn replace(v: &str, args: &[String], n: Option<usize>) -> String {
     }
 }
 
-fn glob_error(e: glob::GlobError) -> Result<Vec<u8>, &'static str> {
-    match e {
-        glob::GlobError::Panic => Err(PATTERN_OUT_OF_RANGE),
-        glob::GlobError::Bad => Ok(Vec::new()),
-    }
-}
-
 /// Removes the shortest (or longest) non-empty prefix matching `pat`, trying byte prefixes
 /// as Flux does; a malformed pattern leaves the value as it is.
 fn trim(s: &[u8], pat: &[u8], longest: bool) -> Result<Vec<u8>, &'static str> {
     let mut cut = None;
     for end in (1..=s.len()).rev() {
         match glob::matches(pat, &s[..end]) {
-            Err(e) => {
-                glob_error(e)?;
-                return Ok(s.to_vec());
-            }
+            Err(glob::BadPattern) => return Ok(s.to_vec()),
             Ok(true) => {
                 cut = Some(end);
                 if longest {
