@@ -151,6 +151,12 @@ impl Parser<'_> {
                 f.op = self.take_while(2, |_| true);
                 self.default_args(&mut f)?;
             }
+            // Flux's scanner peeks at the character after `:` and then steps back by that
+            // character's width instead of the colon's: after a multi-byte character it lands
+            // inside the name, finds no colon there, and refuses the expression.
+            Some(':') if self.peek_at(1).is_some_and(|c| c.len_utf8() > 1) => {
+                return Err(BAD_SUBSTITUTION);
+            }
             Some(':') => {
                 self.pos += 1;
                 f.op = ":".into();
