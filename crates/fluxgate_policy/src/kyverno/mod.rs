@@ -499,7 +499,9 @@ fn build_request_data(r: &Resource, op: &str, overrides: &Overrides) -> Rcvar {
             "namespace": r.namespace(),
             "name": r.name(),
             "kind": {"group": group, "version": version, "kind": r.kind()},
-            "userInfo": {"username": "", "groups": []},
+            // Who asks is not known offline: as the Kyverno CLI without a user-info file,
+            // whose empty UserInfo has neither `username` nor `groups`.
+            "userInfo": {},
             "roles": [],
             "clusterRoles": [],
         },
@@ -642,10 +644,17 @@ fn add_context(rule: &Json, data: &Rcvar) -> Result<Rcvar, String> {
 }
 
 /// `any`/`all` blocks, or a bare list (all).
+///
+/// A key or value whose variables cannot be resolved (an undefined field, a JMESPath function
+/// given null) is the empty string, as Kyverno reads `preconditions` and `deny.conditions`.
 fn conditions(block: &Json, data: &Rcvar) -> Result<bool, String> {
+    let resolve = |v: Option<&Json>| {
+        vars::substitute(v.unwrap_or(&Json::Null), data)
+            .unwrap_or_else(|_| Json::String(String::new()))
+    };
     let eval = |c: &Json| -> Result<bool, String> {
-        let key = vars::substitute(c.get("key").unwrap_or(&Json::Null), data)?;
-        let value = vars::substitute(c.get("value").unwrap_or(&Json::Null), data)?;
+        let key = resolve(c.get("key"));
+        let value = resolve(c.get("value"));
         let op = c.get("operator").and_then(Json::as_str).unwrap_or("Equals");
         conditions::condition(&key, op, &value)
     };
