@@ -11,7 +11,8 @@
 //! - Both get Kyverno's auto-generated rules for pod controllers ([`autogen`]).
 //!
 //! [`check`] turns the outcomes into findings with rule `policy:<name>/<rule>` at the
-//! offending object's line; [`kyverno_test`] runs a Kyverno CLI `kyverno-test.yaml`.
+//! offending field (each [`Outcome`] carries its path; [`field_location`] resolves it on the
+//! rendered node); [`kyverno_test`] runs a Kyverno CLI `kyverno-test.yaml`.
 //!
 //! ```
 //! use fluxgate_diagnostics::Location;
