@@ -91,6 +91,79 @@ pub fn config_checks(config: &Config) -> Vec<CheckRef> {
     out
 }
 
+/// The annotation of a policy object that names the requirements it guards
+/// (`fluxgate.dev/requirements: "R-SEC-01, R-SEC-02"`, ranges allowed).
+pub const POLICY_REQUIREMENTS: &str = "fluxgate.dev/requirements";
+
+/// The policies of `policies:` (SPEC §7), each a check of layer L0 named `policy:<name>`
+/// with the requirements of its `fluxgate.dev/requirements` annotation and of its file's
+/// `Serves:`/`Refs` header. Each runs in every `check`, over every environment, except: a
+/// ValidatingAdmissionPolicy without a binding in those files enforces nothing (it maps,
+/// disabled), and a Kyverno policy whose every rule needs the cluster (API calls, image
+/// verification, mutate, generate) is enforced only there (L3: deferred without a cluster).
+/// Policy objects the environments render are evaluated by `check` too; they are not
+/// counted here, since coverage does not render.
+#[must_use]
+pub fn policy_checks(
+    fs: &dyn fluxgate_fs::Fs,
+    root: &std::path::Path,
+    config: &Config,
+) -> Vec<CheckRef> {
+    let (docs, _) = fluxgate_policy::load_paths(fs, root, &config.policies);
+    let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut declared: Vec<(String, Vec<String>)> = Vec::new();
+    for (doc, loc) in &docs {
+        let file = loc.file.to_string();
+        let header = headers.entry(file.clone()).or_insert_with(|| {
+            fs.read(&root.join(&file))
+                .map(|text| crate::requirements::header_ids(&text).0)
+                .unwrap_or_default()
+        });
+        let mut ids = doc
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(POLICY_REQUIREMENTS))
+            .and_then(serde_json::Value::as_str)
+            .map(|s| crate::requirements::ids_in(s).0)
+            .unwrap_or_default();
+        for id in header.iter() {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        let name = doc
+            .pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if !ids.is_empty() && fluxgate_policy::is_policy(doc) && !is_binding(doc) {
+            declared.push((name, ids));
+        }
+    }
+    let set = fluxgate_policy::PolicySet::from_documents(docs);
+    declared
+        .into_iter()
+        .map(|(name, requirements)| {
+            let cel = set.cel.iter().find(|p| p.name == name);
+            let kyverno = set.kyverno.iter().find(|p| p.name == name);
+            let unbound = cel.is_some_and(|p| {
+                p.kind == fluxgate_policy::vap::CelKind::Vap
+                    && !set.bindings.iter().any(|b| b.policy == name)
+            });
+            let cluster_only = kyverno.is_some_and(|p| !p.evaluates_offline());
+            CheckRef {
+                name: format!("policy:{name}"),
+                layer: if cluster_only { Layer::L3 } else { Layer::L0 },
+                requirements,
+                enabled: !unbound,
+            }
+        })
+        .collect()
+}
+
+fn is_binding(doc: &serde_json::Value) -> bool {
+    doc.get("kind").and_then(serde_json::Value::as_str) == Some("ValidatingAdmissionPolicyBinding")
+}
+
 /// Live-cluster tests in the repository: Chainsaw `Test` documents (their requirement ids
 /// from the name, labels, annotations, description and the file's `Serves:`/`Refs` header),
 /// and any other file whose name says it is a test and carries requirement ids. Without a
@@ -397,6 +470,7 @@ pub fn inputs(
     let (registry, problems) = crate::requirements::parse_registry(&file, &text);
     let serving = serving_files(fs, root, index);
     let mut checks = config_checks(config);
+    checks.extend(policy_checks(fs, root, config));
     checks.extend(cluster_tests(index));
     Ok(Some(Inputs {
         file,

@@ -302,6 +302,116 @@ pub(crate) fn display(v: &Value) -> String {
     }
 }
 
+/// The field chains an expression reads from `object`: `object.spec.?containers` gives
+/// `["spec", "containers"]`, `object.metadata.labels['app']` gives `["metadata", "labels",
+/// "app"]`. A chain ends at a method call or anything but a field or a literal index. String
+/// literals are skipped.
+#[must_use]
+pub fn object_paths(src: &str) -> Vec<Vec<String>> {
+    let chars: Vec<char> = src.chars().collect();
+    let ident = |ch: char| ch.is_ascii_alphanumeric() || ch == '_';
+    let skip_ws = |mut at: usize| {
+        while at < chars.len() && chars[at].is_whitespace() {
+            at += 1;
+        }
+        at
+    };
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < chars.len() {
+        let ch = chars[pos];
+        if ch == '"' || ch == '\'' {
+            pos = string_end(&chars, pos);
+            continue;
+        }
+        if !(ch.is_ascii_alphabetic() || ch == '_') {
+            pos += 1;
+            continue;
+        }
+        let word_start = pos;
+        while pos < chars.len() && ident(chars[pos]) {
+            pos += 1;
+        }
+        let after_dot = chars[..word_start]
+            .iter()
+            .rev()
+            .find(|c| !c.is_whitespace())
+            == Some(&'.');
+        if after_dot || chars[word_start..pos].iter().collect::<String>() != "object" {
+            continue;
+        }
+        let mut path = Vec::new();
+        loop {
+            let step = skip_ws(pos);
+            let optional = usize::from(chars.get(step + 1) == Some(&'?'));
+            match chars.get(step) {
+                Some('.') => {
+                    let name_start = skip_ws(step + 1 + optional);
+                    let mut name_end = name_start;
+                    while name_end < chars.len() && ident(chars[name_end]) {
+                        name_end += 1;
+                    }
+                    // A method call (`.all(`, `.orValue(`) ends the chain.
+                    if name_end == name_start || chars.get(skip_ws(name_end)) == Some(&'(') {
+                        break;
+                    }
+                    path.push(chars[name_start..name_end].iter().collect());
+                    pos = name_end;
+                }
+                Some('[') => {
+                    let key_start = skip_ws(step + 1 + optional);
+                    let (segment, key_end) = match chars.get(key_start) {
+                        Some('"' | '\'') => {
+                            let end = string_end(&chars, key_start);
+                            let inner: String = chars
+                                [key_start + 1..end.saturating_sub(1).max(key_start + 1)]
+                                .iter()
+                                .collect();
+                            (inner, end)
+                        }
+                        Some(d) if d.is_ascii_digit() => {
+                            let mut end = key_start;
+                            while end < chars.len() && chars[end].is_ascii_digit() {
+                                end += 1;
+                            }
+                            (chars[key_start..end].iter().collect(), end)
+                        }
+                        _ => break,
+                    };
+                    let close = skip_ws(key_end);
+                    if chars.get(close) != Some(&']') {
+                        break;
+                    }
+                    path.push(segment);
+                    pos = close + 1;
+                }
+                _ => break,
+            }
+        }
+        if !path.is_empty() {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The index just past the string literal that opens at `start`.
+fn string_end(chars: &[char], start: usize) -> usize {
+    let q = chars[start];
+    let mut i = start + 1;
+    while i < chars.len() {
+        if chars[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if chars[i] == q {
+            return i + 1;
+        }
+        i += 1;
+    }
+    chars.len()
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Tok {
     /// The end of an operand: an identifier, a literal, `)` or `]`.
@@ -507,6 +617,36 @@ mod tests {
         let mut ctx = root.new_inner_scope();
         ctx.add_variable_from_value("object", to_cel(object));
         Expr::compile(expr).eval(&ctx)
+    }
+
+    #[test]
+    fn object_paths_of_expressions() {
+        assert_eq!(
+            object_paths("object.spec.containers.all(c, c.image != 'object.x')"),
+            vec![vec!["spec".to_string(), "containers".to_string()]]
+        );
+        assert_eq!(
+            object_paths(
+                "has(object.metadata.labels) && object.metadata.?labels[?'app.io/x'].orValue('') == 'a'"
+            ),
+            vec![
+                vec!["metadata".to_string(), "labels".to_string()],
+                vec![
+                    "metadata".to_string(),
+                    "labels".to_string(),
+                    "app.io/x".to_string()
+                ],
+            ]
+        );
+        assert_eq!(
+            object_paths("object.spec.template.spec.containers[0].name"),
+            vec![
+                ["spec", "template", "spec", "containers", "0", "name"]
+                    .map(String::from)
+                    .to_vec()
+            ]
+        );
+        assert!(object_paths("oldObject.spec == params.object.spec").is_empty());
     }
 
     #[test]

@@ -4,12 +4,14 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use fluxgate_diagnostics::Location;
 use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_model::Environment;
 use fluxgate_model::config::Config;
+use fluxgate_yaml::Node;
 
 use crate::vap::CelKind;
-use crate::{PolicySet, Resource, Verdict, is_policy, is_policy_kind, load_paths};
+use crate::{PolicySet, Resource, Verdict, is_policy_kind, load_paths};
 
 /// What L0 saw.
 #[derive(Clone, Copy, Debug, Default)]
@@ -20,6 +22,29 @@ pub struct L0Report {
     pub policies: usize,
     /// Verdicts (a rule over an object it selects), summed over environments.
     pub verdicts: usize,
+}
+
+/// Where the field `path` of `object` was written: the deepest node of the path that exists
+/// in the rendered object (each value carries the place that set it), the object itself when
+/// none does.
+#[must_use]
+pub fn field_location(object: &Node, path: &[String]) -> Location {
+    let mut node = object;
+    for seg in path {
+        let next = match node.as_seq() {
+            Some(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+            None => node.get(seg),
+        };
+        match next {
+            Some(n) => node = n,
+            None => break,
+        }
+    }
+    if node.loc.line == 0 {
+        object.loc.clone()
+    } else {
+        node.loc.clone()
+    }
 }
 
 /// The rule of a policy's finding: `policy:<name>/<rule>`.
@@ -52,22 +77,39 @@ pub fn check(
             report.objects += env.objects().count();
             continue;
         }
-        let resources: Vec<Resource> = env
-            .objects()
-            .map(|n| Resource::new(n.to_json(), n.loc.clone()))
-            .collect();
+        let nodes: Vec<&Node> = env.objects().collect();
         let mut docs = configured.clone();
         docs.extend(
-            resources
+            nodes
                 .iter()
-                .filter(|r| is_policy(&r.json))
-                .map(|r| (r.json.clone(), r.loc.clone())),
+                .filter(|n| {
+                    is_policy_kind(
+                        n.str_at(&["apiVersion"]).unwrap_or(""),
+                        n.str_at(&["kind"]).unwrap_or(""),
+                    )
+                })
+                .map(|n| (n.to_json(), n.loc.clone())),
         );
         let set = PolicySet::from_documents(docs);
-        report.objects += resources.len();
+        report.objects += nodes.len();
         if set.is_empty() {
             continue;
         }
+        // Only the objects some policy can read are converted (a CRD's schema is large and
+        // few policies look at CRDs).
+        let nodes: Vec<&Node> = nodes
+            .into_iter()
+            .filter(|n| {
+                set.wants(
+                    n.str_at(&["apiVersion"]).unwrap_or(""),
+                    n.str_at(&["kind"]).unwrap_or(""),
+                )
+            })
+            .collect();
+        let resources: Vec<Resource> = nodes
+            .iter()
+            .map(|n| Resource::new(n.to_json(), n.loc.clone()))
+            .collect();
         names.extend(set.cel.iter().map(|p| p.name.clone()));
         names.extend(set.kyverno.iter().map(|p| p.name.clone()));
         let mut once = BTreeSet::new();
@@ -81,7 +123,7 @@ pub fn check(
                 Verdict::Pass | Verdict::Skip(_) => continue,
                 Verdict::Fail(m) => {
                     Diagnostic::new(rule, severity, format!("{}: {m}", r.display()))
-                        .at(r.loc.clone())
+                        .at(field_location(nodes[o.resource], &o.path))
                         .note(format!(
                             "policy `{}` ({} on failure)",
                             o.policy,

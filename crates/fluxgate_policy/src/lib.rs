@@ -11,7 +11,8 @@
 //! - Both get Kyverno's auto-generated rules for pod controllers ([`autogen`]).
 //!
 //! [`check`] turns the outcomes into findings with rule `policy:<name>/<rule>` at the
-//! offending object's line; [`kyverno_test`] runs a Kyverno CLI `kyverno-test.yaml`.
+//! offending field (each [`Outcome`] carries its path; [`field_location`] resolves it on the
+//! rendered node); [`kyverno_test`] runs a Kyverno CLI `kyverno-test.yaml`.
 //!
 //! ```
 //! use fluxgate_diagnostics::Location;
@@ -40,12 +41,16 @@ pub mod resource;
 pub mod test_runner;
 pub mod vap;
 
-pub use check::{L0Report, check, policy_rule};
+pub use check::{L0Report, check, field_location, policy_rule};
 pub use load::{load_paths, policy_documents};
 pub use resource::Resource;
 pub use test_runner::{TestReport, kyverno_test};
 
+use std::collections::HashMap;
+
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use kube_cel::cel::Context;
+use rayon::prelude::*;
 use serde_json::Value as Json;
 
 use crate::kyverno::KyvernoPolicy;
@@ -108,6 +113,9 @@ pub enum Verdict {
     Error(String),
 }
 
+/// A field of an object: mapping keys and list indices (as decimal text), from the root.
+pub type FieldPath = Vec<String>;
+
 /// One rule's verdict on one object.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -117,6 +125,59 @@ pub struct Outcome {
     pub resource: usize,
     pub verdict: Verdict,
     pub action: Action,
+    /// For a failure, the field of the resource it is about (where the pattern mismatched,
+    /// the foreach element, the field the failing expression reads); empty when nothing
+    /// better than the object is known.
+    pub path: FieldPath,
+}
+
+/// The part of `path` that exists in `value`: the deepest key or list item it reaches.
+#[must_use]
+pub fn existing_prefix(value: &Json, path: &[String]) -> usize {
+    let mut v = value;
+    for (depth, seg) in path.iter().enumerate() {
+        let next = match v {
+            Json::Object(m) => m.get(seg),
+            Json::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+        match next {
+            Some(n) => v = n,
+            None => return depth,
+        }
+    }
+    path.len()
+}
+
+/// Of the candidate fields, the one that reaches deepest into `value`, cut to the part that
+/// exists (the first of equals); empty when none reaches into it.
+#[must_use]
+pub fn deepest(value: &Json, candidates: &[FieldPath]) -> FieldPath {
+    let mut best: &[String] = &[];
+    for c in candidates {
+        let n = existing_prefix(value, c);
+        if n > best.len() {
+            best = &c[..n];
+        }
+    }
+    best.to_vec()
+}
+
+/// A path inside a controller's Pod template, in the controller's own fields.
+pub(crate) fn in_template(controller_kind: &str, pod_path: FieldPath) -> FieldPath {
+    if pod_path.is_empty() {
+        return pod_path;
+    }
+    let prefix: &[&str] = if controller_kind == "CronJob" {
+        &["spec", "jobTemplate", "spec", "template"]
+    } else {
+        &["spec", "template"]
+    };
+    prefix
+        .iter()
+        .map(|s| (*s).to_string())
+        .chain(pod_path)
+        .collect()
 }
 
 /// A rule that was not evaluated because it needs the cluster.
@@ -127,6 +188,9 @@ pub struct Offline {
     pub reason: String,
     pub loc: Location,
 }
+
+/// Per kind: the CEL policies and the Kyverno policies (indices) that can select it.
+type Candidates = (Vec<usize>, Vec<usize>);
 
 /// Every policy of one run: the CEL kinds, the bindings, the Kyverno kinds, and what could
 /// not be loaded or is not evaluated offline.
@@ -215,46 +279,113 @@ impl PolicySet {
     pub fn evaluate_with(
         &self,
         resources: &[Resource],
-        overrides: &dyn Fn(&str, &Resource) -> kyverno::Overrides,
+        overrides: &(dyn Fn(&str, &Resource) -> kyverno::Overrides + Sync),
     ) -> Vec<Outcome> {
         let ns = Namespaces::from_resources(resources);
-        let root = cel::root_context();
-        let mut out = Vec::new();
-        for (i, r) in resources.iter().enumerate() {
-            for p in &self.cel {
-                self.evaluate_cel(&root, p, r, i, resources, &ns, &mut out);
-            }
-            for p in &self.kyverno {
-                out.extend(p.evaluate_with(r, i, &ns, &overrides(&p.name, r)));
-            }
+        // The index: per kind, the policies that can select it (most policies name a few
+        // kinds, most objects are of other kinds).
+        let mut index: HashMap<(&str, &str), Candidates> = HashMap::new();
+        for r in resources {
+            index.entry((r.kind(), r.plural())).or_insert_with(|| {
+                let cel = (0..self.cel.len())
+                    .filter(|&p| self.cel[p].may_select_kind(r.kind(), r.plural()))
+                    .collect();
+                let kyv = (0..self.kyverno.len())
+                    .filter(|&p| self.kyverno[p].may_select_kind(r.kind()))
+                    .collect();
+                (cel, kyv)
+            });
         }
-        out
+        // Objects are independent: in parallel, each worker with its own CEL root context;
+        // the outcomes keep the objects' order.
+        let per_object: Vec<Vec<Outcome>> = resources
+            .par_iter()
+            .enumerate()
+            .map_init(cel::root_context, |root, (i, r)| {
+                let mut out = Vec::new();
+                let Some((cel_idx, kyverno_idx)) = index.get(&(r.kind(), r.plural())) else {
+                    return out;
+                };
+                self.evaluate_object(root, cel_idx, r, i, resources, &ns, &mut out);
+                for &p in kyverno_idx {
+                    let policy = &self.kyverno[p];
+                    out.extend(policy.evaluate_with(r, i, &ns, &overrides(&policy.name, r)));
+                }
+                out
+            })
+            .collect();
+        per_object.into_iter().flatten().collect()
     }
 
+    /// Whether some policy can select objects of this kind (directly, or through the Pod
+    /// template of a controller), reads them as params, or reads them as namespaces: the
+    /// objects a caller needs to convert and pass to [`PolicySet::evaluate`].
+    #[must_use]
+    pub fn wants(&self, api_version: &str, kind: &str) -> bool {
+        let plural = resource::plural(kind);
+        kind == "Namespace"
+            || self.cel.iter().any(|p| {
+                p.may_select_kind(kind, &plural)
+                    || p.param_kind()
+                        .is_some_and(|(a, k)| a == api_version && k == kind)
+            })
+            || self.kyverno.iter().any(|p| p.may_select_kind(kind))
+    }
+
+    /// The CEL policies of `candidates` over `r` (or the Pod its template describes).
+    #[allow(clippy::too_many_arguments)] // the evaluation's whole context, passed once per object
+    fn evaluate_object(
+        &self,
+        root: &Context,
+        candidates: &[usize],
+        r: &Resource,
+        i: usize,
+        resources: &[Resource],
+        ns: &Namespaces,
+        out: &mut Vec<Outcome>,
+    ) {
+        // The request of `r` and of its Pod template, converted once for all CEL policies.
+        let mut own: Option<Context> = None;
+        let mut pod: Option<Context> = None;
+        for &p in candidates {
+            let policy = &self.cel[p];
+            let (target, in_pod) = if policy.selects(r, ns) {
+                (r, false)
+            } else if let Some(t) = autogen::template_pod(r, &policy.controllers)
+                && policy.selects(t, ns)
+            {
+                (t, true)
+            } else {
+                continue;
+            };
+            let slot = if in_pod { &mut pod } else { &mut own };
+            let base = slot.get_or_insert_with(|| vap::object_context(root, target, ns));
+            let start = out.len();
+            self.evaluate_cel(base, policy, target, i, resources, ns, out);
+            if in_pod {
+                for o in &mut out[start..] {
+                    o.path = in_template(r.kind(), std::mem::take(&mut o.path));
+                }
+            }
+        }
+    }
+
+    /// One CEL policy over `target` (the object, or the Pod its template describes), whose
+    /// request is bound in `base`.
     #[allow(clippy::too_many_arguments)] // the evaluation's whole context, passed once per object
     fn evaluate_cel(
         &self,
-        root: &kube_cel::cel::Context,
+        base: &Context,
         p: &CelPolicy,
-        r: &Resource,
+        target: &Resource,
         i: usize,
         all: &[Resource],
         ns: &Namespaces,
         out: &mut Vec<Outcome>,
     ) {
-        // The object itself, or the Pod its template describes (autogen).
-        let target = if p.selects(r, ns) {
-            r
-        } else if let Some(t) = autogen::template_pod(r, &p.controllers)
-            && p.selects(t, ns)
-        {
-            t
-        } else {
-            return;
-        };
         match p.kind {
             CelKind::ValidatingPolicy => {
-                out.extend(p.evaluate(root, target, ns, &Json::Null, p.action(&[]), i));
+                out.extend(p.evaluate(base, target, &Json::Null, p.action(&[]), i));
             }
             CelKind::Vap => {
                 for b in self.bindings.iter().filter(|b| b.policy == p.name) {
@@ -265,7 +396,7 @@ impl PolicySet {
                     match b.params(p, target, all) {
                         Ok(params) => {
                             for param in params {
-                                out.extend(p.evaluate(root, target, ns, &param, action, i));
+                                out.extend(p.evaluate(base, target, &param, action, i));
                             }
                         }
                         Err(why) => out.push(Outcome {
@@ -274,6 +405,7 @@ impl PolicySet {
                             resource: i,
                             verdict: Verdict::Error(why),
                             action,
+                            path: Vec::new(),
                         }),
                     }
                 }

@@ -7,25 +7,60 @@ use std::sync::OnceLock;
 use fluxgate_diagnostics::Location;
 use serde_json::Value as Json;
 
-/// One object under evaluation, as JSON, with where it was written. Its CEL and JMESPath
-/// forms and the Pod its template describes are built once, on first use, for every policy.
+/// One object under evaluation, as JSON, with where it was written. What every policy asks
+/// first (kind, resource name, namespace, labels) is read once, when the resource is made;
+/// its CEL and JMESPath forms and the Pod its template describes are built once, on first
+/// use, for every policy.
 #[derive(Clone, Debug)]
 pub struct Resource {
     pub json: Json,
     pub loc: Location,
+    kind: String,
+    name: String,
+    namespace: String,
+    api_version: String,
+    plural: String,
+    labels: BTreeMap<String, String>,
     cel: OnceLock<kube_cel::cel::Value>,
     jmes: OnceLock<jmespath::Rcvar>,
+    request: OnceLock<jmespath::Rcvar>,
     pod: OnceLock<Option<Box<Resource>>>,
 }
 
 impl Resource {
     #[must_use]
     pub fn new(json: Json, loc: Location) -> Resource {
+        let text = |path: &[&str]| -> String {
+            let mut v = &json;
+            for k in path {
+                match v.get(k) {
+                    Some(x) => v = x,
+                    None => return String::new(),
+                }
+            }
+            v.as_str().unwrap_or("").to_string()
+        };
+        let kind = text(&["kind"]);
+        let namespace = if is_cluster_scoped(&kind) {
+            String::new()
+        } else {
+            json.pointer("/metadata/namespace")
+                .and_then(Json::as_str)
+                .unwrap_or("default")
+                .to_string()
+        };
         Resource {
+            name: text(&["metadata", "name"]),
+            api_version: text(&["apiVersion"]),
+            plural: plural(&kind),
+            labels: string_map(json.pointer("/metadata/labels")),
+            kind,
+            namespace,
             json,
             loc,
             cel: OnceLock::new(),
             jmes: OnceLock::new(),
+            request: OnceLock::new(),
             pod: OnceLock::new(),
         }
     }
@@ -44,6 +79,11 @@ impl Resource {
             .clone()
     }
 
+    /// Kyverno's variable data for a CREATE of this object without overrides, built once.
+    pub(crate) fn request_data(&self, build: impl FnOnce() -> jmespath::Rcvar) -> jmespath::Rcvar {
+        self.request.get_or_init(build).clone()
+    }
+
     /// The Pod of a pod controller's template.
     pub(crate) fn template_pod(&self) -> Option<&Resource> {
         self.pod
@@ -60,33 +100,38 @@ impl Resource {
     }
 
     pub fn kind(&self) -> &str {
-        self.str_at(&["kind"]).unwrap_or("")
+        &self.kind
     }
 
     pub fn name(&self) -> &str {
-        self.str_at(&["metadata", "name"]).unwrap_or("")
+        &self.name
+    }
+
+    /// The resource (plural, lower case) of the kind, as the API server names it.
+    pub fn plural(&self) -> &str {
+        &self.plural
+    }
+
+    pub fn api_version(&self) -> &str {
+        &self.api_version
     }
 
     /// The namespace: the object's own, `default` for a namespaced kind without one, and
     /// empty for cluster-scoped kinds.
     pub fn namespace(&self) -> &str {
-        if is_cluster_scoped(self.kind()) {
-            return "";
-        }
-        self.str_at(&["metadata", "namespace"]).unwrap_or("default")
+        &self.namespace
     }
 
     /// `(group, version)` of `apiVersion` (`v1` is the core group "").
     pub fn group_version(&self) -> (&str, &str) {
-        let av = self.str_at(&["apiVersion"]).unwrap_or("");
-        match av.split_once('/') {
+        match self.api_version.split_once('/') {
             Some((g, v)) => (g, v),
-            None => ("", av),
+            None => ("", &self.api_version),
         }
     }
 
-    pub fn labels(&self) -> BTreeMap<String, String> {
-        string_map(self.json.pointer("/metadata/labels"))
+    pub fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
     }
 
     /// `kind` and `name` as a finding names the object: `Deployment default/web`.
@@ -198,7 +243,7 @@ impl Namespaces {
     pub fn from_resources(resources: &[Resource]) -> Namespaces {
         let mut out = Namespaces::default();
         for r in resources.iter().filter(|r| r.kind() == "Namespace") {
-            let mut l = r.labels();
+            let mut l = r.labels().clone();
             l.insert("kubernetes.io/metadata.name".into(), r.name().into());
             out.labels.insert(r.name().to_string(), l);
             out.objects.insert(r.name().to_string(), r.json.clone());
@@ -207,10 +252,14 @@ impl Namespaces {
     }
 
     #[must_use]
-    pub fn labels(&self, ns: &str) -> BTreeMap<String, String> {
-        self.labels.get(ns).cloned().unwrap_or_else(|| {
-            BTreeMap::from([("kubernetes.io/metadata.name".to_string(), ns.to_string())])
-        })
+    pub fn labels(&self, ns: &str) -> std::borrow::Cow<'_, BTreeMap<String, String>> {
+        match self.labels.get(ns) {
+            Some(l) => std::borrow::Cow::Borrowed(l),
+            None => std::borrow::Cow::Owned(BTreeMap::from([(
+                "kubernetes.io/metadata.name".to_string(),
+                ns.to_string(),
+            )])),
+        }
     }
 
     /// The Namespace object (CEL's `namespaceObject`), or a minimal one.

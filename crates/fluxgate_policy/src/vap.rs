@@ -9,9 +9,9 @@ use kube_cel::cel::{Context, Value};
 use serde_json::Value as Json;
 
 use crate::autogen;
-use crate::cel::{Expr, display, map, to_cel};
-use crate::resource::{Namespaces, Resource, is_cluster_scoped, plural, selector_matches};
-use crate::{Action, Outcome, Verdict};
+use crate::cel::{Expr, display, map, object_paths, to_cel};
+use crate::resource::{Namespaces, Resource, is_cluster_scoped, selector_matches};
+use crate::{Action, FieldPath, Outcome, Verdict, deepest};
 
 /// Which of the two CEL kinds a policy is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,9 @@ pub(crate) struct Validation {
     expr: Expr,
     message: Option<String>,
     message_expr: Option<Expr>,
+    /// The `object` fields the expression reads (through the variables it names too),
+    /// for the finding's location.
+    reads: Vec<FieldPath>,
 }
 
 /// One CEL policy, compiled.
@@ -90,12 +93,34 @@ impl CelPolicy {
                 })
                 .unwrap_or_default()
         };
+        let variable_sources: Vec<(String, String)> = spec
+            .get("variables")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .map(|v| {
+                (
+                    v.get("name")
+                        .and_then(Json::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    v.get("expression")
+                        .and_then(Json::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            })
+            .collect();
         let validations = spec
             .get("validations")
             .and_then(Json::as_array)
             .map(|a| {
                 a.iter()
                     .map(|v| Validation {
+                        reads: reads_of(
+                            v.get("expression").and_then(Json::as_str).unwrap_or(""),
+                            &variable_sources,
+                        ),
                         expr: Expr::compile(
                             v.get("expression").and_then(Json::as_str).unwrap_or(""),
                         ),
@@ -177,22 +202,28 @@ impl CelPolicy {
 
     /// Whether the policy's own `matchConstraints` select `r`.
     pub(crate) fn selects(&self, r: &Resource, ns: &Namespaces) -> bool {
-        if let Some(list) = &self.resources {
-            let p = plural(r.kind());
-            if !list.contains(&p) {
-                return false;
-            }
-        }
-        match_resources(&self.match_constraints, r, ns)
+        self.may_select(r.plural()) && match_resources(&self.match_constraints, r, ns)
+    }
+
+    /// Whether the policy can select objects of this resource (plural) at all, directly or
+    /// through the Pod template of a controller of this kind: the index's test.
+    pub(crate) fn may_select_kind(&self, kind: &str, plural: &str) -> bool {
+        self.may_select(plural) || self.controllers.iter().any(|c| c == kind)
+    }
+
+    fn may_select(&self, plural: &str) -> bool {
+        self.resources
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|x| x == plural))
     }
 
     /// Evaluates the policy over `r` with `params` (null without a paramKind). One outcome
     /// per validation; none when a match condition is false.
+    /// `base` holds the request of `r` ([`object_context`]).
     pub(crate) fn evaluate(
         &self,
-        root: &Context,
+        base: &Context,
         r: &Resource,
-        ns: &Namespaces,
         params: &Json,
         action: Action,
         resource: usize,
@@ -203,9 +234,10 @@ impl CelPolicy {
             resource,
             verdict,
             action,
+            path: Vec::new(),
         };
-        let mut ctx = root.new_inner_scope();
-        bind_request(&mut ctx, r, ns, params);
+        let mut ctx = base.new_inner_scope();
+        ctx.add_variable_from_value("params", to_cel(params));
         for (name, cond) in &self.match_conditions {
             match cond.eval(&ctx) {
                 Ok(Value::Bool(true)) => {}
@@ -244,7 +276,10 @@ impl CelPolicy {
         let mut vars: Vec<(String, Value)> = Vec::new();
         let mut failed_vars: Vec<String> = Vec::new();
         for (name, expr) in &self.variables {
-            ctx.add_variable_from_value("variables", map(vars.clone().into_iter()));
+            // Each conversion copies every value so far: only for expressions that read them.
+            if !vars.is_empty() && expr.source.contains("variables") {
+                ctx.add_variable_from_value("variables", map(vars.clone().into_iter()));
+            }
             match expr.eval(&ctx) {
                 Ok(v) => vars.push((name.clone(), v)),
                 Err(e) => failed_vars.push(format!("variable `{name}`: {e}")),
@@ -253,9 +288,13 @@ impl CelPolicy {
         ctx.add_variable_from_value("variables", map(vars.into_iter()));
         let mut out = Vec::new();
         for (i, v) in self.validations.iter().enumerate() {
+            let mut path = Vec::new();
             let verdict = match v.expr.eval(&ctx) {
                 Ok(Value::Bool(true)) => Verdict::Pass,
-                Ok(Value::Bool(false)) => Verdict::Fail(Self::message(v, &ctx)),
+                Ok(Value::Bool(false)) => {
+                    path = deepest(&r.json, &v.reads);
+                    Verdict::Fail(Self::message(v, &ctx))
+                }
                 Ok(other) => {
                     Verdict::Error(format!("the validation is not a bool: {}", display(&other)))
                 }
@@ -271,7 +310,9 @@ impl CelPolicy {
                     }
                 }
             };
-            out.push(outcome(Self::rule_name(i), verdict));
+            let mut o = outcome(Self::rule_name(i), verdict);
+            o.path = path;
+            out.push(o);
         }
         for (key, expr) in &self.audit_annotations {
             if let Err(e) = expr.eval(&ctx)
@@ -363,13 +404,13 @@ impl Binding {
             .map_or_else(|| r.namespace().to_string(), str::to_string);
         let found: Vec<Json> = all
             .iter()
-            .filter(|p| p.kind() == kind && p.str_at(&["apiVersion"]) == Some(api_version.as_str()))
+            .filter(|p| p.kind() == kind && p.api_version() == api_version.as_str())
             .filter(|p| is_cluster_scoped(kind) || p.namespace() == ns)
             .filter(|p| match pref.get("name").and_then(Json::as_str) {
                 Some(n) => p.name() == n,
                 None => pref
                     .get("selector")
-                    .is_some_and(|s| selector_matches(s, &p.labels())),
+                    .is_some_and(|s| selector_matches(s, p.labels())),
             })
             .map(|p| p.json.clone())
             .collect();
@@ -421,7 +462,7 @@ fn rule_matches(rule: &Json, r: &Resource) -> bool {
         && scope_ok
         && matches_list(&strings(rule.get("apiGroups")), group)
         && matches_list(&strings(rule.get("apiVersions")), version)
-        && resources.iter().any(|x| x == "*" || *x == plural(r.kind()))
+        && resources.iter().any(|x| x == "*" || x == r.plural())
         && (names.is_empty() || names.iter().any(|n| n == r.name()))
 }
 
@@ -439,7 +480,7 @@ pub(crate) fn match_resources(m: &Json, r: &Resource, ns: &Namespaces) -> bool {
         return false;
     }
     if let Some(sel) = m.get("objectSelector")
-        && !selector_matches(sel, &r.labels())
+        && !selector_matches(sel, r.labels())
     {
         return false;
     }
@@ -456,8 +497,50 @@ pub(crate) fn match_resources(m: &Json, r: &Resource, ns: &Namespaces) -> bool {
     true
 }
 
-/// `object`, `oldObject`, `request`, `params`, `namespaceObject` for a CREATE of `r`.
-fn bind_request(ctx: &mut Context, r: &Resource, ns: &Namespaces, params: &Json) {
+/// The fields an expression reads from `object`, directly or through the `variables` it
+/// names (whose expressions are read in turn, once each).
+fn reads_of(source: &str, variables: &[(String, String)]) -> Vec<FieldPath> {
+    let mut out = object_paths(source);
+    let mut seen: Vec<&str> = Vec::new();
+    let mut pending = vec![source];
+    while let Some(src) = pending.pop() {
+        for (name, expr) in variables {
+            if !seen.contains(&name.as_str()) && names_variable(src, name) {
+                seen.push(name);
+                out.extend(object_paths(expr));
+                pending.push(expr);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `src` reads `variables.<name>` (not a longer name that starts with it).
+fn names_variable(src: &str, name: &str) -> bool {
+    let needle = format!("variables.{name}");
+    src.match_indices(&needle).any(|(i, _)| {
+        !src[i + needle.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The request of a CREATE of `r` in a scope of its own under `root`: `object`,
+/// `oldObject`, `request` and `namespaceObject`, converted once for every CEL policy that
+/// selects `r` (each evaluation adds `params` and `variables` in a scope under it).
+pub(crate) fn object_context<'a>(
+    root: &'a Context<'a>,
+    r: &Resource,
+    ns: &Namespaces,
+) -> Context<'a> {
+    let mut ctx = root.new_inner_scope();
+    bind_request(&mut ctx, r, ns);
+    ctx
+}
+
+/// `object`, `oldObject`, `request`, `namespaceObject` for a CREATE of `r`.
+fn bind_request(ctx: &mut Context, r: &Resource, ns: &Namespaces) {
     let (group, version) = r.group_version();
     let s = |x: &str| Value::String(Arc::new(x.to_string()));
     let gvk = map([
@@ -469,7 +552,7 @@ fn bind_request(ctx: &mut Context, r: &Resource, ns: &Namespaces, params: &Json)
     let gvr = map([
         ("group".to_string(), s(group)),
         ("version".to_string(), s(version)),
-        ("resource".to_string(), s(&plural(r.kind()))),
+        ("resource".to_string(), s(r.plural())),
     ]
     .into_iter());
     let request = map([
@@ -492,7 +575,6 @@ fn bind_request(ctx: &mut Context, r: &Resource, ns: &Namespaces, params: &Json)
     ctx.add_variable_from_value("object", r.cel());
     ctx.add_variable_from_value("oldObject", Value::Null);
     ctx.add_variable_from_value("request", request);
-    ctx.add_variable_from_value("params", to_cel(params));
     let namespace_object = if r.namespace().is_empty() {
         Value::Null
     } else {

@@ -12,6 +12,16 @@ use super::pattern::wildcard;
 /// Evaluates one substituted condition.
 pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, String> {
     let op = operator.to_ascii_lowercase();
+    // The set operators need a list or a string (a JSON list in text, a range, a value);
+    // anything else (null: a variable that resolved to nothing) makes them false, as Kyverno's
+    // handlers treat an invalid value type.
+    let set_op = matches!(
+        op.as_str(),
+        "in" | "allin" | "notin" | "allnotin" | "anyin" | "anynotin"
+    );
+    if set_op && !(value.is_array() || value.is_string()) {
+        return Ok(false);
+    }
     Ok(match op.as_str() {
         "equals" | "equal" => equals(key, value),
         "notequals" | "notequal" => !equals(key, value),
@@ -142,5 +152,8 @@ mod tests {
         assert!(condition(&json!(1), "Nope", &json!(1)).is_err());
         assert!(!condition(&json!([5500, 0]), "AllNotIn", &json!("5000-6000")).unwrap());
         assert!(condition(&json!([7000]), "AnyNotIn", &json!("5000-6000")).unwrap());
+        // A value that is neither a list nor a string: every set operator is false.
+        assert!(!condition(&json!("a"), "AnyNotIn", &json!(null)).unwrap());
+        assert!(!condition(&json!("a"), "NotIn", &json!(null)).unwrap());
     }
 }

@@ -4,8 +4,8 @@
 // Counts given to `replace`/`truncate` arrive as JMESPath numbers (f64); they are clamped at 0.
 #![allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
 
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use base64::Engine;
 use jmespath::{Context, ErrorReason, JmespathError, Rcvar, Runtime, Variable};
@@ -411,13 +411,42 @@ pub fn to_json(v: &Variable) -> Json {
 
 /// Evaluates `expr` over `data`.
 pub fn search(expr: &str, data: &Rcvar) -> Result<Json, String> {
-    let compiled = RUNTIME
-        .compile(expr)
-        .map_err(|e| format!("JMESPath `{expr}` does not parse: {}", e.reason))?;
-    compiled
-        .search(data.clone())
+    let compiled = compiled(expr)?;
+    // `Expression::search` would first copy `data` through serde (jmespath's `specialized`
+    // feature, which avoids it, needs a nightly compiler); the interpreter reads it as is.
+    let mut ctx = jmespath::Context::new(expr, &RUNTIME);
+    jmespath::interpret(data, compiled.as_ast(), &mut ctx)
         .map(|v| to_json(&v))
         .map_err(|e| format!("JMESPath `{expr}`: {}", e.reason))
+}
+
+/// Expressions compiled so far: the same few expressions are searched over every object.
+/// Substituted expressions can differ per object, so the cache is emptied when it grows
+/// past a bound.
+static COMPILED: LazyLock<Mutex<HashMap<String, Arc<jmespath::Expression<'static>>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+const COMPILED_BOUND: usize = 4096;
+
+fn compiled(expr: &str) -> Result<Arc<jmespath::Expression<'static>>, String> {
+    if let Ok(cache) = COMPILED.lock()
+        && let Some(e) = cache.get(expr)
+    {
+        return Ok(Arc::clone(e));
+    }
+    let runtime: &'static Runtime = &RUNTIME;
+    let e = Arc::new(
+        runtime
+            .compile(expr)
+            .map_err(|e| format!("JMESPath `{expr}` does not parse: {}", e.reason))?,
+    );
+    if let Ok(mut cache) = COMPILED.lock() {
+        if cache.len() >= COMPILED_BOUND {
+            cache.clear();
+        }
+        cache.insert(expr.to_string(), Arc::clone(&e));
+    }
+    Ok(e)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod conditions;
 pub mod jmes;
+mod locate;
 pub mod pattern;
 pub mod vars;
 
@@ -15,7 +16,7 @@ use serde_json::{Value as Json, json};
 
 use crate::autogen;
 use crate::resource::{Namespaces, Resource, selector_matches};
-use crate::{Action, Offline, Outcome, Verdict};
+use crate::{Action, FieldPath, Offline, Outcome, Verdict};
 use pattern::{Mismatch, wildcard};
 
 /// Values that replace variables for one resource (a kyverno-test `variables` file):
@@ -30,7 +31,51 @@ struct Rule {
     raw: Json,
     action: Action,
     autogen: bool,
+    /// The rule Kyverno generates for pod controllers, and the one for CronJobs: the rule
+    /// with its variables moved into the template (see [`autogen_rule`]).
+    for_controllers: Option<Json>,
+    for_cronjobs: Option<Json>,
     offline: bool,
+}
+
+/// Every string of `v` with the controller paths of [`autogen_rule`].
+fn rewrite_paths(v: &Json, spec_to: &str) -> Json {
+    match v {
+        Json::String(s) => Json::String(s.replace("request.object.spec", spec_to).replace(
+            "request.object.metadata",
+            "request.object.spec.template.metadata",
+        )),
+        Json::Array(a) => Json::Array(a.iter().map(|x| rewrite_paths(x, spec_to)).collect()),
+        Json::Object(m) => Json::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), rewrite_paths(x, spec_to)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Kyverno's auto-generated rule for pod controllers as it reads variables: every text of
+/// the rule but its `match`/`exclude` with `request.object.spec` moved to the template's
+/// spec (`spec.template.spec`, or `spec.jobTemplate.spec.template.spec` for a CronJob) and
+/// `request.object.metadata` to `request.object.spec.template.metadata` (for CronJobs too,
+/// as Kyverno does). The rewrite is textual, as Kyverno's: a variable written another way
+/// (`request."object".metadata`) keeps reading the controller itself.
+fn autogen_rule(rule: &Json, cronjob: bool) -> Json {
+    let spec_to = if cronjob {
+        "request.object.spec.jobTemplate.spec.template.spec"
+    } else {
+        "request.object.spec.template.spec"
+    };
+    let mut out = rule.clone();
+    if let Some(m) = out.as_object_mut() {
+        for (k, v) in m.iter_mut() {
+            if k != "match" && k != "exclude" && k != "name" {
+                *v = rewrite_paths(v, spec_to);
+            }
+        }
+    }
+    out
 }
 
 /// One Kyverno policy.
@@ -191,10 +236,13 @@ impl KyvernoPolicy {
                     .and_then(Json::as_str),
             )
             .unwrap_or(default);
+            let autogen = can_autogen(raw);
             rules.push(Rule {
                 name: rule_name,
                 kinds: match_kinds(raw),
-                autogen: can_autogen(raw),
+                autogen,
+                for_controllers: autogen.then(|| autogen_rule(raw, false)),
+                for_cronjobs: autogen.then(|| autogen_rule(raw, true)),
                 raw: raw.clone(),
                 action,
                 offline: cluster.is_some() || raw.get("validate").is_none(),
@@ -208,6 +256,23 @@ impl KyvernoPolicy {
             controllers: autogen::annotated_controllers(doc),
             offline,
         }
+    }
+
+    /// Whether some rule is evaluated offline (the others need the cluster).
+    #[must_use]
+    pub fn evaluates_offline(&self) -> bool {
+        self.rules.iter().any(|r| !r.offline)
+    }
+
+    /// Whether some rule can select objects of this kind, directly or as a pod controller:
+    /// the index's test.
+    pub(crate) fn may_select_kind(&self, kind: &str) -> bool {
+        let controller = self.controllers.iter().any(|c| c == kind);
+        self.rules.iter().filter(|x| !x.offline).any(|rule| {
+            rule.kinds
+                .as_ref()
+                .is_none_or(|ks| ks.iter().any(|k| k == kind) || (rule.autogen && controller))
+        })
     }
 
     /// Every rule's verdict on `r` (and on its Pod template, for autogen rules).
@@ -230,8 +295,7 @@ impl KyvernoPolicy {
         let operation = overrides
             .get("request.operation")
             .and_then(Json::as_str)
-            .unwrap_or("CREATE")
-            .to_string();
+            .unwrap_or("CREATE");
         let mut out = Vec::new();
         let kind = r.kind();
         let controller = self.controllers.iter().any(|c| c == kind);
@@ -243,28 +307,34 @@ impl KyvernoPolicy {
             if !may_match {
                 continue;
             }
-            let (target, name) = if selects(&rule.raw, r, ns, &operation) {
-                (r, rule.name.clone())
+            let (verdict, path, name) = if selects(&rule.raw, r, ns, operation) {
+                let (verdict, path) = evaluate_rule(&rule.raw, r, r, operation, overrides);
+                (verdict, path, rule.name.clone())
             } else if rule.autogen
                 && let Some(pod) = autogen::template_pod(r, &self.controllers)
-                && selects(&rule.raw, pod, ns, &operation)
+                && selects(&rule.raw, pod, ns, operation)
             {
-                let prefix = if r.kind() == "CronJob" {
-                    "autogen-cronjob-"
+                // Kyverno's generated rule: the pattern over the template (the Pod), the
+                // variables over the controller with the rule's paths moved into it.
+                let cronjob = r.kind() == "CronJob";
+                let (prefix, generated) = if cronjob {
+                    ("autogen-cronjob-", rule.for_cronjobs.as_ref())
                 } else {
-                    "autogen-"
+                    ("autogen-", rule.for_controllers.as_ref())
                 };
-                (pod, format!("{prefix}{}", rule.name))
+                let generated = generated.unwrap_or(&rule.raw);
+                let (verdict, path) = evaluate_rule(generated, pod, r, operation, overrides);
+                (verdict, path, format!("{prefix}{}", rule.name))
             } else {
                 continue;
             };
-            let verdict = evaluate_rule(&rule.raw, target, &operation, overrides);
             out.push(Outcome {
                 policy: self.name.clone(),
                 rule: name,
                 resource: index,
                 verdict,
                 action: rule.action,
+                path,
             });
         }
         out
@@ -381,7 +451,7 @@ fn filter_matches(f: &Json, r: &Resource, ns: &Namespaces, op: &str) -> bool {
         }
     }
     if let Some(sel) = res.get("selector")
-        && !wildcard_selector(sel, &r.labels())
+        && !wildcard_selector(sel, r.labels())
     {
         return false;
     }
@@ -414,6 +484,13 @@ fn wildcard_selector(sel: &Json, labels: &BTreeMap<String, String>) -> bool {
 /// The data `{{ }}` variables read for `r`: the request (with the object's JMESPath form,
 /// built once per object), `images`, and the test's overrides.
 fn request_data(r: &Resource, op: &str, overrides: &Overrides) -> Rcvar {
+    if overrides.is_empty() && op == "CREATE" {
+        return r.request_data(|| build_request_data(r, op, overrides));
+    }
+    build_request_data(r, op, overrides)
+}
+
+fn build_request_data(r: &Resource, op: &str, overrides: &Overrides) -> Rcvar {
     let (group, version) = r.group_version();
     let mut data = json!({
         "request": {
@@ -422,7 +499,9 @@ fn request_data(r: &Resource, op: &str, overrides: &Overrides) -> Rcvar {
             "namespace": r.namespace(),
             "name": r.name(),
             "kind": {"group": group, "version": version, "kind": r.kind()},
-            "userInfo": {"username": "", "groups": []},
+            // Who asks is not known offline: as the Kyverno CLI without a user-info file,
+            // whose empty UserInfo has neither `username` nor `groups`.
+            "userInfo": {},
             "roles": [],
             "clusterRoles": [],
         },
@@ -479,9 +558,12 @@ fn set_path(data: &mut Json, path: &str, value: Json) {
     }
 }
 
-/// Kyverno's `images` variable: per container list, container name -> image parts.
+/// Kyverno's `images` variable: per container list, container name -> image parts. For a
+/// pod controller, the containers of its template.
 fn images(r: &Resource) -> Json {
-    let spec = r.json.get("spec");
+    let spec = r
+        .template_pod()
+        .map_or_else(|| r.json.get("spec"), |p| p.json.get("spec"));
     let mut out = serde_json::Map::new();
     for list in ["containers", "initContainers", "ephemeralContainers"] {
         let Some(cs) = spec.and_then(|s| s.get(list)).and_then(Json::as_array) else {
@@ -562,10 +644,17 @@ fn add_context(rule: &Json, data: &Rcvar) -> Result<Rcvar, String> {
 }
 
 /// `any`/`all` blocks, or a bare list (all).
+///
+/// A key or value whose variables cannot be resolved (an undefined field, a JMESPath function
+/// given null) is the empty string, as Kyverno reads `preconditions` and `deny.conditions`.
 fn conditions(block: &Json, data: &Rcvar) -> Result<bool, String> {
+    let resolve = |v: Option<&Json>| {
+        vars::substitute(v.unwrap_or(&Json::Null), data)
+            .unwrap_or_else(|_| Json::String(String::new()))
+    };
     let eval = |c: &Json| -> Result<bool, String> {
-        let key = vars::substitute(c.get("key").unwrap_or(&Json::Null), data)?;
-        let value = vars::substitute(c.get("value").unwrap_or(&Json::Null), data)?;
+        let key = resolve(c.get("key"));
+        let value = resolve(c.get("value"));
         let op = c.get("operator").and_then(Json::as_str).unwrap_or("Equals");
         conditions::condition(&key, op, &value)
     };
@@ -613,50 +702,133 @@ fn message(v: &Json, data: &Rcvar) -> String {
     }
 }
 
-/// One rule over `r`.
-fn evaluate_rule(rule: &Json, r: &Resource, op: &str, overrides: &Overrides) -> Verdict {
-    let vdata = match add_context(rule, &request_data(r, op, overrides)) {
+/// One rule: the pattern over `target` (the object, or the Pod of its template), the
+/// variables over `object` (the object itself). The field path of a failure is in
+/// `object`'s fields.
+fn evaluate_rule(
+    rule: &Json,
+    target: &Resource,
+    object: &Resource,
+    op: &str,
+    overrides: &Overrides,
+) -> (Verdict, FieldPath) {
+    let vdata = match add_context(rule, &request_data(object, op, overrides)) {
         Ok(d) => d,
-        Err(e) => return Verdict::Error(format!("context: {e}")),
+        Err(e) => return (Verdict::Error(format!("context: {e}")), Vec::new()),
     };
     if let Some(pre) = rule.get("preconditions") {
         match conditions(pre, &vdata) {
             Ok(true) => {}
-            Ok(false) => return Verdict::Skip("preconditions not met".into()),
-            Err(e) => return Verdict::Error(format!("preconditions: {e}")),
+            Ok(false) => return (Verdict::Skip("preconditions not met".into()), Vec::new()),
+            Err(e) => return (Verdict::Error(format!("preconditions: {e}")), Vec::new()),
         }
     }
     let Some(v) = rule.get("validate") else {
-        return Verdict::Skip("no validate block".into());
+        return (Verdict::Skip("no validate block".into()), Vec::new());
     };
-    let msg = message(v, &vdata);
-    match validate_block(v, &r.json, &vdata) {
-        Ok(Step::Pass) => Verdict::Pass,
-        Ok(Step::Skip(why)) => Verdict::Skip(why),
-        Ok(Step::Fail(path)) => Verdict::Fail(if path.is_empty() {
-            msg
-        } else {
-            format!("{msg} (at {path})")
-        }),
-        Err(e) => Verdict::Error(e),
+    let at = At {
+        object: &object.json,
+        base: Some(Vec::new()),
+        template_of: (!std::ptr::eq(target, object)).then(|| object.kind()),
+    };
+    match validate_block(v, &target.json, &vdata, &at) {
+        Ok(Step::Pass) => (Verdict::Pass, Vec::new()),
+        Ok(Step::Skip(why)) => (Verdict::Skip(why), Vec::new()),
+        Ok(Step::Fail(text, path)) => {
+            // The message is substituted only for a failure.
+            let msg = message(v, &vdata);
+            let verdict = Verdict::Fail(if text.is_empty() {
+                msg
+            } else {
+                format!("{msg} (at {text})")
+            });
+            (verdict, path)
+        }
+        Err(e) => (Verdict::Error(e), Vec::new()),
     }
 }
 
 enum Step {
     Pass,
-    Fail(String),
+    /// Where, as the message says it, and the field.
+    Fail(String, FieldPath),
     Skip(String),
+}
+
+/// Where a validate block's failures point.
+struct At<'a> {
+    /// The object the variables read (`request.object`).
+    object: &'a Json,
+    /// The field of the value the block validates: empty for the object itself, the
+    /// element's field inside a foreach, `None` when the element's place is not known.
+    base: Option<FieldPath>,
+    /// For the top block of a generated rule: the controller's kind, whose Pod template the
+    /// pattern was matched against.
+    template_of: Option<&'a str>,
+}
+
+impl At<'_> {
+    /// A field of the validated value (a pattern's mismatch), in the object's fields.
+    fn field(&self, inner: FieldPath) -> FieldPath {
+        match (&self.base, self.template_of) {
+            (Some(b), None) if b.is_empty() => inner,
+            (Some(_), Some(kind)) => crate::in_template(kind, inner),
+            (Some(b), None) => b.iter().cloned().chain(inner).collect(),
+            (None, _) => Vec::new(),
+        }
+    }
+
+    /// The deepest field a failing `deny` reads: `request.object...` and `element...`.
+    fn read_by(&self, block: &Json) -> FieldPath {
+        let mut candidates = Vec::new();
+        let mut texts = Vec::new();
+        locate::strings(block, &mut texts);
+        for t in texts {
+            candidates.extend(locate::variable_paths(t, "request.object"));
+            if let Some(b) = &self.base {
+                candidates.extend(
+                    locate::variable_paths(t, "element")
+                        .into_iter()
+                        .map(|p| b.iter().cloned().chain(p).collect()),
+                );
+            }
+        }
+        let found = crate::deepest(self.object, &candidates);
+        if found.is_empty() {
+            self.base.clone().unwrap_or_default()
+        } else {
+            found
+        }
+    }
+}
+
+fn pattern_path(text: &str) -> FieldPath {
+    text.split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Substitutes a pattern's variables; most patterns have none and are used as written.
+fn with_values<'p>(p: &'p Json, vdata: &Rcvar) -> Result<std::borrow::Cow<'p, Json>, String> {
+    if locate::has_variables(p) {
+        Ok(std::borrow::Cow::Owned(vars::substitute(p, vdata)?))
+    } else {
+        Ok(std::borrow::Cow::Borrowed(p))
+    }
 }
 
 /// `pattern`, `anyPattern`, `deny`, `foreach` of one validate (or foreach) block over
 /// `target` (the object, or a foreach element).
-fn validate_block(v: &Json, target: &Json, vdata: &Rcvar) -> Result<Step, String> {
-    let vdata = vdata.clone();
+fn validate_block(v: &Json, target: &Json, vdata: &Rcvar, at: &At) -> Result<Step, String> {
     if let Some(p) = v.get("pattern") {
-        let p = vars::substitute(p, &vdata)?;
+        let p = with_values(p, vdata)?;
         return Ok(match pattern::validate(Some(target), &p, "/") {
             Ok(()) => Step::Pass,
-            Err(Mismatch::Fail(path)) => Step::Fail(path),
+            Err(Mismatch::Fail(path)) => {
+                let field = at.field(pattern_path(&path));
+                Step::Fail(path, field)
+            }
             Err(Mismatch::Conditional(path) | Mismatch::Global(path)) => {
                 Step::Skip(format!("an anchor at {path} does not hold"))
             }
@@ -666,7 +838,7 @@ fn validate_block(v: &Json, target: &Json, vdata: &Rcvar) -> Result<Step, String
         let mut skipped = 0;
         let mut failed = Vec::new();
         for p in any {
-            let p = vars::substitute(p, &vdata)?;
+            let p = with_values(p, vdata)?;
             match pattern::validate(Some(target), &p, "/") {
                 Ok(()) => return Ok(Step::Pass),
                 Err(Mismatch::Fail(path)) => failed.push(path),
@@ -676,33 +848,47 @@ fn validate_block(v: &Json, target: &Json, vdata: &Rcvar) -> Result<Step, String
         if skipped == any.len() && !any.is_empty() {
             return Ok(Step::Skip("no pattern applies".into()));
         }
-        return Ok(Step::Fail(failed.join(", ")));
+        // The first pattern's mismatch: the alternatives usually differ in one field.
+        let field = failed
+            .first()
+            .map(|p| at.field(pattern_path(p)))
+            .unwrap_or_default();
+        return Ok(Step::Fail(failed.join(", "), field));
     }
     if let Some(deny) = v.get("deny") {
         let block = deny.get("conditions").cloned().unwrap_or(json!({}));
-        return Ok(if conditions(&block, &vdata)? {
-            Step::Fail(String::new())
+        return Ok(if conditions(&block, vdata)? {
+            Step::Fail(String::new(), at.read_by(&block))
         } else {
             Step::Pass
         });
     }
     if let Some(list) = v.get("foreach").and_then(Json::as_array) {
-        return foreach(list, &vdata);
+        return foreach(list, vdata, at);
     }
     Ok(Step::Pass)
 }
 
-fn foreach(list: &[Json], data: &Rcvar) -> Result<Step, String> {
+fn foreach(list: &[Json], data: &Rcvar, at: &At) -> Result<Step, String> {
     let mut applied = 0;
     for fe in list {
         let vdata = add_context(fe, data).map_err(|e| format!("foreach context: {e}"))?;
         let expr = fe.get("list").and_then(Json::as_str).unwrap_or("");
         let expr = vars::substitute_str(expr, &vdata)?;
-        let elements = match jmes::search(expr.as_str().unwrap_or(""), &vdata)? {
+        let expr = expr.as_str().unwrap_or("");
+        let elements = match jmes::search(expr, &vdata)? {
             Json::Array(a) => a,
             Json::Null => Vec::new(),
             other => vec![other],
         };
+        // The list's own field: a plain path from the object or from the outer element.
+        let list_field = locate::plain_path(expr, "request.object")
+            .or_else(|| {
+                let inner = locate::plain_path(expr, "element")?;
+                let b = at.base.as_ref()?;
+                Some(b.iter().cloned().chain(inner).collect())
+            })
+            .filter(|p| crate::existing_prefix(at.object, p) == p.len());
         for (i, el) in elements.iter().enumerate() {
             let ed = with_vars(
                 &vdata,
@@ -717,20 +903,37 @@ fn foreach(list: &[Json], data: &Rcvar) -> Result<Step, String> {
                 continue;
             }
             applied += 1;
+            let element_at = At {
+                object: at.object,
+                base: list_field.as_ref().map(|l| {
+                    let mut p = l.clone();
+                    p.push(i.to_string());
+                    p
+                }),
+                template_of: None,
+            };
             let step = if let Some(nested) = fe.get("foreach").and_then(Json::as_array) {
-                foreach(nested, &ed)?
+                foreach(nested, &ed, &element_at)?
             } else {
-                validate_block(fe, el, &ed)?
+                validate_block(fe, el, &ed, &element_at)?
             };
             match step {
                 Step::Pass => {}
                 Step::Skip(_) => applied -= 1,
-                Step::Fail(path) => {
-                    return Ok(Step::Fail(if path.is_empty() {
-                        format!("element {i}")
+                Step::Fail(text, field) => {
+                    let field = if field.is_empty() {
+                        element_at.base.clone().unwrap_or_default()
                     } else {
-                        format!("element {i} {path}")
-                    }));
+                        field
+                    };
+                    return Ok(Step::Fail(
+                        if text.is_empty() {
+                            format!("element {i}")
+                        } else {
+                            format!("element {i} {text}")
+                        },
+                        field,
+                    ));
                 }
             }
         }

@@ -8,10 +8,14 @@ crate::declare_rule! {
     /// `ValidatingAdmissionPolicy` (through its bindings), Kyverno `ValidatingPolicy` and
     /// Kyverno `ClusterPolicy`/`Policy` validate rules, with Kyverno's rules for pod
     /// controllers. A finding's rule is `policy:<policy>/<rule>` (`validation-<i>` for the
-    /// CEL kinds), at the object's line, with the policy's message. A Deny/Enforce policy
+    /// CEL kinds), at the offending field (where a pattern mismatched, the foreach element,
+    /// the field a failing expression reads), with the policy's message. A Deny/Enforce policy
     /// gives an error, Warn and Audit a warning; an expression that cannot be evaluated
     /// fails closed. Rules that need the cluster (API calls, image verification, mutate,
-    /// generate) are listed as notes: not evaluated offline.
+    /// generate) are listed as notes: not evaluated offline. A policy of `policies:` names
+    /// the requirements it guards with the annotation `fluxgate.dev/requirements:
+    /// "R-SEC-01, R-SEC-02"` or its file's `Serves:` header; `fluxgate coverage` counts them
+    /// covered by `policy:<name>` (deferred when every rule needs the cluster).
     ///
     /// ## Why it matters
     /// The cluster's admission control rejects what these policies deny, after the merge:
