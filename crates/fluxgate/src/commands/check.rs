@@ -209,6 +209,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     };
+    // The process ends with this command: the rendered environments and the index are left to
+    // the operating system instead of being freed node by node (0.2 s of one core for 1,400
+    // Kustomizations, after the output is ready).
+    std::mem::forget(envs);
+    std::mem::forget(repo);
     // A reader that stops early (`check | head -1`) does not turn a failed gate into a pass.
     match timings::phase("emit", || output::emit(&text)) {
         Err(e) if output::is_broken_pipe(&e) => Ok(code),
