@@ -760,9 +760,11 @@ impl Renderer<'_> {
                 if failure.is_none() {
                     failure = why;
                 }
-                problems.extend(out.problems.into_iter().map(|d| {
-                    d.related(ks.loc.clone(), "substituted by this Flux Kustomization")
-                }));
+                problems.extend(
+                    out.problems.into_iter().map(|d| {
+                        d.related(ks.loc.clone(), "substituted by this Flux Kustomization")
+                    }),
+                );
                 substituted.extend(out.substituted);
                 *o = out.resource;
             }
