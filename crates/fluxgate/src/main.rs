@@ -7,6 +7,7 @@ mod commands;
 mod config;
 mod output;
 mod secrets;
+mod timings;
 
 use std::process::ExitCode;
 
@@ -55,7 +56,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = timings::phase("total", || match cli.command {
         Command::Ansible(args) => commands::ansible::run(&args),
         Command::Render(args) => commands::render::run(&args),
         Command::Envs(args) => commands::envs::run(&args),
@@ -67,7 +68,7 @@ fn main() -> ExitCode {
         Command::Policy(args) => commands::policy::run(&args),
         Command::Mutate(args) => commands::mutate::run(&args),
         Command::Coverage(args) => commands::coverage::run(&args),
-    };
+    });
     match result {
         Ok(code) => code,
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,

@@ -190,8 +190,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
             ));
             return out;
         }
-        Err(e) if e.message == envsubst::SUBSTRING_OUT_OF_RANGE =>
-        {
+        Err(e) if e.message == envsubst::SUBSTRING_OUT_OF_RANGE => {
             let mut out = Outcome::unchanged(resource, Status::Failed);
             let snippet = snippet(&text, e.offset);
             out.problems.push(Problem::new(

@@ -148,6 +148,8 @@ struct Pending {
     retried: bool,
     /// Its kustomize build, when done ahead.
     built: Option<Prebuilt>,
+    /// Its build finished ahead (substituted) with the variables it had then.
+    ahead: Option<Ahead>,
 }
 
 impl Pending {
@@ -156,8 +158,25 @@ impl Pending {
             ks,
             retried,
             built: None,
+            ahead: None,
         }
     }
+
+    /// Whether nothing of it has been built yet.
+    fn is_waiting(&self) -> bool {
+        self.built.is_none() && self.ahead.is_none()
+    }
+}
+
+/// A Kustomization rendered ahead of its turn, in parallel with the others of its level, with
+/// the variables its sources gave before the level: used when its turn comes and the
+/// variables are still those (a source rendered earlier in the level may change them; then
+/// it is rendered again in turn), so the tree is the same as one rendered one by one.
+struct Ahead {
+    dir: PathBuf,
+    vars: Vars,
+    rendered: Option<FluxKustomization>,
+    problems: Vec<Problem>,
 }
 
 /// A Kustomization's kustomize build: the folder it was built over, its objects (`None`: the
@@ -248,13 +267,14 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
     let mut deferred: Vec<Pending> = Vec::new();
     let mut source_problems: BTreeMap<(Option<Location>, String), usize> = BTreeMap::new();
     loop {
-        if queue.front().is_some_and(|p| p.built.is_none()) {
-            r.prebuild(&mut queue, &first_seen);
+        if queue.front().is_some_and(Pending::is_waiting) {
+            r.prebuild(&mut queue, &first_seen, (!root_pending).then_some(&sources));
         }
         let Some(Pending {
             ks,
             retried,
             built: prebuilt,
+            ahead,
         }) = queue.pop_front()
         else {
             if deferred.is_empty() {
@@ -302,6 +322,7 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
                 ks,
                 retried,
                 built: prebuilt,
+                ahead: None,
             });
             continue;
         }
@@ -324,7 +345,13 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
                     .push(d.related(ks.loc.clone(), "in this Kustomization"));
             }
         }
-        let mut rendered = r.render_one(&ks, &dir, &vars, prebuilt);
+        let mut rendered = match ahead.filter(|a| a.dir == dir && a.vars == vars) {
+            Some(a) => {
+                r.problems.extend(a.problems);
+                a.rendered
+            }
+            None => r.render_one(&ks, &dir, &vars, prebuilt),
+        };
         if let Some(k) = rendered.as_mut().filter(|_| opts.keep_built) {
             k.var_sources = named_sources(
                 &ks,
@@ -382,21 +409,53 @@ impl Renderer<'_> {
 
     /// Builds, in parallel, every Kustomization waiting in `queue` that has no build yet and
     /// will be rendered (not one already seen, not one whose source is elsewhere). A build
-    /// depends only on the Kustomization and its folder; substitution, which depends on what
-    /// was rendered before, stays in queue order, so the output is the same as one by one.
-    fn prebuild(&self, queue: &mut VecDeque<Pending>, seen: &BTreeMap<String, Location>) {
+    /// depends only on the Kustomization and its folder. Substitution depends on what was
+    /// rendered before: with `sources` (the variable sources rendered so far) each build is
+    /// also finished ahead with the variables they give ([`Ahead`]); the loop takes that
+    /// result in queue order only when the variables are the same then, so the output is
+    /// the same as one by one.
+    fn prebuild(
+        &self,
+        queue: &mut VecDeque<Pending>,
+        seen: &BTreeMap<String, Location>,
+        sources: Option<&ObjectIndex<Node>>,
+    ) {
         let todo: Vec<(usize, PathBuf)> = queue
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.built.is_none() && !seen.contains_key(&id_of(&p.ks)))
+            .filter(|(_, p)| p.is_waiting() && !seen.contains_key(&id_of(&p.ks)))
             .filter_map(|(i, p)| Some((i, self.resolve_dir(&p.ks).ok()?)))
             .collect();
-        let built: Vec<(usize, Prebuilt)> = todo
+        let built: Vec<(usize, Option<Prebuilt>, Option<Ahead>)> = todo
             .into_par_iter()
-            .map(|(i, dir)| (i, self.build_unit(&queue[i].ks, &dir)))
+            .map(|(i, dir)| {
+                let ks = &queue[i].ks;
+                let built = self.build_unit(ks, &dir);
+                let Some(sources) = sources else {
+                    return (i, Some(built), None);
+                };
+                let (vars, var_diags) = Vars::for_kustomization_in(ks, sources);
+                // A missing source defers the Kustomization: it is finished in turn.
+                if var_diags
+                    .iter()
+                    .any(|d| matches!(d.kind, ProblemKind::MissingObject { .. }))
+                {
+                    return (i, Some(built), None);
+                }
+                let mut problems = Vec::new();
+                let rendered = self.finish(ks, &vars, built, &mut problems);
+                let ahead = Ahead {
+                    dir,
+                    vars,
+                    rendered,
+                    problems,
+                };
+                (i, None, Some(ahead))
+            })
             .collect();
-        for (i, b) in built {
-            queue[i].built = Some(b);
+        for (i, b, ahead) in built {
+            queue[i].built = b;
+            queue[i].ahead = ahead;
         }
     }
 
@@ -649,7 +708,24 @@ impl Renderer<'_> {
             Some(b) if b.dir == dir => b,
             _ => self.build_unit(ks, dir),
         };
-        self.problems.extend(built.diagnostics);
+        let mut problems = Vec::new();
+        let rendered = self.finish(ks, vars, built, &mut problems);
+        self.problems.extend(problems);
+        rendered
+    }
+
+    /// The Flux Kustomization `ks` made of its kustomize build: post-build substitution with
+    /// `vars`, then the common metadata. Its problems (the build's, then substitution's) go
+    /// to `problems`, in that order.
+    fn finish(
+        &self,
+        ks: &Node,
+        vars: &Vars,
+        built: Prebuilt,
+        problems: &mut Vec<Problem>,
+    ) -> Option<FluxKustomization> {
+        let dir = built.dir;
+        problems.extend(built.diagnostics);
         let (mut objects, overrides) = built.objects?;
         let built = if self.opts.keep_built {
             objects.clone()
@@ -684,7 +760,7 @@ impl Renderer<'_> {
                 if failure.is_none() {
                     failure = why;
                 }
-                self.problems.extend(
+                problems.extend(
                     out.problems.into_iter().map(|d| {
                         d.related(ks.loc.clone(), "substituted by this Flux Kustomization")
                     }),
@@ -706,7 +782,7 @@ impl Renderer<'_> {
                 .unwrap_or_default()
                 .to_string(),
             object: ks.clone(),
-            path: rel(&self.root, dir),
+            path: rel(&self.root, &dir),
             objects,
             overrides,
             built,

@@ -18,6 +18,7 @@ use std::path::Path;
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_yaml::{Schema, parse_one};
 use indexmap::IndexMap;
+use rayon::prelude::*;
 
 use crate::RepoIndex;
 use crate::config::{Config, EnvConfig, parse_config_in};
@@ -104,25 +105,32 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
         dirs: &dirs,
         sources,
     };
-    let mut roots: Vec<Root> = Vec::new();
-    for f in index.files() {
-        let (rel, text) = (&f.path, &f.text);
-        if !(text.contains("kind: Kustomization")
-            || text.contains("FluxInstance")
-            || text.contains("flux-instance"))
-        {
-            continue;
-        }
-        for doc in f.docs() {
-            let mut found = roots_of(doc, rel, &cx);
-            if found.is_empty() {
-                found.extend(instance_values_root(index, doc, rel));
-            }
-            for r in found {
-                if !roots.iter().any(|x| x.path == r.path) {
-                    roots.push(r);
+    // Each file that may declare a root is parsed and read on its own core (the parse is most
+    // of discovery); the roots are then taken in path order.
+    let per_file: Vec<Vec<Root>> = index
+        .files()
+        .par_iter()
+        .filter(|f| {
+            f.text.contains("kind: Kustomization")
+                || f.text.contains("FluxInstance")
+                || f.text.contains("flux-instance")
+        })
+        .map(|f| {
+            let mut found = Vec::new();
+            for doc in f.docs() {
+                let mut of_doc = roots_of(doc, &f.path, &cx);
+                if of_doc.is_empty() {
+                    of_doc.extend(instance_values_root(index, doc, &f.path));
                 }
+                found.extend(of_doc);
             }
+            found
+        })
+        .collect();
+    let mut roots: Vec<Root> = Vec::new();
+    for r in per_file.into_iter().flatten() {
+        if !roots.iter().any(|x| x.path == r.path) {
+            roots.push(r);
         }
     }
     roots.sort_by(|a, b| a.path.cmp(&b.path));

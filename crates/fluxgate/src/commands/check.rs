@@ -24,6 +24,7 @@ use serde_json::json;
 use crate::config::Repo;
 use crate::output;
 use crate::secrets::Secrets;
+use crate::timings;
 
 /// Arguments of `fluxgate check`.
 #[derive(clap::Args)]
@@ -80,7 +81,7 @@ pub(crate) const LAYERS: [(&str, &str); 4] = [
 ];
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let repo = Repo::open(args.repo.as_deref())?;
+    let repo = timings::phase("open", || Repo::open(args.repo.as_deref()))?;
     let selected: Vec<_> = if args.envs.is_empty() {
         repo.config.environments.iter().collect()
     } else {
@@ -114,13 +115,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         anyhow::bail!("nothing to check in {}: {how}{why}", repo.root.display());
     }
-    let envs = render_environments(&repo, &selected);
+    let envs = timings::phase("render", || render_environments(&repo, &selected));
     let (mut diags, layer_stats, l0) = findings_with_stats(&repo, &envs);
     // No format may show a Secret's value: messages are masked here, once, for all of them.
-    let secrets = Secrets::from_environments(&envs);
-    secrets.redact_diagnostics(&mut diags);
-    output::mask_with(secrets.redactor().clone());
-    fluxgate_diagnostics::sort_and_dedup(&mut diags);
+    let secrets = timings::phase("redact", || {
+        let secrets = Secrets::from_environments(&envs);
+        secrets.redact_diagnostics(&mut diags);
+        output::mask_with(secrets.redactor().clone());
+        fluxgate_diagnostics::sort_and_dedup(&mut diags);
+        secrets
+    });
 
     if let Some(rev) = &args.base {
         return crate::commands::baseline::run(args, rev, &repo, &envs, &diags);
@@ -128,82 +132,90 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let threshold = args.fail_on.threshold();
     let passed = !diags.iter().any(|d| d.severity >= threshold);
     let names: Vec<String> = envs.iter().map(|e| e.name().to_string()).collect();
-    let text = match args.format {
-        CheckFormat::Text => {
-            let mut t = text_report(&repo.index, &secrets, &diags, passed, &names, &layer_stats);
-            let at = t.rfind("MERGE GATE:").unwrap_or(t.len());
-            t.insert_str(
-                at,
-                &format!(
-                    "L0: {} object{} checked against {} polic{} ({} verdict{})\n",
-                    l0.objects,
-                    plural(l0.objects),
-                    l0.policies,
-                    if l0.policies == 1 { "y" } else { "ies" },
-                    l0.verdicts,
-                    plural(l0.verdicts)
-                ),
-            );
-            with_conformance(t, super::coverage::summary_line(&repo))
-        }
-        CheckFormat::Json => {
-            let v = json!({
-                "decision": if passed { "pass" } else { "fail" },
-                "environments": names,
-                "layers": LAYERS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-                "diagnostics": diags.iter().map(diagnostic_to_json).collect::<Vec<_>>(),
-                "schema": layer_stats.schema.map(|s| json!({
-                    "validated": s.validated,
-                    "without_schema": s.without_schema,
-                    "invalid": s.invalid,
-                })),
-                "summary": {"errors": count(&diags, Severity::Error), "warnings": count(&diags, Severity::Warning)},
-            });
-            format!("{}\n", serde_json::to_string_pretty(&v)?)
-        }
-        CheckFormat::Sarif => {
-            let mut docs = fluxgate_rules::rule_docs(&repo.config);
-            // Each policy rule that has a finding is a SARIF rule of the `policy` family.
-            let policy = fluxgate_rules::registry::find("policy")
-                .map(fluxgate_rules::registry::Rule::summary);
-            for d in diags.iter().filter(|d| d.rule.starts_with("policy:")) {
-                if let Some(summary) = &policy
-                    && !docs.iter().any(|(n, _)| *n == d.rule)
-                {
-                    docs.push((d.rule.clone(), summary.clone()));
-                }
+    let text = timings::phase("format", || -> anyhow::Result<String> {
+        Ok(match args.format {
+            CheckFormat::Text => {
+                let mut t =
+                    text_report(&repo.index, &secrets, &diags, passed, &names, &layer_stats);
+                let at = t.rfind("MERGE GATE:").unwrap_or(t.len());
+                t.insert_str(
+                    at,
+                    &format!(
+                        "L0: {} object{} checked against {} polic{} ({} verdict{})\n",
+                        l0.objects,
+                        plural(l0.objects),
+                        l0.policies,
+                        if l0.policies == 1 { "y" } else { "ies" },
+                        l0.verdicts,
+                        plural(l0.verdicts)
+                    ),
+                );
+                with_conformance(t, super::coverage::summary_line(&repo))
             }
-            let docs: Vec<(&str, &str)> =
-                docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"))?
-        }
-        CheckFormat::Junit => {
-            let ran = rules_ran(&repo);
-            // Notes are information, not failed test cases.
-            let findings: Vec<Diagnostic> = diags
-                .iter()
-                .filter(|d| d.severity > Severity::Note)
-                .cloned()
-                .collect();
-            render_junit(&findings, &ran)?
-        }
-        CheckFormat::Github => {
-            let mut s = render_github(&diags);
-            s.push_str(&format!(
-                "MERGE GATE: {}\n",
-                if passed { "PASS" } else { "FAIL" }
-            ));
-            s
-        }
-        CheckFormat::Markdown => render_markdown(&diags, passed, &names),
-    };
+            CheckFormat::Json => {
+                let v = json!({
+                    "decision": if passed { "pass" } else { "fail" },
+                    "environments": names,
+                    "layers": LAYERS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+                    "diagnostics": diags.iter().map(diagnostic_to_json).collect::<Vec<_>>(),
+                    "schema": layer_stats.schema.map(|s| json!({
+                        "validated": s.validated,
+                        "without_schema": s.without_schema,
+                        "invalid": s.invalid,
+                    })),
+                    "summary": {"errors": count(&diags, Severity::Error), "warnings": count(&diags, Severity::Warning)},
+                });
+                format!("{}\n", serde_json::to_string_pretty(&v)?)
+            }
+            CheckFormat::Sarif => {
+                let mut docs = fluxgate_rules::rule_docs(&repo.config);
+                // Each policy rule that has a finding is a SARIF rule of the `policy` family.
+                let policy = fluxgate_rules::registry::find("policy")
+                    .map(fluxgate_rules::registry::Rule::summary);
+                for d in diags.iter().filter(|d| d.rule.starts_with("policy:")) {
+                    if let Some(summary) = &policy
+                        && !docs.iter().any(|(n, _)| *n == d.rule)
+                    {
+                        docs.push((d.rule.clone(), summary.clone()));
+                    }
+                }
+                let docs: Vec<(&str, &str)> =
+                    docs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+                render_sarif(&diags, &docs, env!("CARGO_PKG_VERSION"))?
+            }
+            CheckFormat::Junit => {
+                let ran = rules_ran(&repo);
+                // Notes are information, not failed test cases.
+                let findings: Vec<Diagnostic> = diags
+                    .iter()
+                    .filter(|d| d.severity > Severity::Note)
+                    .cloned()
+                    .collect();
+                render_junit(&findings, &ran)?
+            }
+            CheckFormat::Github => {
+                let mut s = render_github(&diags);
+                s.push_str(&format!(
+                    "MERGE GATE: {}\n",
+                    if passed { "PASS" } else { "FAIL" }
+                ));
+                s
+            }
+            CheckFormat::Markdown => render_markdown(&diags, passed, &names),
+        })
+    })?;
     let code = if passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     };
+    // The process ends with this command: the rendered environments and the index are left to
+    // the operating system instead of being freed node by node (0.2 s of one core for 1,400
+    // Kustomizations, after the output is ready).
+    std::mem::forget(envs);
+    std::mem::forget(repo);
     // A reader that stops early (`check | head -1`) does not turn a failed gate into a pass.
-    match output::emit(&text) {
+    match timings::phase("emit", || output::emit(&text)) {
         Err(e) if output::is_broken_pipe(&e) => Ok(code),
         other => other.map(|()| code),
     }
@@ -259,11 +271,14 @@ pub fn findings_with_stats(
     let mut diags = repo.diagnostics.clone();
     diags.extend(unknown_rules(repo));
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
-    let (found, layer_stats) = fluxgate_rules::run_with_stats(&repo.index, &repo.config, envs);
+    let (found, layer_stats) = timings::phase("rules", || {
+        fluxgate_rules::run_with_stats(&repo.index, &repo.config, envs)
+    });
     diags.extend(found);
     // L0: the policies of `policies:` and those the environments render.
-    let (policy_findings, l0) =
-        fluxgate_policy::check(&**repo.index.fs(), &repo.root, &repo.config, envs);
+    let (policy_findings, l0) = timings::phase("policies", || {
+        fluxgate_policy::check(&**repo.index.fs(), &repo.root, &repo.config, envs)
+    });
     diags.extend(policy_findings);
     for d in &mut diags {
         relativize(d, &repo.root);

@@ -1,5 +1,8 @@
 //! `address-conflict`: no address of an environment has two claimants (SPEC §5.9).
 
+use std::collections::HashMap;
+use std::net::IpAddr;
+
 use fluxgate_diagnostics::Diagnostic;
 
 use crate::RuleContext;
@@ -106,8 +109,15 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     });
     let (pools, points): (Vec<Claim>, Vec<Claim>) =
         all.into_iter().partition(|c| c.kind == Kind::Pool);
-    for (i, b) in points.iter().enumerate() {
-        let Some(a) = points[..i].iter().find(|a| collides(a, b)) else {
+    // Only claims of the same address can collide: each claim is compared with the earlier
+    // claims of its address (in order), not with every earlier claim (quadratic when a
+    // platform repeats its addresses across many apps).
+    let mut earlier: HashMap<IpAddr, Vec<&Claim>> = HashMap::new();
+    for b in &points {
+        let same = earlier.entry(b.first).or_default();
+        let found = same.iter().copied().find(|a| collides(a, b));
+        same.push(b);
+        let Some(a) = found else {
             continue;
         };
         let ip = b.first;
