@@ -175,10 +175,10 @@ fn apply(op: &str, v: &str, args: &[String]) -> Result<String, &'static str> {
         ("^", _) => map_first(v, upper),
         ("^^", _) => v.chars().map(upper).collect(),
         ("#", None) => v.len().to_string(),
-        ("#", Some(p)) => bytes(trim(v.as_bytes(), p, false)?),
-        ("##", Some(p)) => bytes(trim(v.as_bytes(), p, true)?),
-        ("%", Some(p)) => trim_suffix(v, p, false)?,
-        ("%%", Some(p)) => trim_suffix(v, p, true)?,
+        ("#", Some(p)) => bytes(trim(v.as_bytes(), p, false)),
+        ("##", Some(p)) => bytes(trim(v.as_bytes(), p, true)),
+        ("%", Some(p)) => trim_suffix(v, p, false),
+        ("%%", Some(p)) => trim_suffix(v, p, true),
         (":", _) => bytes(substring(v.as_bytes(), args)?),
         ("/", _) => replace(v, args, Some(1)),
         ("//", _) => replace(v, args, None),
@@ -248,11 +248,11 @@ fn replace(v: &str, args: &[String], n: Option<usize>) -> String {
 
 /// Removes the shortest (or longest) non-empty prefix matching `pat`, trying byte prefixes
 /// as Flux does; a malformed pattern leaves the value as it is.
-fn trim(s: &[u8], pat: &[u8], longest: bool) -> Result<Vec<u8>, &'static str> {
+fn trim(s: &[u8], pat: &[u8], longest: bool) -> Vec<u8> {
     let mut cut = None;
     for end in (1..=s.len()).rev() {
         match glob::matches(pat, &s[..end]) {
-            Err(glob::BadPattern) => return Ok(s.to_vec()),
+            Err(glob::BadPattern) => return s.to_vec(),
             Ok(true) => {
                 cut = Some(end);
                 if longest {
@@ -262,15 +262,15 @@ fn trim(s: &[u8], pat: &[u8], longest: bool) -> Result<Vec<u8>, &'static str> {
             Ok(false) => {}
         }
     }
-    Ok(cut.map_or_else(|| s.to_vec(), |n| s[n..].to_vec()))
+    cut.map_or_else(|| s.to_vec(), |n| s[n..].to_vec())
 }
 
 /// `%` and `%%`: the prefix trim on the value and the pattern reversed character by
 /// character (an invalid byte reverses as U+FFFD).
-fn trim_suffix(v: &str, pat: &[u8], longest: bool) -> Result<String, &'static str> {
+fn trim_suffix(v: &str, pat: &[u8], longest: bool) -> String {
     let rev = |b: &[u8]| -> String { String::from_utf8_lossy(b).chars().rev().collect() };
-    let trimmed = trim(rev(v.as_bytes()).as_bytes(), rev(pat).as_bytes(), longest)?;
-    Ok(rev(&trimmed))
+    let trimmed = trim(rev(v.as_bytes()).as_bytes(), rev(pat).as_bytes(), longest);
+    rev(&trimmed)
 }
 
 /// `${V:offset}` and `${V:offset:length}` on bytes, as Flux slices Go strings, overflow and
