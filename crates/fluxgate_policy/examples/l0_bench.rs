@@ -5,61 +5,17 @@
 //!
 //! `FLUXGATE_CORPUS=/work/shared/corpus cargo run --release -p fluxgate_policy --example l0_bench`
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use fluxgate_kustomize::RealFs;
 use fluxgate_model::{discover, load_environment};
-use fluxgate_policy::{PolicySet, Resource, Verdict, policy_documents};
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') {
-            continue;
-        }
-        if p.is_dir() {
-            yaml_files(&p, out);
-        } else if p
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("yaml"))
-        {
-            out.push(p);
-        }
-    }
-}
-
-/// CPU time (user + system) of this process so far, in seconds (from /proc/self/stat, in
-/// clock ticks of 10 ms).
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of the line; 12 and 13 after the name.
-    (ticks(11) + ticks(12)) / 100.0
-}
+use fluxgate_policy::{PolicySet, Resource, Verdict, load_paths};
 
 fn main() {
     let corpus = PathBuf::from(std::env::var("FLUXGATE_CORPUS").expect("FLUXGATE_CORPUS"));
-    let mut files = Vec::new();
-    yaml_files(&corpus.join("kyverno-policies"), &mut files);
-    let mut docs = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).expect("readable");
-        docs.extend(policy_documents(&f.to_string_lossy(), &text).0);
-    }
+    // Every policy file of the folder, read as `policies:` reads it.
+    let (docs, _) = load_paths(&RealFs::new(&corpus), &corpus, &["kyverno-policies".into()]);
     let set = PolicySet::from_documents(docs);
     let mut repos: Vec<PathBuf> = std::fs::read_dir(corpus.join("gitops"))
         .expect("gitops corpus")
@@ -98,10 +54,10 @@ fn main() {
         }
     }
     let start = Instant::now();
-    let cpu = cpu_seconds();
+    let cpu = fluxgate_testkit::cpu_seconds();
     let out = set.evaluate(&all);
     let took = start.elapsed();
-    let cpu = cpu_seconds() - cpu;
+    let cpu = fluxgate_testkit::cpu_seconds() - cpu;
     let fails = out
         .iter()
         .filter(|o| matches!(o.verdict, Verdict::Fail(_)))

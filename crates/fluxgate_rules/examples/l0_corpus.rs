@@ -5,60 +5,18 @@
 //! `FLUXGATE_CORPUS=../shared/corpus cargo run --release -p fluxgate_rules --example l0_corpus`
 //! (`bench/policy.sh` runs it).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use fluxgate_kustomize::RealFs;
 use fluxgate_model::config::RuleConfig;
 use fluxgate_model::{RepoIndex, discover, load_environment};
-use fluxgate_policy::{PolicySet, Resource, policy_documents};
+use fluxgate_policy::{PolicySet, Resource, load_paths};
 use fluxgate_rules::RepoContext;
 use fluxgate_rules::rules::schema::schema::{SCHEMA, run};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// CPU time (user + system) of this process so far, in seconds (/proc/self/stat, in clock
-/// ticks of 10 ms).
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime: fields 14 and 15 of the line, 12 and 13 after the name.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        let hidden = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with('.'));
-        if hidden {
-            continue;
-        }
-        if p.is_dir() {
-            yaml_files(&p, out);
-        } else if p
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("yaml"))
-        {
-            out.push(p);
-        }
-    }
-}
 
 fn main() {
     let corpus = PathBuf::from(std::env::var("FLUXGATE_CORPUS").expect("FLUXGATE_CORPUS"));
@@ -84,15 +42,10 @@ fn main() {
             Some((repo, config, envs, index))
         })
         .collect();
-    let mut files = Vec::new();
-    yaml_files(&corpus.join("kyverno-policies"), &mut files);
-    let mut docs = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).expect("a readable policy file");
-        docs.extend(policy_documents(&f.to_string_lossy(), &text).0);
-    }
+    // Every policy file of the folder, read as `policies:` reads it.
+    let (docs, _) = load_paths(&RealFs::new(&corpus), &corpus, &["kyverno-policies".into()]);
 
-    let (wall, cpu) = (Instant::now(), cpu_seconds());
+    let (wall, cpu) = (Instant::now(), fluxgate_testkit::cpu_seconds());
     let settings = RuleConfig::default();
     let (mut validated, mut without) = (0, 0);
     for (repo, config, envs, index) in &loaded {
@@ -108,9 +61,12 @@ fn main() {
         validated += stats.validated;
         without += stats.without_schema;
     }
-    let (schema_wall, schema_cpu) = (wall.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    let (schema_wall, schema_cpu) = (
+        wall.elapsed().as_secs_f64(),
+        fluxgate_testkit::cpu_seconds() - cpu,
+    );
 
-    let (pwall, pcpu) = (Instant::now(), cpu_seconds());
+    let (pwall, pcpu) = (Instant::now(), fluxgate_testkit::cpu_seconds());
     let set = PolicySet::from_documents(docs);
     let mut objects = 0;
     let mut converted = 0;
@@ -133,7 +89,10 @@ fn main() {
             verdicts += set.evaluate(&resources).len();
         }
     }
-    let (policy_wall, policy_cpu) = (pwall.elapsed().as_secs_f64(), cpu_seconds() - pcpu);
+    let (policy_wall, policy_cpu) = (
+        pwall.elapsed().as_secs_f64(),
+        fluxgate_testkit::cpu_seconds() - pcpu,
+    );
     println!(
         "schemas: {validated} objects validated, {without} without schema: {schema_wall:.3} s wall, \
          {schema_cpu:.2} s CPU\npolicies: {} CEL and {} Kyverno policies (compiled in the run) over \

@@ -217,3 +217,22 @@ impl Fnv {
         }
     }
 }
+
+/// CPU time (user + system) of this process so far, in seconds, from `/proc/self/stat`
+/// (clock ticks of 10 ms); 0 where that file does not exist. For the benchmark examples,
+/// which report CPU beside wall time on a shared machine.
+#[must_use]
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}

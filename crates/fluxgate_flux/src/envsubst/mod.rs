@@ -332,6 +332,22 @@ mod tests {
         run(text).expect("parses").text
     }
 
+    /// Two readings the envsubst_vs_flux fuzz target found against Flux's code: a class cut
+    /// short leaves the value as it is, and a multi-byte character right after the substring
+    /// colon is a bad substitution (the oracle table repeats both against Go).
+    #[test]
+    fn fuzz_found_readings() {
+        let v = out("${SET}");
+        assert_eq!(out("${SET#[a}"), v);
+        assert_eq!(out("${SET%[a-b}"), v);
+        for text in ["${SET:ü}", "${SET:€1}", "${SET:😀}"] {
+            assert!(run(text).is_err(), "{text}");
+        }
+        assert_eq!(out("${SET:-ü}"), v);
+        // As Flux: a length that is not a number leaves the value whole.
+        assert_eq!(out("${SET:1:ü}"), v);
+    }
+
     fn parse_error(text: &str) -> String {
         run(text).expect_err("must not parse").message.to_string()
     }

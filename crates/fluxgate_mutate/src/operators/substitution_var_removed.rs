@@ -57,9 +57,9 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                 }
                 // file -> a line of the document that defines it, and the key's path there
                 // (the value's own line, unless it is an alias: then its anchor's).
-                let mut sites: BTreeMap<String, (u32, [&str; 4])> = BTreeMap::new();
+                let mut sites: BTreeMap<String, (u32, Vec<&str>)> = BTreeMap::new();
                 let mut encrypted = None;
-                let inline = ["spec", "postBuild", "substitute", var];
+                let inline = vec!["spec", "postBuild", "substitute", var];
                 if let Some(v) = k.object.path(&inline) {
                     sites.insert(ctx.rel(&v.loc.file), (v.loc.line, inline));
                 }
@@ -87,7 +87,7 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                                 } else {
                                     sites
                                         .entry(rel.clone())
-                                        .or_insert((v.loc.line, [field, var, "", ""]));
+                                        .or_insert((v.loc.line, vec![field, var]));
                                 }
                             }
                         }
@@ -114,8 +114,7 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
                         continue;
                     };
                     let o = Outline::new(&text);
-                    let path: Vec<&str> = path.iter().copied().filter(|p| !p.is_empty()).collect();
-                    let Some(line) = key_line(&o, *near, &path) else {
+                    let Some(line) = key_line(&o, *near, path) else {
                         continue;
                     };
                     key_lines.insert(rel.as_str(), line);
