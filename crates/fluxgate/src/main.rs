@@ -4,10 +4,9 @@
 //! pipe exits quietly with 0, as ripgrep does.
 
 mod commands;
-mod config;
 mod output;
-mod secrets;
-mod timings;
+
+use fluxgate_check::timings;
 
 use std::process::ExitCode;
 

@@ -65,6 +65,10 @@ pub struct FluxKustomization {
     pub built: Vec<Node>,
     /// Values that came from post-build variables.
     pub substituted: Vec<Substituted>,
+    /// The post-build variables Flux had for it (inline `substitute` and `substituteFrom`,
+    /// each with its origin), as substitution used them: recorded once here so that readers
+    /// (parity's mirror files) never load them again.
+    pub vars: Vars,
     /// Why Flux fails this Kustomization's build, if it does: a parse error or failed operator
     /// in one resource, a result that is no longer YAML, an unset variable in strict mode, a
     /// variable source that cannot load. Then nothing of it is applied; [`Self::objects`]
@@ -787,6 +791,7 @@ impl Renderer<'_> {
             overrides,
             built,
             substituted,
+            vars: vars.clone(),
             failure,
             var_sources: Vec::new(),
         })

@@ -461,7 +461,7 @@ pub fn created_at_runtime<'a>(
 /// [`created_at_runtime`] with an explicit list of creators.
 #[must_use]
 pub fn created_by<'a>(
-    objects: &'a [Node],
+    objects: impl IntoIterator<Item = &'a Node>,
     creators: &[RuntimeCreator],
     kind: &str,
     ns: &str,
@@ -478,7 +478,7 @@ pub fn created_by<'a>(
             in_ns && c.names(o).iter().any(|n| n == name)
         })
     };
-    objects.iter().find(|o| {
+    objects.into_iter().find(|o| {
         creates(o)
             || resource_set_objects(o).iter().any(|t| {
                 let same = t.str_at(&["kind"]) == Some(kind)

@@ -148,6 +148,20 @@ pub struct Contract {
     pub loc: Location,
 }
 
+impl Contract {
+    /// The literal paths the assertion passes to `template(...)`: the templates the load
+    /// renders for it.
+    #[must_use]
+    pub fn template_paths(&self) -> Vec<String> {
+        static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r#"template\(\s*["']([^"']+)["']\s*\)"#).expect("static regex")
+        });
+        RE.captures_iter(&self.assert)
+            .map(|c| c[1].to_string())
+            .collect()
+    }
+}
+
 /// Parses `fluxgate.yaml`. Problems are findings; whatever is valid is kept.
 #[must_use]
 pub fn parse_config(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use crate::Environment;
+use crate::environment::Bootstrap;
 use fluxgate_ansible::{Project, RenderedTemplate};
 use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
@@ -403,7 +404,7 @@ pub fn bootstrap_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
                 if !seen.insert((po.index, ti, host.clone())) {
                     continue;
                 }
-                if let Some(r) = render(&boot.project, &path, host, po.index, ti, &task.loc) {
+                if let Some(r) = render(boot, &path, host, po.index, ti, &task.loc) {
                     out.push(r);
                 }
             }
@@ -413,18 +414,11 @@ pub fn bootstrap_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
     out
 }
 
-/// The variable through which an external k3s role (xanmanning.k3s) renders templates into
-/// k3s' auto-deploy folder (`/var/lib/rancher/k3s/server/manifests`).
-const MANIFEST_TEMPLATES_VARS: &[&str] = &[
-    "k3s_server_manifests_templates",
-    // Static pods (`/var/lib/rancher/k3s/agent/pod-manifests`): kube-vip, often.
-    "k3s_server_pod_manifests_templates",
-];
-
 /// Manifests that k3s deploys from its auto-deploy folder, rendered from the templates listed
-/// in [`MANIFEST_TEMPLATES_VARS`] for the environment's first server: bootstrap-installed
-/// objects (a Cilium `HelmChart`, a kube-vip DaemonSet) without a `template` task of the
-/// repository's own. They count as installed by the play that installs k3s on that host.
+/// in [`crate::templates::MANIFEST_TEMPLATES_VARS`] for the environment's first server:
+/// bootstrap-installed objects (a Cilium `HelmChart`, a kube-vip DaemonSet) without a
+/// `template` task of the repository's own. They count as installed by the play that installs
+/// k3s on that host.
 fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
     let Some(boot) = &env.bootstrap else {
         return Vec::new();
@@ -448,7 +442,7 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
         .or(plays.first())
         .map_or(0, |po| po.index);
     let mut out = Vec::new();
-    for var in MANIFEST_TEMPLATES_VARS {
+    for var in crate::templates::MANIFEST_TEMPLATES_VARS {
         let Ok(list) = boot.project.resolve(server, var) else {
             continue;
         };
@@ -461,7 +455,7 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
             let Some(path) = boot.project.find_template(name) else {
                 continue;
             };
-            if let Some(r) = render(&boot.project, &path, server, play, 0, &set_at) {
+            if let Some(r) = render(boot, &path, server, play, 0, &set_at) {
                 out.push(r);
             }
         }
@@ -469,17 +463,21 @@ fn auto_deploy_renders(env: &Environment, topo: &Topology) -> Vec<Render> {
     out
 }
 
+/// A render the load made (never a new one), with its template's text.
 fn render(
-    project: &Project,
+    boot: &Bootstrap,
     path: &str,
     host: &str,
     play: usize,
     ti: usize,
     task_loc: &Location,
 ) -> Option<Render> {
-    let rendered = project.render_template(path, host).ok()?;
-    // Through the project's confined reader, as the renderer read it.
-    let source = project.read_source(path).unwrap_or_default();
+    let rendered = boot.template(path, host)?.as_ref().ok()?.clone();
+    let source = boot
+        .templates
+        .source(&rendered.path)
+        .unwrap_or_default()
+        .to_string();
     // Located at the template lines that wrote them, by the renderer.
     let docs = rendered.docs.clone();
     Some(Render {

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fluxgate_ansible::{ProblemKind as AnsibleKind, Project};
+use fluxgate_ansible::{
+    Problem as AnsibleProblem, ProblemKind as AnsibleKind, Project, RenderedTemplate,
+};
 use fluxgate_flux::helm::{ChartCache, Values, effective_values_traced, replaced_map};
 use fluxgate_flux::lookup::ObjectIndex;
 use fluxgate_flux::substitute::Substituted;
@@ -19,7 +21,9 @@ use indexmap::IndexMap;
 use rayon::prelude::*;
 
 use crate::config::{Config, EnvConfig};
+use crate::parity::GroupSources;
 use crate::problem::{Problem, ProblemKind};
+use crate::templates::Templates;
 
 /// A HelmRelease of the environment with its effective values.
 #[derive(Clone, Debug)]
@@ -28,6 +32,8 @@ pub struct Release {
     pub id: String,
     pub object: Node,
     pub values: Values,
+    /// The default values of its chart, when the chart cache holds the chart.
+    pub chart_defaults: Option<Node>,
 }
 
 /// The bootstrap side of an environment.
@@ -36,6 +42,21 @@ pub struct Bootstrap {
     pub project: Project,
     /// The hosts of the environment's group (inventory order).
     pub hosts: Vec<String>,
+    /// Every template the rules read, rendered while the environment loaded.
+    pub templates: Templates,
+}
+
+impl Bootstrap {
+    /// The template at `path` rendered for `host` by the load; `None` when the load did not
+    /// render that pair.
+    #[must_use]
+    pub fn template(
+        &self,
+        path: &str,
+        host: &str,
+    ) -> Option<&Result<RenderedTemplate, AnsibleProblem>> {
+        self.templates.get(path, host)
+    }
 }
 
 /// One environment, rendered. Cloning is cheap next to rendering (mutation testing re-renders
@@ -53,6 +74,8 @@ pub struct Environment {
     /// What creates Secrets and ConfigMaps at run time in this environment: the built-in
     /// operators and the `generators:` of fluxgate.yaml.
     pub creators: Vec<RuntimeCreator>,
+    /// The sources of each `parity:` group of fluxgate.yaml (same order), loaded here.
+    pub parity: Vec<GroupSources>,
 }
 
 impl Environment {
@@ -64,6 +87,14 @@ impl Environment {
     /// Every rendered object of the steady state.
     pub fn objects(&self) -> impl Iterator<Item = &Node> {
         self.tree.objects()
+    }
+
+    /// The object of this environment whose operator creates the `kind` (Secret, ConfigMap)
+    /// `namespace/name` at run time, by the environment's creators (the built-in operators
+    /// and the `generators:` of fluxgate.yaml).
+    #[must_use]
+    pub fn created_by(&self, kind: &str, namespace: &str, name: &str) -> Option<&Node> {
+        fluxgate_flux::vars::created_by(self.objects(), &self.creators, kind, namespace, name)
     }
 }
 
@@ -182,12 +213,22 @@ fn load(
     for (obj, values) in helm_releases.into_iter().zip(values) {
         problems.extend(values.problems.iter().map(lift));
         let id = object_id(obj);
+        let chart_defaults = values
+            .chart
+            .as_ref()
+            .filter(|c| c.found.is_some())
+            .and_then(|c| {
+                charts
+                    .lookup(&c.name, c.found_version.as_deref().or(c.version.as_deref()))?
+                    .values
+            });
         releases.insert(
             id.clone(),
             Release {
                 id,
                 object: obj.clone(),
                 values,
+                chart_defaults,
             },
         );
     }
@@ -216,17 +257,25 @@ fn load(
             None => project.hosts(),
         };
         problems.extend(template_problems(&project, &hosts));
-        Bootstrap { project, hosts }
+        let templates = Templates::render(&project, &hosts, config);
+        Bootstrap {
+            project,
+            hosts,
+            templates,
+        }
     });
 
-    Environment {
+    let mut environment = Environment {
         config: env.clone(),
         tree,
         releases,
         bootstrap,
         problems,
         creators,
-    }
+        parity: Vec::new(),
+    };
+    environment.parity = crate::parity::load_groups(&environment, fs, root, &config.parity);
+    environment
 }
 
 /// One note for every chart the environment's releases install that the chart cache lacks

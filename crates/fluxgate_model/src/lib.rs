@@ -19,7 +19,10 @@ pub mod endpoints;
 pub mod environment;
 mod error;
 pub mod index;
+mod model;
+pub mod parity;
 pub mod problem;
+pub mod templates;
 pub mod vip;
 mod walk;
 
@@ -28,5 +31,30 @@ pub use environment::{
 };
 pub use error::Error;
 pub use index::{IndexedFile, RepoIndex};
+pub use model::{Documents, Model, Schemas};
 pub use problem::{Problem, ProblemKind};
 pub use walk::yaml_files;
+
+/// The renderers' types the model holds, for its readers (the rules), which never call a
+/// renderer: they read what the load derived.
+pub mod ansible {
+    pub use fluxgate_ansible::{
+        Play, PlayOrder, Project, RenderedTemplate, Task, TemplateUse, symbolic_var,
+    };
+}
+
+/// What the Flux renderer recorded, as the model holds it.
+pub mod flux {
+    pub use fluxgate_flux::helm::{Origins, Values};
+    pub use fluxgate_flux::tree::{FluxKustomization, Tree};
+    pub use fluxgate_flux::vars::{RuntimeCreator, Vars};
+}
+
+/// SOPS as Flux's decryption reads it: whether a document or a file is SOPS output, and its
+/// ciphertext values (never decrypted).
+pub mod sops {
+    pub use fluxgate_flux::vars::{
+        carries_sops_metadata, decode_base64, is_sops_encrypted, is_sops_file,
+        sops_ciphertext_values,
+    };
+}

@@ -2,6 +2,9 @@
 //! and the model's own. The rules layer (`render`, `substitution-undefined`) maps each kind to
 //! its rule and severity.
 
+pub use fluxgate_ansible::ProblemKind as AnsibleKind;
+pub use fluxgate_flux::problem::ProblemKind as FluxKind;
+
 /// A problem of one environment.
 pub type Problem = fluxgate_diagnostics::Problem<ProblemKind>;
 

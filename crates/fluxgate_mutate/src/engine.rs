@@ -11,8 +11,8 @@ use std::sync::{Arc, LazyLock};
 
 use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_fs::{Fs, Overlay, RealFs};
-use fluxgate_model::config::Config;
-use fluxgate_model::{Environment, RepoIndex, load_environment_in};
+use fluxgate_model::config::{Config, EnvConfig};
+use fluxgate_model::{Environment, RepoIndex};
 use rayon::prelude::*;
 use regex::Regex;
 
@@ -155,19 +155,18 @@ fn baseline(root: &Path, config: &Config, snapshot: &Arc<Snapshot>, walked: &[&s
         .iter()
         .map(|_| Arc::new(Recorder::new(snapshot.clone())))
         .collect();
-    let envs: Vec<Environment> = config
-        .environments
-        .par_iter()
-        .zip(recorders.par_iter())
-        .map(|(e, rec)| {
-            let fs: Arc<dyn Fs> = rec.clone();
-            load_environment_in(&fs, root, config, e)
-        })
-        .collect();
+    let record = |i: usize, _: &EnvConfig| -> Arc<dyn Fs> { recorders[i].clone() };
     let index = RepoIndex::from_files(Box::new(snapshot.clone()), root, walked);
-    let diags = fluxgate_rules::run_indexed(&index, config, &envs);
+    let (envs, diags) = gate(
+        index,
+        config,
+        &fluxgate_check::Options {
+            env_fs: Some(&record),
+            ..gate_options()
+        },
+    );
     let fingerprints = envs.par_iter().map(fingerprint).collect();
-    // Rules render templates lazily: what the environments read is known once they ran.
+    // Everything the rules read was derived while the environments loaded.
     let reach = recorders
         .iter()
         .map(|r| r.files().iter().map(|p| rel_of(root, p)).collect())
@@ -203,18 +202,19 @@ fn evaluate(
     let reached: Vec<usize> = (0..base.envs.len())
         .filter(|&i| m.edits.iter().any(|e| base.reach[i].contains(&e.file)))
         .collect();
-    let envs: Vec<Environment> = (0..base.envs.len())
-        .into_par_iter()
-        .map(|i| {
-            if reached.contains(&i) {
-                load_environment_in(&fs, root, config, &config.environments[i])
-            } else {
-                base.envs[i].clone()
-            }
-        })
+    // Only the environments the mutant reaches are derived again; the others are reused.
+    let reuse: Vec<Option<&Environment>> = (0..base.envs.len())
+        .map(|i| (!reached.contains(&i)).then(|| &base.envs[i]))
         .collect();
     let index = RepoIndex::from_files(Box::new(fs.clone()), root, walked);
-    let diags = fluxgate_rules::run_indexed(&index, config, &envs);
+    let (envs, diags) = gate(
+        index,
+        config,
+        &fluxgate_check::Options {
+            reuse,
+            ..gate_options()
+        },
+    );
     let new: Vec<&Diagnostic> = diags
         .iter()
         .filter(|d| d.severity >= Severity::Error && !base.errors.contains(&key(d)))
@@ -268,6 +268,29 @@ fn evaluate(
         environments,
         reached: names(&reached),
         requirements,
+    }
+}
+
+/// The gate's options for a mutation run: every environment, the rules without L0's
+/// policies (the kill matrix is the rules').
+fn gate_options<'a>() -> fluxgate_check::Options<'a> {
+    fluxgate_check::Options {
+        skip_policies: true,
+        ..fluxgate_check::Options::default()
+    }
+}
+
+/// Runs the gate (the one entry point `check` uses) over the repository `index` serves.
+fn gate(
+    index: RepoIndex,
+    config: &Config,
+    opts: &fluxgate_check::Options<'_>,
+) -> (Vec<Environment>, Vec<Diagnostic>) {
+    let repo = fluxgate_check::Repo::with_index(index, config.clone());
+    match fluxgate_check::check(&repo, opts) {
+        Ok(report) => (report.envs, report.diagnostics),
+        // A configuration with no environment has nothing to mutate.
+        Err(_) => (Vec::new(), Vec::new()),
     }
 }
 

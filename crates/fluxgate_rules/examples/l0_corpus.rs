@@ -48,12 +48,13 @@ fn main() {
     let (wall, cpu) = (Instant::now(), fluxgate_testkit::cpu_seconds());
     let settings = RuleConfig::default();
     let (mut validated, mut without) = (0, 0);
-    for (repo, config, envs, index) in &loaded {
+    for (_, config, envs, index) in &loaded {
+        let model = fluxgate_model::Model::new(index, config, envs);
         let ctx = RepoContext {
             envs,
             config,
-            root: repo,
-            repo: index,
+            repo: model.documents,
+            schemas: &model.schemas,
             settings: &settings,
             rule: &SCHEMA,
         };

@@ -43,12 +43,13 @@ fn main() {
     let settings = RuleConfig::default();
     let t = Instant::now();
     let (mut validated, mut without, mut findings) = (0, 0, 0);
-    for (repo, config, envs, index) in &loaded {
+    for (_, config, envs, index) in &loaded {
+        let model = fluxgate_model::Model::new(index, config, envs);
         let ctx = RepoContext {
             envs,
             config,
-            root: repo,
-            repo: index,
+            repo: model.documents,
+            schemas: &model.schemas,
             settings: &settings,
             rule: &SCHEMA,
         };

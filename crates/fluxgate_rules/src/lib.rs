@@ -19,26 +19,21 @@ pub mod registry;
 pub mod rules;
 mod support;
 
-use std::path::Path;
-
 pub use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_model::config::{Config, RuleConfig};
-use fluxgate_model::{Environment, RepoIndex};
+use fluxgate_model::{Documents, Environment, Model, Schemas};
 use rayon::prelude::*;
 
 use crate::registry::{Check, RULES, Rule};
 
-/// What an environment-scoped rule reads.
+/// What an environment-scoped rule reads: the model, never a file.
 pub struct RuleContext<'a> {
     pub env: &'a Environment,
     /// Every environment of the run (for checks that compare environments).
     pub envs: &'a [Environment],
     pub config: &'a Config,
-    /// The repository root (absolute). Rules read the model, not files; this is for messages
-    /// and for the few model lookups that need a path.
-    pub root: &'a Path,
-    /// Every YAML file of the repository, read once for the run.
-    pub repo: &'a RepoIndex,
+    /// The repository's YAML documents, read once for the run.
+    pub repo: Documents<'a>,
     pub settings: &'a RuleConfig,
     pub rule: &'a Rule,
 }
@@ -50,13 +45,14 @@ impl RuleContext<'_> {
     }
 }
 
-/// What a repository-scoped rule reads.
+/// What a repository-scoped rule reads: the model, never a file.
 pub struct RepoContext<'a> {
     pub envs: &'a [Environment],
     pub config: &'a Config,
-    pub root: &'a Path,
-    /// Every YAML file of the repository, read once for the run.
-    pub repo: &'a RepoIndex,
+    /// The repository's YAML documents, read once for the run.
+    pub repo: Documents<'a>,
+    /// The repository's CRDs and `schemas:` folders, loaded once for the run.
+    pub schemas: &'a Schemas,
     pub settings: &'a RuleConfig,
     pub rule: &'a Rule,
 }
@@ -68,20 +64,13 @@ impl RepoContext<'_> {
     }
 }
 
-/// Runs every enabled rule over `envs` (the environments selected for this run) and returns
-/// the findings sorted and deduplicated. The repository at `root` is indexed for the run; a
-/// caller that has already indexed it uses [`run_indexed`].
-#[must_use]
-pub fn run(root: &Path, config: &Config, envs: &[Environment]) -> Vec<Diagnostic> {
-    run_indexed(&RepoIndex::build(root), config, envs)
-}
-
-/// [`run`] over a repository already indexed. The rules run in parallel (each rule over
+/// Runs every enabled rule over the model (the environments selected for this run) and
+/// returns the findings sorted and deduplicated. The rules run in parallel (each rule over
 /// every environment is one unit of work); findings are collected in registry order, then
 /// sorted, so the output does not depend on scheduling.
 #[must_use]
-pub fn run_indexed(repo: &RepoIndex, config: &Config, envs: &[Environment]) -> Vec<Diagnostic> {
-    run_with_stats(repo, config, envs).0
+pub fn run(model: &Model<'_>) -> Vec<Diagnostic> {
+    run_with_stats(model).0
 }
 
 /// What the layers measured in a run, for `check` to say how many objects each saw.
@@ -91,15 +80,11 @@ pub struct LayerStats {
     pub schema: Option<rules::schema::schema::Stats>,
 }
 
-/// [`run_indexed`], with the figures of the layers.
+/// [`run`], with the figures of the layers.
 #[must_use]
-pub fn run_with_stats(
-    repo: &RepoIndex,
-    config: &Config,
-    envs: &[Environment],
-) -> (Vec<Diagnostic>, LayerStats) {
+pub fn run_with_stats(model: &Model<'_>) -> (Vec<Diagnostic>, LayerStats) {
+    let (config, envs, repo) = (model.config, model.envs, model.documents);
     let schema_stats = std::sync::Mutex::new(None);
-    let root = repo.root();
     let default_settings = RuleConfig::default();
     let per_rule: Vec<Vec<Diagnostic>> = RULES
         .par_iter()
@@ -118,7 +103,6 @@ pub fn run_with_stats(
                             env,
                             envs,
                             config,
-                            root,
                             repo,
                             settings,
                             rule,
@@ -130,8 +114,8 @@ pub fn run_with_stats(
                     let ctx = RepoContext {
                         envs,
                         config,
-                        root,
                         repo,
+                        schemas: &model.schemas,
                         settings,
                         rule,
                     };

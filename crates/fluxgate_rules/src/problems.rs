@@ -10,8 +10,8 @@
 //! running cluster knows (an operator's Secret, another source, an uncached chart) is a note.
 
 use fluxgate_diagnostics::{Diagnostic, Problem, Severity};
-use fluxgate_flux::problem::ProblemKind as FluxKind;
 use fluxgate_model::ProblemKind;
+use fluxgate_model::problem::{AnsibleKind, FluxKind};
 
 use crate::registry::Rule;
 use crate::rules::flux::render::RENDER;
@@ -34,10 +34,7 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
             (&SUBSTITUTION_UNDEFINED, Severity::Error)
         }
         ProblemKind::Flux(k) => (&RENDER, severity(k.fails(), k.is_offline_unknown())),
-        ProblemKind::Ansible(k) => (
-            &RENDER,
-            severity(k.fails(), *k == fluxgate_ansible::ProblemKind::Skipped),
-        ),
+        ProblemKind::Ansible(k) => (&RENDER, severity(k.fails(), *k == AnsibleKind::Skipped)),
         ProblemKind::ChartsNotCached => (&RENDER, Severity::Note),
         ProblemKind::TemplateUnchecked(_) => (&RENDER, Severity::Warning),
     }
@@ -53,7 +50,7 @@ pub fn finding<K: Clone + Into<ProblemKind>>(p: &Problem<K>) -> Diagnostic {
 
 #[cfg(test)]
 mod tests {
-    use fluxgate_ansible::ProblemKind as AnsibleKind;
+
     use fluxgate_diagnostics::Location;
     use fluxgate_kustomize::ProblemKind as KustomizeKind;
 

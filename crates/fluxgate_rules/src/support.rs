@@ -1,6 +1,6 @@
 //! Small helpers shared by rules.
 
-use fluxgate_model::RepoIndex;
+use fluxgate_model::Documents;
 use fluxgate_model::config::RuleConfig;
 use fluxgate_yaml::{Node, Value};
 
@@ -29,6 +29,6 @@ pub(crate) fn node_count(env: &fluxgate_model::Environment) -> Option<(usize, St
 /// The repository file (relative path) that defines a Secret called `name`, if any, from the
 /// repository index (built on the first question: only render findings about a missing
 /// Secret ask).
-pub(crate) fn repository_secret(repo: &RepoIndex, name: &str) -> Option<String> {
+pub(crate) fn repository_secret(repo: Documents<'_>, name: &str) -> Option<String> {
     repo.secret_file(name).map(str::to_string)
 }

@@ -52,7 +52,11 @@ fn run(root: &Path, config: &fluxgate_model::config::Config) -> Vec<Diagnostic> 
         .iter()
         .map(|e| load_environment(&fs, root, config, e))
         .collect();
-    let mut out = fluxgate_rules::run(root, config, &envs);
+    let mut out = fluxgate_rules::run(&fluxgate_model::Model::new(
+        &fluxgate_model::RepoIndex::build(root),
+        config,
+        &envs,
+    ));
     // Layer L0 (`policy:<name>/<rule>`), as `fluxgate check` adds it.
     out.extend(fluxgate_policy::check(&fs, root, config, &envs).0);
     out
@@ -455,7 +459,11 @@ fn corpus_precision() {
             .iter()
             .map(|e| load_environment(&fs, &root, &config, e))
             .collect();
-        let all = fluxgate_rules::run(&root, &config, &envs);
+        let all = fluxgate_rules::run(&fluxgate_model::Model::new(
+            &fluxgate_model::RepoIndex::build(&root),
+            &config,
+            &envs,
+        ));
         let mine: Vec<&Diagnostic> = all
             .iter()
             .filter(|d| {

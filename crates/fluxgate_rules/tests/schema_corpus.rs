@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use fluxgate_diagnostics::Severity;
 use fluxgate_kustomize::RealFs;
-use fluxgate_model::{RepoIndex, discover, load_environment};
+use fluxgate_model::{Model, RepoIndex, discover, load_environment};
 
 /// `(repository, severity, file, line, why it is true)`.
 const JUDGED_TRUE: &[(&str, &str, &str, u32, &str)] = &[];
@@ -42,7 +42,8 @@ fn corpus_schema_findings_are_the_judged_ones() {
             .iter()
             .map(|e| load_environment(&fs, &repo, &config, e))
             .collect();
-        let (all, stats) = fluxgate_rules::run_with_stats(&RepoIndex::build(&repo), &config, &envs);
+        let (all, stats) =
+            fluxgate_rules::run_with_stats(&Model::new(&RepoIndex::build(&repo), &config, &envs));
         let stats = stats.schema.expect("the schema rule runs by default");
         validated += stats.validated;
         without += stats.without_schema;

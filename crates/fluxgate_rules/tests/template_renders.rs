@@ -23,7 +23,26 @@ fn load(root: &str) -> (PathBuf, Config, Vec<Environment>) {
 #[test]
 fn each_template_renders_once_per_host() {
     let (root, config, envs) = load("../../examples/homelab");
-    let _ = fluxgate_rules::run(&root, &config, &envs);
+    // What the load rendered, then what the rules added: nothing (they read the model).
+    let loaded: Vec<(usize, usize)> = envs
+        .iter()
+        .map(|e| {
+            e.bootstrap
+                .as_ref()
+                .map_or((0, 0), |b| b.project.render_counts())
+        })
+        .collect();
+    let index = fluxgate_model::RepoIndex::build(&root);
+    let _ = fluxgate_rules::run(&fluxgate_model::Model::new(&index, &config, &envs));
+    let after: Vec<(usize, usize)> = envs
+        .iter()
+        .map(|e| {
+            e.bootstrap
+                .as_ref()
+                .map_or((0, 0), |b| b.project.render_counts())
+        })
+        .collect();
+    assert_eq!(loaded, after, "a rule rendered a template the load had not");
     let mut total = 0;
     for env in &envs {
         let boot = env

@@ -9,8 +9,8 @@ use fluxgate_ansible::{Options, Origin, Project, Resolved};
 use fluxgate_diagnostics::Diagnostic;
 use serde_json::{Value as Json, json};
 
-use crate::config::Repo;
 use crate::output::{Format, emit};
+use fluxgate_check::Repo;
 
 /// Arguments of `fluxgate ansible`.
 #[derive(clap::Args)]

@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use fluxgate_git::GitRepo;
 use fluxgate_kustomize::Fs;
 
-use crate::config::Repo;
+use fluxgate_check::Repo;
 
 /// A base, ready to be opened as a repository.
 pub struct BaseTree {
@@ -30,8 +30,8 @@ impl BaseTree {
     /// The base as a repository, read through its own filesystem.
     pub fn open(&self) -> anyhow::Result<Repo> {
         match &self.fs {
-            Some(fs) => Repo::open_in(fs.clone(), &self.root),
-            None => Repo::open(Some(&self.root)),
+            Some(fs) => Ok(Repo::open_in(fs.clone(), &self.root)?),
+            None => Ok(Repo::open(Some(&self.root))?),
         }
     }
 }

@@ -18,9 +18,9 @@ use serde_json::json;
 use crate::commands::base;
 use crate::commands::check::{Args, CheckFormat, LAYERS, count, rules_ran, text_report};
 use crate::commands::diff::{Rendered, render_side};
-use crate::config::Repo;
 use crate::output;
-use crate::secrets::Secrets;
+use fluxgate_check::Repo;
+use fluxgate_check::Secrets;
 
 /// Which head findings are new, and how many of the base's are gone.
 pub fn split(head: &Rendered, base: &Rendered) -> (Vec<bool>, usize) {

@@ -6,7 +6,7 @@
 //! drift, L3 runtime probes) are reported as skipped, never as passed.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -14,17 +14,15 @@ use fluxgate_diagnostics::render::{
     diagnostic_to_json, render_github, render_junit, render_markdown, render_sarif,
     render_text_styled,
 };
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_kustomize::SourceCache;
-use fluxgate_model::{Environment, RepoIndex, load_environment_in};
-use fluxgate_rules::registry::RULES;
-use rayon::prelude::*;
+use fluxgate_model::RepoIndex;
 use serde_json::json;
 
-use crate::config::Repo;
 use crate::output;
-use crate::secrets::Secrets;
-use crate::timings;
+use fluxgate_check::Repo;
+use fluxgate_check::Secrets;
+use fluxgate_check::timings;
 
 /// Arguments of `fluxgate check`.
 #[derive(clap::Args)]
@@ -82,49 +80,19 @@ pub(crate) const LAYERS: [(&str, &str); 4] = [
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let repo = timings::phase("open", || Repo::open(args.repo.as_deref()))?;
-    let selected: Vec<_> = if args.envs.is_empty() {
-        repo.config.environments.iter().collect()
-    } else {
-        args.envs
-            .iter()
-            .map(|n| repo.env(n))
-            .collect::<anyhow::Result<_>>()?
+    let opts = fluxgate_check::Options {
+        envs: args.envs.clone(),
+        ..fluxgate_check::Options::default()
     };
-    // Fail closed: a run that checked no environment must never say PASS about it.
-    if selected.is_empty() {
-        let how = if repo.index.fs().is_file(&repo.root.join("fluxgate.yaml")) {
-            "no environment of fluxgate.yaml can be checked (declare one under `environments:`, \
-             with a `flux:` folder that exists)"
-        } else {
-            "discovery found no environment: no Flux Kustomization whose spec.path contains \
-             the file that declares it, no FluxInstance or flux-instance HelmRelease \
-             spec.sync.path, no Ansible inventory; add fluxgate.yaml"
-        };
-        let mut why = String::new();
-        for d in repo
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-        {
-            let at = d
-                .location
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            why.push_str(&format!("\n  {at}: {}", d.message));
-        }
-        anyhow::bail!("nothing to check in {}: {how}{why}", repo.root.display());
-    }
-    let envs = timings::phase("render", || render_environments(&repo, &selected));
-    let (mut diags, layer_stats, l0) = findings_with_stats(&repo, &envs);
-    // No format may show a Secret's value: messages are masked here, once, for all of them.
-    let secrets = timings::phase("redact", || {
-        let secrets = Secrets::from_environments(&envs);
-        secrets.redact_diagnostics(&mut diags);
-        output::mask_with(secrets.redactor().clone());
-        fluxgate_diagnostics::sort_and_dedup(&mut diags);
-        secrets
-    });
+    let report = fluxgate_check::check(&repo, &opts)?;
+    output::mask_with(report.secrets.redactor().clone());
+    let fluxgate_check::Report {
+        envs,
+        diagnostics: diags,
+        layer_stats,
+        l0,
+        secrets,
+    } = report;
 
     if let Some(rev) = &args.base {
         return crate::commands::baseline::run(args, rev, &repo, &envs, &diags);
@@ -234,125 +202,13 @@ fn with_conformance(report: String, line: Option<String>) -> String {
     }
 }
 
-/// Renders the selected environments, each on its own core, while the repository index
-/// (already read when discovery ran) is read for the rules that look beyond them.
-pub fn render_environments(
-    repo: &Repo,
-    selected: &[&crate::config::EnvConfig],
-) -> Vec<Environment> {
-    let fs = repo.index.fs();
-    let (envs, _) = rayon::join(
-        || -> Vec<Environment> {
-            selected
-                .par_iter()
-                .map(|e| load_environment_in(fs, &repo.root, &repo.config, e))
-                .collect()
-        },
-        || repo.index.files().len(),
-    );
-    envs
-}
-
-/// Every finding of a run over `envs`, paths relative to the repository, not yet masked,
-/// sorted or merged.
-pub fn findings(repo: &Repo, envs: &[Environment]) -> Vec<Diagnostic> {
-    findings_with_stats(repo, envs).0
-}
-
-/// [`findings`], with what the layers measured: the schema figures and the policies' L0.
-pub fn findings_with_stats(
-    repo: &Repo,
-    envs: &[Environment],
-) -> (
-    Vec<Diagnostic>,
-    fluxgate_rules::LayerStats,
-    fluxgate_policy::L0Report,
-) {
-    let mut diags = repo.diagnostics.clone();
-    diags.extend(unknown_rules(repo));
-    diags.extend(fluxgate_rules::check_rule_config(&repo.config));
-    let (found, layer_stats) = timings::phase("rules", || {
-        fluxgate_rules::run_with_stats(&repo.index, &repo.config, envs)
-    });
-    diags.extend(found);
-    // L0: the policies of `policies:` and those the environments render.
-    let (policy_findings, l0) = timings::phase("policies", || {
-        fluxgate_policy::check(&**repo.index.fs(), &repo.root, &repo.config, envs)
-    });
-    diags.extend(policy_findings);
-    for d in &mut diags {
-        relativize(d, &repo.root);
-    }
-    (diags, layer_stats, l0)
-}
-
 pub(crate) fn count(diags: &[Diagnostic], sev: Severity) -> usize {
     diags.iter().filter(|d| d.severity == sev).count()
 }
 
 /// The names of the rules that ran (enabled ones).
 pub(crate) fn rules_ran(repo: &Repo) -> Vec<&'static str> {
-    RULES
-        .iter()
-        .filter(|r| {
-            r.runs()
-                && repo
-                    .config
-                    .rules
-                    .get(r.name)
-                    .is_none_or(|c| c.enabled != Some(false))
-        })
-        .map(|r| r.name)
-        .collect()
-}
-
-/// `rules:` entries that name no rule: typos must surface (SPEC §2).
-fn unknown_rules(repo: &Repo) -> Vec<Diagnostic> {
-    let unknown: Vec<&String> = repo
-        .config
-        .rules
-        .keys()
-        .filter(|k| !fluxgate_rules::is_known_rule(k))
-        .collect();
-    if unknown.is_empty() {
-        return Vec::new();
-    }
-    let config = repo.index.read("fluxgate.yaml").ok();
-    let root = config.as_ref().and_then(|f| f.docs().first());
-    let known: Vec<&str> = RULES.iter().filter(|r| r.runs()).map(|r| r.name).collect();
-    unknown
-        .into_iter()
-        .map(|name| {
-            let loc = root
-                .and_then(|r| r.path(&["rules", name]))
-                .map_or_else(|| Location::file("fluxgate.yaml"), |n| n.loc.clone());
-            Diagnostic::new(
-                "config",
-                Severity::Error,
-                format!(
-                    "unknown rule `{name}` in rules; known rules: {}",
-                    known.join(", ")
-                ),
-            )
-            .at(loc)
-        })
-        .collect()
-}
-
-/// File paths relative to the repository (renderers already give relative paths; this is a
-/// guard for any absolute one).
-fn relativize(d: &mut Diagnostic, root: &Path) {
-    let fix = |l: &mut Location| {
-        if let Ok(rel) = Path::new(l.file.as_ref()).strip_prefix(root) {
-            l.file = Arc::from(rel.to_string_lossy().as_ref());
-        }
-    };
-    if let Some(l) = &mut d.location {
-        fix(l);
-    }
-    for r in &mut d.related {
-        fix(&mut r.location);
-    }
+    fluxgate_check::rules_ran(&repo.config)
 }
 
 /// rustc-style findings, a summary and the decision; colour only on a terminal. Source lines
@@ -440,23 +296,4 @@ pub(crate) fn text_report(
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relativizes_absolute_paths() {
-        let mut d = Diagnostic::new("render", Severity::Error, "x").at(Location::new(
-            "/repo/a/b.yaml",
-            1,
-            1,
-        ));
-        relativize(&mut d, Path::new("/repo"));
-        assert_eq!(
-            d.location.map(|l| l.file.to_string()),
-            Some("a/b.yaml".into())
-        );
-    }
 }

@@ -9,8 +9,8 @@ use fluxgate_kustomize::RealFs;
 use fluxgate_mutate::coverage::{Inputs, coverage, inputs};
 use fluxgate_mutate::report;
 
-use crate::config::Repo;
 use crate::output;
+use fluxgate_check::Repo;
 
 /// Arguments of `fluxgate coverage`.
 #[derive(clap::Args)]

@@ -11,10 +11,9 @@ use fluxgate_diff::render::{FindingLine, FindingsDelta, Sides};
 use fluxgate_model::Environment;
 
 use crate::commands::base;
-use crate::commands::check::{findings, render_environments};
-use crate::config::Repo;
 use crate::output;
-use crate::secrets::Secrets;
+use fluxgate_check::Repo;
+use fluxgate_check::Secrets;
 
 /// Arguments of `fluxgate diff`.
 #[derive(clap::Args)]
@@ -50,19 +49,41 @@ pub struct Rendered {
 }
 
 /// Opens and renders a side; `names`: the environments to render (the ones it has of them),
-/// or every one.
+/// or every one. A side with none of them renders nothing (its findings are the
+/// configuration's own).
 pub fn render_side(repo: Repo, names: &[String]) -> Rendered {
-    let selected: Vec<_> = repo
+    let present: Vec<String> = repo
         .config
         .environments
         .iter()
         .filter(|e| names.is_empty() || names.contains(&e.name))
+        .map(|e| e.name.clone())
         .collect();
-    let envs = render_environments(&repo, &selected);
-    let mut diags = findings(&repo, &envs);
-    Secrets::from_environments(&envs).redact_diagnostics(&mut diags);
-    fluxgate_diagnostics::sort_and_dedup(&mut diags);
-    Rendered { repo, envs, diags }
+    let opts = fluxgate_check::Options {
+        envs: present.clone(),
+        ..fluxgate_check::Options::default()
+    };
+    let report = if present.is_empty() {
+        None
+    } else {
+        fluxgate_check::check(&repo, &opts).ok()
+    };
+    match report {
+        Some(r) => Rendered {
+            repo,
+            envs: r.envs,
+            diags: r.diagnostics,
+        },
+        None => {
+            let mut diags = repo.diagnostics.clone();
+            fluxgate_diagnostics::sort_and_dedup(&mut diags);
+            Rendered {
+                repo,
+                envs: Vec::new(),
+                diags,
+            }
+        }
+    }
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::config::Repo;
 use crate::output::{Format, emit};
+use fluxgate_check::Repo;
 
 /// Arguments of `fluxgate envs`.
 #[derive(clap::Args)]

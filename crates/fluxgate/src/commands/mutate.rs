@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use fluxgate_kustomize::RealFs;
 use fluxgate_mutate::{Run, engine, report};
 
-use crate::config::Repo;
 use crate::output;
+use fluxgate_check::Repo;
 
 /// Arguments of `fluxgate mutate`.
 #[derive(clap::Args)]

@@ -31,9 +31,9 @@ use fluxgate_model::{load_environment_in, object_id};
 use fluxgate_yaml::{EmitOptions, Node, emit_docs};
 use serde_json::json;
 
-use crate::config::Repo;
 use crate::output;
-use crate::secrets::Secrets;
+use fluxgate_check::Repo;
+use fluxgate_check::Secrets;
 
 /// Arguments of `fluxgate render`.
 #[derive(clap::Args)]

@@ -19,9 +19,11 @@
 
 mod cache;
 mod merge;
+mod path;
 
 pub use cache::{Chart, ChartCache};
 pub use merge::{Origin, Origins};
+pub use path::{leaf, leaf_mut};
 
 use std::borrow::Borrow;
 use std::collections::HashMap;

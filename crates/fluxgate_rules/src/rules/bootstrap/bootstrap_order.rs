@@ -1,8 +1,8 @@
 //! `bootstrap-order`: a cold bootstrap can complete in the site playbook's order (SPEC §5.3).
 
-use fluxgate_ansible::{PlayOrder, Project};
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_model::Environment;
+use fluxgate_model::ansible::{PlayOrder, Project};
 
 use crate::RuleContext;
 use crate::rules::ha::vips;
@@ -239,7 +239,7 @@ fn find(
     best
 }
 
-fn task_text(task: &fluxgate_ansible::Task) -> String {
+fn task_text(task: &fluxgate_model::ansible::Task) -> String {
     let mut s = String::new();
     collect(&task.args, &mut s);
     if let Some(e) = task.keywords.get("environment") {

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
-use fluxgate_ansible::Task;
 use fluxgate_diagnostics::Diagnostic;
+use fluxgate_model::ansible::Task;
 use fluxgate_yaml::{Node, Value};
 
 use crate::RuleContext;

@@ -1,9 +1,8 @@
 //! `render`: everything that could not be rendered (SPEC §5.9).
 
 use fluxgate_diagnostics::{Diagnostic, Severity};
-use fluxgate_flux::problem::ProblemKind as FluxKind;
-use fluxgate_flux::vars::created_by;
 use fluxgate_model::ProblemKind;
+use fluxgate_model::problem::FluxKind;
 
 use crate::RuleContext;
 use crate::problems::classify;
@@ -85,12 +84,11 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 /// Why a Secret no rendered object defines exists anyway: `Some("")` when an operator of the
-/// environment creates it (the runtime creators of `fluxgate_flux::vars`, with the
+/// environment creates it (the runtime creators of the environment, with the
 /// `generators:` of fluxgate.yaml), `Some(reason)` when the repository defines it outside the
 /// Flux tree, `None` when nothing does.
 fn made_elsewhere(ctx: &RuleContext<'_>, namespace: &str, name: &str) -> Option<String> {
-    let objects: Vec<fluxgate_yaml::Node> = ctx.env.objects().cloned().collect();
-    if created_by(&objects, &ctx.env.creators, "Secret", namespace, name).is_some() {
+    if ctx.env.created_by("Secret", namespace, name).is_some() {
         return Some(String::new());
     }
     crate::support::repository_secret(ctx.repo, name).map(|file| {

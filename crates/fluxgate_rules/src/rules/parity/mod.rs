@@ -4,4 +4,3 @@
 mod builtin;
 #[allow(clippy::module_inception)]
 pub mod parity;
-mod sources;

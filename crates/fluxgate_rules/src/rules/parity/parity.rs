@@ -3,12 +3,10 @@
 use std::collections::BTreeSet;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_flux::helm::ChartCache;
-use fluxgate_flux::vars::Vars;
 use fluxgate_model::config::{ParityGroup, ParityKeys, ParitySource};
+use fluxgate_model::parity::{KeyPath, Loaded, SourceError, at_path, dotted, leaves};
 use fluxgate_yaml::Node;
 
-use super::sources::{self, KeyPath, Loaded, at_path, dotted, leaves};
 use crate::RuleContext;
 
 crate::declare_rule! {
@@ -74,8 +72,8 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     if ctx.config.parity.is_empty() {
         super::builtin::check(ctx, out);
     }
-    for group in &ctx.config.parity {
-        check_group(ctx, group, out);
+    for (group, sources) in ctx.config.parity.iter().zip(&ctx.env.parity) {
+        check_group(ctx, group, sources, out);
     }
 }
 
@@ -86,15 +84,20 @@ struct Held<'a> {
     chart_default: bool,
 }
 
-fn check_group(ctx: &RuleContext<'_>, group: &ParityGroup, out: &mut Vec<Diagnostic>) {
+fn check_group(
+    ctx: &RuleContext<'_>,
+    group: &ParityGroup,
+    sources: &[Result<Option<Loaded>, SourceError>],
+    out: &mut Vec<Diagnostic>,
+) {
     let env = ctx.env;
-    let flux_vars = flux_vars(ctx, group);
     let mut loaded = Vec::new();
-    for s in &group.sources {
-        match sources::load(env, ctx.repo, s, &flux_vars) {
+    for s in sources {
+        match s {
             Ok(Some(l)) => loaded.push(l),
             Ok(None) => {}
-            Err(d) => out.push(d.in_env(env.name())),
+            Err(SourceError::Render(p)) => out.push(crate::problems::finding(p).in_env(env.name())),
+            Err(SourceError::Unreadable(d)) => out.push(d.clone().in_env(env.name())),
         }
     }
     if loaded.len() < 2 {
@@ -228,46 +231,12 @@ pub(super) fn show(n: &Node) -> String {
     }
 }
 
-/// The Flux variables of the Kustomization that renders the group's HelmRelease (else of the
-/// first Kustomization that substitutes).
-fn flux_vars(ctx: &RuleContext<'_>, group: &ParityGroup) -> Vars {
-    let release = group.sources.iter().find_map(|s| match s {
-        ParitySource::HelmRelease { release, .. } => ctx.env.releases.get(release),
-        _ => None,
-    });
-    let tree = &ctx.env.tree;
-    let ks = release
-        .and_then(|r| {
-            tree.kustomizations
-                .iter()
-                .find(|k| k.objects.iter().any(|o| o.loc == r.object.loc))
-        })
-        .or_else(|| {
-            tree.kustomizations
-                .iter()
-                .find(|k| k.object.path(&["spec", "postBuild"]).is_some())
-        });
-    let Some(ks) = ks else {
-        return Vars::default();
-    };
-    let objects: Vec<Node> = tree.objects().cloned().collect();
-    Vars::for_kustomization(&ks.object, &objects).0
-}
-
 /// The default values of the group's HelmRelease chart, when the chart is in the cache.
-fn chart_defaults(ctx: &RuleContext<'_>, group: &ParityGroup) -> Option<Node> {
-    let dir = ctx.config.charts.as_deref()?;
+fn chart_defaults<'e>(ctx: &RuleContext<'e>, group: &ParityGroup) -> Option<&'e Node> {
     group.sources.iter().find_map(|s| {
         let ParitySource::HelmRelease { release, .. } = s else {
             return None;
         };
-        let chart = ctx.env.releases.get(release)?.values.chart.as_ref()?;
-        chart.found.as_ref()?;
-        ChartCache::with_fs(&**ctx.repo.fs(), ctx.root, dir)
-            .lookup(
-                &chart.name,
-                chart.found_version.as_deref().or(chart.version.as_deref()),
-            )?
-            .values
+        ctx.env.releases.get(release)?.chart_defaults.as_ref()
     })
 }

@@ -3,7 +3,7 @@
 
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_model::Release;
-use fluxgate_yaml::{Node, Schema, Value, parse_stream};
+use fluxgate_yaml::{Node, Value};
 
 use crate::support::{node_count, setting_strings};
 use crate::{RuleContext, Severity};
@@ -127,11 +127,11 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
                 let Some(path) = task.template.as_ref().and_then(|t| t.resolved.as_deref()) else {
                     continue;
                 };
-                let Ok(t) = b.project.render_template(path, host) else {
+                let Some(Ok(t)) = b.template(path, host) else {
                     continue;
                 };
-                for doc in parse_stream(&t.path, &t.text, Schema::Kube).docs {
-                    daemonset(&doc, &extra, &judge, out);
+                for doc in &t.docs {
+                    daemonset(doc, &extra, &judge, out);
                 }
             }
         }

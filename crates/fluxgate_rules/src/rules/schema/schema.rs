@@ -78,22 +78,13 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
 pub fn run(ctx: &RepoContext<'_>) -> (Vec<Diagnostic>, Stats) {
     let mut out = Vec::new();
     let mut stats = Stats::default();
-    let mut repo_catalog = Catalog::new();
-    for f in ctx.repo.files() {
-        if f.text.contains("CustomResourceDefinition") {
-            for doc in f.docs() {
-                repo_catalog.add_crd(doc);
-            }
-        }
-    }
-    for dir in &ctx.config.schemas {
-        for p in repo_catalog.add_folder(&**ctx.repo.fs(), ctx.root, dir) {
-            out.push(
-                Diagnostic::new(ctx.rule.name, Severity::Warning, p.message)
-                    .at(p.loc)
-                    .help("`schemas:` folders hold CRD manifests or JSON Schema files named <group>/<kind>_<version>.json"),
-            );
-        }
+    let repo_catalog = &ctx.schemas.catalog;
+    for p in &ctx.schemas.problems {
+        out.push(
+            Diagnostic::new(ctx.rule.name, Severity::Warning, p.message.clone())
+                .at(p.loc.clone())
+                .help("`schemas:` folders hold CRD manifests or JSON Schema files named <group>/<kind>_<version>.json"),
+        );
     }
     // kind -> (objects, first object's location, why it has no schema)
     let mut unschemed: BTreeMap<String, (usize, Location, String)> = BTreeMap::new();
@@ -204,7 +195,7 @@ fn findings(
 ) -> Vec<Diagnostic> {
     // Flux decrypts a SOPS file before applying it: its `sops:` metadata is removed and its
     // values are ciphertext here, so only the field names can be judged.
-    let sops = fluxgate_flux::vars::is_sops_encrypted(obj);
+    let sops = fluxgate_model::sops::is_sops_encrypted(obj);
     let schema_label = match against {
         Against::Builtin { versions, .. } => format!("Kubernetes {}", versions.join(" and ")),
         Against::Custom(origin) => origin.label(),
@@ -282,7 +273,7 @@ fn key_location(ctx: &RepoContext<'_>, v: &Violation) -> Location {
     let Some(key) = key.filter(|_| from > 0) else {
         return v.loc.clone();
     };
-    let Ok(file) = ctx.repo.read(&v.loc.file) else {
+    let Some(file) = ctx.repo.file(&v.loc.file) else {
         return v.loc.clone();
     };
     let lines: Vec<&str> = file.text.lines().collect();

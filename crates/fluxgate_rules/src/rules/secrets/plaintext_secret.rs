@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_model::RepoIndex;
+use fluxgate_model::Documents;
 use fluxgate_yaml::{Node, Value};
 
 use crate::support::setting_strings;
@@ -108,7 +108,7 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
 fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
     if doc.str_at(&["kind"]) != Some("Secret")
         || doc.str_at(&["apiVersion"]).is_some_and(|a| a != "v1")
-        || fluxgate_flux::vars::carries_sops_metadata(doc)
+        || fluxgate_model::sops::carries_sops_metadata(doc)
     {
         return None;
     }
@@ -156,7 +156,7 @@ fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
 /// carries the metadata, so it applies the ciphertext itself (a `stringData` value becomes
 /// the literal `ENC[...]` text; a `data` value is not base64 and the apply fails).
 fn orphaned_ciphertext(ctx: &RepoContext<'_>, doc: &Node, name: &str) -> Option<Diagnostic> {
-    let values = fluxgate_flux::vars::sops_ciphertext_values(doc);
+    let values = fluxgate_model::sops::sops_ciphertext_values(doc);
     let (_, first) = values.first()?;
     let keys: Vec<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
     let n = values.len();
@@ -199,7 +199,7 @@ fn is_clear_text(v: &Node, base64: bool) -> bool {
         Value::Bool(_) | Value::Int(_) | Value::Float(_) => return true,
     };
     let decoded = base64
-        .then(|| fluxgate_flux::vars::decode_base64(text).ok())
+        .then(|| fluxgate_model::sops::decode_base64(text).ok())
         .flatten()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     let t = decoded.as_deref().unwrap_or(text).trim();
@@ -220,7 +220,7 @@ fn is_reference(t: &str) -> bool {
 
 /// Whether `file` (relative to the root) is inside a Helm chart (a folder with `Chart.yaml`
 /// at or above it, below the root): chart templates are not Kubernetes manifests.
-fn in_helm_chart(repo: &RepoIndex, file: &str) -> bool {
+fn in_helm_chart(repo: Documents<'_>, file: &str) -> bool {
     let mut dir = file;
     while let Some((parent, _)) = dir.rsplit_once('/') {
         if repo.contains(&format!("{parent}/Chart.yaml")) {

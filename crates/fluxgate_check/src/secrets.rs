@@ -19,7 +19,7 @@ use fluxgate_kustomize::Fs;
 use fluxgate_model::Environment;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
-use crate::commands::values::leaf;
+use fluxgate_flux::helm::leaf;
 
 /// The secret values of a run and the places that hold them.
 #[derive(Debug, Default)]

@@ -1,19 +1,25 @@
-//! The sources of a parity group, loaded for one environment: each a values tree, the keys
-//! tagged `# [parity]` in it, and for every value the place that set it.
+//! The sources of each `parity:` group, loaded once per environment while it loads: each a
+//! values tree, the keys tagged `# [parity]` in it, and for every value the place that set it.
+//! The `parity` rule compares them; it never reads or renders a source itself.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_flux::envsubst;
 use fluxgate_flux::vars::Vars;
-use fluxgate_model::config::ParitySource;
-use fluxgate_model::{Environment, RepoIndex};
+use fluxgate_kustomize::Fs;
 use fluxgate_yaml::{Comments, Node, Schema, Value, parse_stream};
 
+use crate::config::{ParityGroup, ParitySource};
+use crate::environment::{Bootstrap, Environment, Release};
+use crate::problem::{Problem, ProblemKind};
+
 /// A key path from the values root.
-pub(crate) type KeyPath = Vec<String>;
+pub type KeyPath = Vec<String>;
 
 /// Where a source's values came from, for finding where a value was set.
+#[derive(Clone, Debug)]
 enum Kind {
     /// Effective values: origins by dotted path, and where the release's values are written
     /// (a chart default is fixed there).
@@ -30,7 +36,8 @@ enum Kind {
     File { lines: Vec<String>, vars: Vars },
 }
 
-pub(crate) struct Loaded {
+#[derive(Clone, Debug)]
+pub struct Loaded {
     /// `helmrelease kube-system/cilium`, `template roles/...j2 (k3s-prod-1)`, `file ...`.
     pub label: String,
     pub tree: Node,
@@ -43,7 +50,7 @@ pub(crate) struct Loaded {
 impl Loaded {
     /// Where the value at `path` was set (the primary place of a finding), and where this
     /// source holds it when that is a different place.
-    pub(crate) fn set_at(
+    pub fn set_at(
         &self,
         env: &Environment,
         path: &KeyPath,
@@ -103,19 +110,74 @@ impl Loaded {
     }
 }
 
+/// Why a parity source could not be loaded: a template that failed to render (the renderer's
+/// problem, reported as every render problem is), or a source fluxgate cannot read.
+#[derive(Clone, Debug)]
+pub enum SourceError {
+    Render(Problem),
+    Unreadable(Diagnostic),
+}
+
+/// The sources of one group in one environment, in the group's order: `Ok(None)` where the
+/// source does not exist there.
+pub type GroupSources = Vec<Result<Option<Loaded>, SourceError>>;
+
+/// Loads the sources of every `parity:` group of `config` for `env` (whose tree, releases
+/// and bootstrap are rendered), reading files through `fs` under `root`.
+pub fn load_groups(
+    env: &Environment,
+    fs: &dyn Fs,
+    root: &Path,
+    groups: &[ParityGroup],
+) -> Vec<GroupSources> {
+    groups
+        .iter()
+        .map(|group| {
+            let vars = group_vars(env, group);
+            group
+                .sources
+                .iter()
+                .map(|s| load(env, fs, root, s, &vars))
+                .collect()
+        })
+        .collect()
+}
+
+/// The Flux variables of the Kustomization that renders the group's HelmRelease (else of the
+/// first Kustomization that substitutes), as the tree recorded them.
+fn group_vars(env: &Environment, group: &ParityGroup) -> Vars {
+    let release = group.sources.iter().find_map(|s| match s {
+        ParitySource::HelmRelease { release, .. } => env.releases.get(release),
+        _ => None,
+    });
+    let tree = &env.tree;
+    release
+        .and_then(|r| {
+            tree.kustomizations
+                .iter()
+                .find(|k| k.objects.iter().any(|o| o.loc == r.object.loc))
+        })
+        .or_else(|| {
+            tree.kustomizations
+                .iter()
+                .find(|k| k.object.path(&["spec", "postBuild"]).is_some())
+        })
+        .map(|k| k.vars.clone())
+        .unwrap_or_default()
+}
+
 /// Loads one source for `env`. `Ok(None)`: the source does not exist in this environment
 /// (no such release, no bootstrap); `Err`: it could not be rendered.
-// A Diagnostic is the error currency of rules (as in fluxgate_ansible); boxing it adds noise.
-#[allow(clippy::result_large_err)]
-pub(crate) fn load(
+fn load(
     env: &Environment,
-    repo: &RepoIndex,
+    fs: &dyn Fs,
+    root: &Path,
     source: &ParitySource,
     flux_vars: &Vars,
-) -> Result<Option<Loaded>, Diagnostic> {
+) -> Result<Option<Loaded>, SourceError> {
     match source {
         ParitySource::HelmRelease { release, .. } => Ok(env.releases.get(release).map(|r| {
-            let raw = raw_document(repo, &r.object);
+            let raw = raw_document(fs, root, r);
             let tagged = raw
                 .as_ref()
                 .and_then(|(doc, text)| {
@@ -147,10 +209,20 @@ pub(crate) fn load(
             let Some(host) = host else {
                 return Ok(None);
             };
-            let t = b
-                .project
-                .render_template(path, &host)
-                .map_err(|p| crate::problems::finding(&p))?;
+            let t = match b.template(path, &host) {
+                Some(Ok(t)) => t,
+                Some(Err(p)) => {
+                    return Err(SourceError::Render(
+                        p.clone().map_kind(ProblemKind::Ansible),
+                    ));
+                }
+                None => {
+                    return Err(SourceError::Unreadable(Diagnostic::render_error(
+                        format!("template {path} was not rendered for {host}"),
+                        Some(Location::file(path.clone())),
+                    )));
+                }
+            };
             let stream = parse_stream(&t.path, &t.text, Schema::Yaml11);
             let Some(tree) = stream
                 .docs
@@ -158,15 +230,15 @@ pub(crate) fn load(
                 .next()
                 .filter(|_| stream.diagnostics.is_empty())
             else {
-                return Err(Diagnostic::render_error(
+                return Err(SourceError::Unreadable(Diagnostic::render_error(
                     format!(
                         "template {path} rendered for {host} is not YAML: parity cannot read it"
                     ),
                     Some(Location::file(path.clone())),
-                ));
+                )));
             };
             let tagged = tagged_keys(&tree, &t.text);
-            let source_text = b.project.read_source(&t.path).unwrap_or_default();
+            let source_text = source_of(b, &t.path);
             let source: Vec<String> = source_text.lines().map(str::to_string).collect();
             // The template line of each output line, as the renderer traced it.
             let lines = t.lines.clone();
@@ -184,13 +256,12 @@ pub(crate) fn load(
             }))
         }
         ParitySource::File { path, loc } => {
-            let file = repo.read(path).map_err(|e| {
-                Diagnostic::render_error(
+            let text = fs.read(&root.join(path)).map_err(|e| {
+                SourceError::Unreadable(Diagnostic::render_error(
                     format!("cannot read parity source {path}: {e}"),
                     Some(loc.clone()),
-                )
+                ))
             })?;
-            let text = file.text.clone();
             // A mirror of substituted values may use the same `${VAR}`s: read it with the
             // environment's Flux variables, as the release it mirrors is read.
             let substituted = if text.contains("${") {
@@ -218,21 +289,27 @@ pub(crate) fn load(
     }
 }
 
-/// The object as written in its file (before patches and substitution), with the file's text,
-/// from the repository index.
-fn raw_document(repo: &RepoIndex, obj: &Node) -> Option<(Node, String)> {
-    let file = repo.read(obj.loc.file.as_ref()).ok()?;
+fn source_of(b: &Bootstrap, path: &str) -> String {
+    b.templates.source(path).unwrap_or_default().to_string()
+}
+
+/// The release as written in its file (before patches and substitution), with the file's
+/// text.
+fn raw_document(fs: &dyn Fs, root: &Path, release: &Release) -> Option<(Node, String)> {
+    let obj = &release.object;
+    let file = obj.loc.file.as_ref();
+    let text = fs.read(&root.join(file)).ok()?;
     let name = obj.str_at(&["metadata", "name"]);
     let kind = obj.str_at(&["kind"]);
-    let doc = file
-        .docs()
-        .iter()
+    let doc = parse_stream(file, &text, Schema::Kube)
+        .docs
+        .into_iter()
         .find(|d| d.str_at(&["kind"]) == kind && d.str_at(&["metadata", "name"]) == name)?;
-    Some((doc.clone(), file.text.clone()))
+    Some((doc, text))
 }
 
 /// Key paths tagged `# [parity]` on the key's line or the comment lines right above it.
-pub(crate) fn tagged_keys(root: &Node, text: &str) -> Vec<KeyPath> {
+pub fn tagged_keys(root: &Node, text: &str) -> Vec<KeyPath> {
     let comments = Comments::scan(text);
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
@@ -316,7 +393,7 @@ fn is_identifier(s: &str) -> bool {
 }
 
 /// Helm's dotted form of a key path (dots inside keys escaped).
-pub(crate) fn dotted(path: &KeyPath) -> String {
+pub fn dotted(path: &KeyPath) -> String {
     path.iter()
         .map(|k| k.replace('.', "\\."))
         .collect::<Vec<_>>()
@@ -324,13 +401,13 @@ pub(crate) fn dotted(path: &KeyPath) -> String {
 }
 
 /// The node at `path` below `root`.
-pub(crate) fn at_path<'n>(root: &'n Node, path: &KeyPath) -> Option<&'n Node> {
+pub fn at_path<'n>(root: &'n Node, path: &KeyPath) -> Option<&'n Node> {
     path.iter().try_fold(root, |n, k| n.get(k))
 }
 
 /// The leaf paths at or below `path` in `root` (maps descend; lists, scalars and empty maps
 /// are leaves), into `out`.
-pub(crate) fn leaves(root: &Node, path: &KeyPath, out: &mut BTreeSet<KeyPath>) {
+pub fn leaves(root: &Node, path: &KeyPath, out: &mut BTreeSet<KeyPath>) {
     let Some(node) = at_path(root, path) else {
         return;
     };
