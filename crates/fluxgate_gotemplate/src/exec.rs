@@ -54,7 +54,7 @@ pub struct Call<'s, 'a> {
 impl Call<'_, '_> {
     /// Executes the template `name` with `data` as dot; its output, or the error as Go
     /// prints it.
-    pub fn execute_template(&mut self, name: &str, data: Value) -> Result<String, String> {
+    pub fn execute_template(&mut self, name: &str, data: &Value) -> Result<String, String> {
         let set = self.state.set;
         let Some(t) = set.get(name) else {
             return Err(format!(
@@ -63,18 +63,18 @@ impl Call<'_, '_> {
                 quote(&self.state.tmpl.name)
             ));
         };
-        run(set, t, data, self.state.depth + 1)
+        run(set, &t, data, self.state.depth + 1)
     }
 
     /// Parses `text` as a new template `name` beside the current ones (its `define`s are
     /// visible to it) and executes it with `data`.
-    pub fn execute_text(&mut self, name: &str, text: &str, data: Value) -> Result<String, String> {
+    pub fn execute_text(&mut self, name: &str, text: &str, data: &Value) -> Result<String, String> {
         let mut set = self.state.set.clone();
         set.parse(name, text).map_err(|e| e.to_string())?;
         let Some(t) = set.get(name) else {
             return Ok(String::new());
         };
-        run(&set, t, data, self.state.depth + 1)
+        run(&set, &t, data, self.state.depth + 1)
     }
 
     /// How deep template calls are nested here.
@@ -91,8 +91,8 @@ impl Call<'_, '_> {
 /// Executes `t` of `set` with `data` at call depth `depth`.
 pub(crate) fn run(
     set: &Templates,
-    t: Rc<Template>,
-    data: Value,
+    t: &Rc<Template>,
+    data: &Value,
     depth: usize,
 ) -> Result<String, String> {
     if depth > MAX_DEPTH {
@@ -108,7 +108,7 @@ pub(crate) fn run(
         out: String::new(),
         depth,
     };
-    s.walk_list(&data, &t.root)?;
+    s.walk_list(data, &t.root)?;
     Ok(s.out)
 }
 
@@ -198,7 +198,7 @@ impl State<'_> {
                     Some(p) => self.eval_pipeline(dot, p)?,
                     None => Value::Missing,
                 };
-                let out = run(self.set, t, data, self.depth + 1)?;
+                let out = run(self.set, &t, &data, self.depth + 1)?;
                 self.write(&out)?;
             }
             Node::Break(_) => return Ok(Flow::Break),
@@ -282,10 +282,8 @@ impl State<'_> {
             }
         };
         let mut flow = Flow::Next;
-        if items.is_empty() {
-            if let Some(else_list) = &b.else_list {
-                flow = self.walk_list(dot, else_list)?;
-            }
+        if let (true, Some(else_list)) = (items.is_empty(), &b.else_list) {
+            flow = self.walk_list(dot, else_list)?;
         }
         for (key, elem) in items {
             self.set_range_vars(b, &key, &elem);
@@ -362,14 +360,16 @@ impl State<'_> {
         let pos = cmd.arg_pos.first().copied().unwrap_or(cmd.pos);
         match first {
             Arg::Ident(name) => self.eval_function(dot, name, cmd, fin),
-            Arg::Field(fields) => self.eval_chain(dot, dot.clone(), fields, first, pos, cmd, fin),
+            Arg::Field(fields) => {
+                self.eval_chain(dot, dot.clone(), fields, first, pos, cmd, fin.as_ref())
+            }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
                 if fields.is_empty() {
                     self.not_a_function(cmd, rest, fin.as_ref())?;
                     return Ok(v);
                 }
-                self.eval_chain(dot, v, fields, first, pos, cmd, fin)
+                self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
             }
             Arg::Chain(inner, fields) => {
                 let v = self.eval_arg(dot, inner, pos)?;
@@ -378,7 +378,7 @@ impl State<'_> {
                 } else {
                     v
                 };
-                self.eval_chain(dot, v, fields, first, pos, cmd, fin)
+                self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
             }
             Arg::Pipe(p) => {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
@@ -459,7 +459,7 @@ impl State<'_> {
         node: &Arg,
         at_pos: usize,
         cmd: &Command,
-        fin: Option<Value>,
+        fin: Option<&Value>,
     ) -> R<Value> {
         let mut cur = receiver;
         let args = &cmd.args[1..];
@@ -524,7 +524,7 @@ impl State<'_> {
                             for (a, p) in args.iter().zip(&cmd.arg_pos[1..]) {
                                 argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?));
                             }
-                            if let Some(f) = &fin {
+                            if let Some(f) = fin {
                                 argv.push(nil_for_missing(f.clone()));
                             }
                         }

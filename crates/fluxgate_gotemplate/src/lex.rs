@@ -349,7 +349,7 @@ pub fn unquote(body: &str) -> Option<String> {
     let mut pending: Vec<u8> = Vec::new();
     while let Some(c) = chars.next() {
         if c != '\\' {
-            flush(&mut pending, &mut out)?;
+            flush(&mut pending, &mut out);
             out.push(c);
             continue;
         }
@@ -368,7 +368,7 @@ pub fn unquote(body: &str) -> Option<String> {
             _ => None,
         };
         if let Some(s) = simple {
-            flush(&mut pending, &mut out)?;
+            flush(&mut pending, &mut out);
             out.push(s);
             continue;
         }
@@ -387,28 +387,27 @@ pub fn unquote(body: &str) -> Option<String> {
                 pending.push(u8::try_from(v).ok()?);
             }
             'u' => {
-                flush(&mut pending, &mut out)?;
+                flush(&mut pending, &mut out);
                 out.push(char::from_u32(digits(4, 16, &mut chars)?)?);
             }
             'U' => {
-                flush(&mut pending, &mut out)?;
+                flush(&mut pending, &mut out);
                 out.push(char::from_u32(digits(8, 16, &mut chars)?)?);
             }
             _ => return None,
         }
     }
-    flush(&mut pending, &mut out)?;
+    flush(&mut pending, &mut out);
     Some(out)
 }
 
 /// Byte escapes (`\xff`) form UTF-8 together; a byte string that is not UTF-8 is replaced
 /// lossily (Rust strings hold UTF-8 only).
-fn flush(pending: &mut Vec<u8>, out: &mut String) -> Option<()> {
+fn flush(pending: &mut Vec<u8>, out: &mut String) {
     if !pending.is_empty() {
         out.push_str(&String::from_utf8_lossy(pending));
         pending.clear();
     }
-    Some(())
 }
 
 #[cfg(test)]

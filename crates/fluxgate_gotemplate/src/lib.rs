@@ -18,6 +18,15 @@
 //! assert_eq!(err.to_string(), "template: bad:1: unclosed action");
 //! ```
 
+// Go's numbers move between int64 and float64 as Go converts them; the casts are the point.
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap
+)]
+// The lexer's and parser's error helpers are methods for uniform call sites.
+#![allow(clippy::unused_self)]
+
 mod ast;
 mod compare;
 mod exec;
@@ -92,12 +101,13 @@ impl Templates {
         })?;
         let source: Rc<str> = Rc::from(text);
         for tree in trees {
-            if parse::is_empty_tree(&tree.root) {
-                if let Some(old) = self.trees.get(&tree.name) {
-                    if !parse::is_empty_tree(&old.root) {
-                        continue;
-                    }
-                }
+            let keep_old = parse::is_empty_tree(&tree.root)
+                && self
+                    .trees
+                    .get(&tree.name)
+                    .is_some_and(|old| !parse::is_empty_tree(&old.root));
+            if keep_old {
+                continue;
             }
             let t = Template {
                 name: tree.name.clone(),
@@ -115,7 +125,7 @@ impl Templates {
         let t = self
             .get(name)
             .ok_or_else(|| Error::NoTemplate(name.to_string()))?;
-        exec::run(self, t, data.clone(), 0).map_err(Error::Exec)
+        exec::run(self, &t, data, 0).map_err(Error::Exec)
     }
 
     /// Whether a template `name` exists.

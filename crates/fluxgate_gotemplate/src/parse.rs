@@ -73,7 +73,7 @@ struct Parser<'a> {
 /// How a list ended.
 enum End {
     Eof,
-    End(usize),
+    Closed(usize),
     Else(usize),
 }
 
@@ -120,7 +120,7 @@ impl Parser<'_> {
         let (list, end) = self.list(true)?;
         match end {
             End::Eof => Ok(list),
-            End::End(pos) => self.fail("unexpected {{end}}", pos),
+            End::Closed(pos) => self.fail("unexpected {{end}}", pos),
             End::Else(pos) => self.fail("unexpected {{else}}", pos),
         }
     }
@@ -145,7 +145,7 @@ impl Parser<'_> {
                             "end" => {
                                 self.next();
                                 self.expect_right("end")?;
-                                return Ok((list, End::End(kw.pos)));
+                                return Ok((list, End::Closed(kw.pos)));
                             }
                             "else" => {
                                 self.next();
@@ -200,7 +200,7 @@ impl Parser<'_> {
         self.depth -= 1;
         self.vars = saved;
         match end {
-            End::End(_) => {}
+            End::Closed(_) => {}
             End::Else(p) => return self.fail("unexpected {{else}}", p),
             End::Eof => return self.fail("unexpected EOF", pos),
         }
@@ -274,7 +274,7 @@ impl Parser<'_> {
         let (list, end) = self.list(false)?;
         self.depth -= 1;
         self.vars = saved;
-        if !matches!(end, End::End(_)) {
+        if !matches!(end, End::Closed(_)) {
             return self.fail("unexpected {{else}} in block clause", pos);
         }
         self.defines.push(Tree {
@@ -299,7 +299,7 @@ impl Parser<'_> {
             self.range_depth -= 1;
         }
         let else_list = match end {
-            End::End(_) => None,
+            End::Closed(_) => None,
             End::Else(_) => {
                 let t = self.peek_non_space().clone();
                 match &t.tok {
@@ -317,7 +317,7 @@ impl Parser<'_> {
                         self.expect_right("else")?;
                         let (l, end) = self.list(false)?;
                         match end {
-                            End::End(_) => Some(l),
+                            End::Closed(_) => Some(l),
                             End::Else(p) => return self.fail("expected end; found {{else}}", p),
                             End::Eof => return self.fail("unexpected EOF", pos),
                         }
@@ -369,12 +369,13 @@ impl Parser<'_> {
                 Tok::Comma if multi_decl => {
                     let t2 = self.next_non_space();
                     let Tok::Variable(second) = t2.tok else {
-                        return self.fail(format!("range can only initialize variables"), t2.pos);
+                        return self
+                            .fail("range can only initialize variables".to_string(), t2.pos);
                     };
                     let t3 = self.next_non_space();
                     if !matches!(t3.tok, Tok::Declare | Tok::Assign) {
                         return self
-                            .fail(format!("expected := or = after range variables"), t3.pos);
+                            .fail("expected := or = after range variables".to_string(), t3.pos);
                     }
                     is_assign = t3.tok == Tok::Assign;
                     if is_assign {
@@ -414,16 +415,16 @@ impl Parser<'_> {
         }
         // Every command after the first gets the previous one's value: constants cannot.
         for (i, c) in cmds.iter().enumerate().skip(1) {
-            if let Some(first) = c.args.first() {
-                if matches!(
+            if let Some(first) = c.args.first()
+                && matches!(
                     first,
                     Arg::Bool(_) | Arg::Dot | Arg::Nil | Arg::Number(_) | Arg::Str(..)
-                ) {
-                    return self.fail(
-                        format!("non executable command in pipeline stage {}", i + 1),
-                        c.pos,
-                    );
-                }
+                )
+            {
+                return self.fail(
+                    format!("non executable command in pipeline stage {}", i + 1),
+                    c.pos,
+                );
             }
         }
         Ok(Pipe {
@@ -555,9 +556,8 @@ fn describe(t: &Tok) -> String {
         Tok::LeftDelim => "\"{{\"".into(),
         Tok::RightDelim => "\"}}\"".into(),
         Tok::Space => "space".into(),
-        Tok::Ident(s) | Tok::Number(s) => format!("<{s}>"),
+        Tok::Ident(s) | Tok::Number(s) | Tok::Variable(s) => format!("<{s}>"),
         Tok::Field(s) => format!("<.{s}>"),
-        Tok::Variable(s) => format!("<{s}>"),
         Tok::Dot => "<.>".into(),
         Tok::Str(_, text) | Tok::Char(_, text) => format!("{text:?}"),
         Tok::Bool(b) => format!("<{b}>"),

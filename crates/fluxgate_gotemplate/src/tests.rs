@@ -28,11 +28,11 @@ fn run_with(src: &str, mk: MissingKey) -> Result<String, Error> {
     });
     f.insert("include", Arity::Exact(2), |c, a| {
         let name = a[0].as_str().unwrap_or_default().to_string();
-        c.execute_template(&name, a[1].clone()).map(Value::from)
+        c.execute_template(&name, &a[1]).map(Value::from)
     });
     f.insert("tpl", Arity::Exact(2), |c, a| {
         let text = a[0].as_str().unwrap_or_default().to_string();
-        c.execute_text("tpl", &text, a[1].clone()).map(Value::from)
+        c.execute_text("tpl", &text, &a[1]).map(Value::from)
     });
     let mut t = Templates::new(f);
     t.missing_key = mk;

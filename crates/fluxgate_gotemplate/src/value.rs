@@ -192,6 +192,7 @@ impl Value {
     }
 
     /// A copy that shares nothing with `self` (sprig's `deepCopy`).
+    #[must_use]
     pub fn deep_copy(&self) -> Value {
         self.deep_copy_at(0)
     }
