@@ -26,7 +26,7 @@ pub enum MissingKey {
 
 /// Template calls (`template`, `include`, `tpl`) nested deeper than this fail, as Go's
 /// "exceeded maximum template depth" (Go allows 100000; the stack here is smaller).
-pub const MAX_DEPTH: usize = 300;
+pub const MAX_DEPTH: usize = 200;
 
 /// One parsed template: its name, the name and text of the file it was parsed from (error
 /// positions are computed in that text), and its tree.
@@ -60,7 +60,7 @@ impl Call<'_, '_> {
             return Err(format!(
                 "template: no template {} associated with template {}",
                 quote(name),
-                quote(&self.state.tmpl.name)
+                quote(&set.root_name)
             ));
         };
         run(set, &t, data, self.state.depth + 1)
@@ -271,6 +271,7 @@ impl State<'_> {
                 (0..(*n).max(0)).map(|i| (kind(i), kind(i))).collect()
             }
             Value::Missing | Value::Nil => Vec::new(),
+            Value::Object(o) if o.entries().is_some() => o.entries().unwrap_or_default(),
             other => {
                 return Err(self.error(
                     At {

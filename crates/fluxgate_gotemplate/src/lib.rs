@@ -74,6 +74,8 @@ pub struct Templates {
     pub missing_key: MissingKey,
     /// Bound on the bytes one execution writes.
     pub max_output: usize,
+    /// The set's own name, as Go's "no template ... associated with template NAME" says.
+    pub root_name: String,
 }
 
 impl Templates {
@@ -83,6 +85,7 @@ impl Templates {
             funcs: Rc::new(funcs),
             missing_key: MissingKey::Default,
             max_output: DEFAULT_MAX_OUTPUT,
+            root_name: String::new(),
         }
     }
 

@@ -23,7 +23,7 @@ pub struct ParseFailure {
 
 /// Nesting of parentheses and control structures beyond which parsing stops (no stack
 /// overflow on hostile input).
-const MAX_NESTING: usize = 500;
+const MAX_NESTING: usize = 100;
 
 /// Parses `src` (the template `name`) into its own tree and those of its `define`s.
 /// `has_func` says whether a function name exists.

@@ -50,6 +50,10 @@ pub trait Object {
     fn display(&self) -> String;
     /// Whether `name` is a method (then `.X arg` is a call, not a field).
     fn has_method(&self, name: &str) -> bool;
+    /// The entries `range` visits when the object is a Go map type (Helm's `Files`).
+    fn entries(&self) -> Option<Vec<(Value, Value)>> {
+        None
+    }
 }
 
 impl fmt::Debug for Value {

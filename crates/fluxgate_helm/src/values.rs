@@ -1,0 +1,406 @@
+//! Values as Helm v4.3 computes them: user values (`-f` files merged in order, then
+//! `--set-json`, `--set`, `--set-string`), dependencies enabled by `condition`/`tags`,
+//! aliases, and coalescing with the chart's defaults (user values win, maps merge, `null`
+//! deletes a key, globals flow down to subcharts, each subchart sees its own section).
+
+use std::collections::BTreeMap;
+
+use fluxgate_gotemplate::{MapRef, Value};
+use fluxgate_yaml::{Schema, parse_stream};
+
+use crate::chart::Chart;
+use crate::convert;
+
+/// A values file as `sigs.k8s.io/yaml` reads it (numbers float64); an empty file is `{}`.
+pub fn parse_values(text: &str) -> Result<Value, String> {
+    let stream = parse_stream("values.yaml", text, Schema::GoYamlV2);
+    if let Some(d) = stream.diagnostics.first() {
+        return Err(format!("line {}: {}", d.location.as_ref().map_or(0, |l| l.line), d.message));
+    }
+    match stream.docs.first().map(convert::from_yaml_node) {
+        None | Some(Value::Nil) => Ok(Value::empty_map()),
+        Some(v @ Value::Map(_)) => Ok(v),
+        Some(other) => Err(format!("error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}", other.kind_name())),
+    }
+}
+
+fn as_map(v: &Value) -> Option<MapRef> {
+    match v {
+        Value::Map(m) => Some(m.clone()),
+        _ => None,
+    }
+}
+
+/// Helm's `mergeMaps` for user values: `b` over `a`, maps merged deeply.
+pub fn merge_user(a: &Value, b: &Value) -> Value {
+    let (Some(am), Some(bm)) = (as_map(a), as_map(b)) else { return b.clone() };
+    let mut out: BTreeMap<String, Value> = am.borrow().clone();
+    for (k, v) in bm.borrow().iter() {
+        let merged = match (out.get(k), v) {
+            (Some(old @ Value::Map(_)), Value::Map(_)) => merge_user(old, v),
+            _ => v.clone(),
+        };
+        out.insert(k.clone(), merged);
+    }
+    Value::map(out)
+}
+
+/// `coalesceTablesFullKey`: `src` under `dst` (dst wins); with `merge` false a nil in dst
+/// deletes the key.
+fn coalesce_tables(dst: &MapRef, src: &MapRef, merge: bool, depth: usize) {
+    if depth > fluxgate_gotemplate::MAX_DEPTH || std::rc::Rc::ptr_eq(dst, src) {
+        return;
+    }
+    let nil_keys: Vec<String> = dst.borrow().iter().filter(|(_, v)| v.is_nil()).map(|(k, _)| k.clone()).collect();
+    for k in nil_keys {
+        src.borrow_mut().insert(k, Value::Nil);
+    }
+    let entries: Vec<(String, Value)> = src.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (k, sv) in entries {
+        let dv = dst.borrow().get(&k).cloned();
+        match dv {
+            Some(d) if !merge && d.is_nil() => {
+                dst.borrow_mut().remove(&k);
+            }
+            None => {
+                dst.borrow_mut().insert(k, sv);
+            }
+            Some(Value::Map(dm)) => {
+                if let Value::Map(sm) = &sv {
+                    coalesce_tables(&dm, sm, merge, depth + 1);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// `coalesceValues`: the chart's defaults under `v`.
+fn coalesce_values(chart: &Chart, v: &MapRef, merge: bool) {
+    let Value::Map(defaults) = chart.values.deep_copy() else { return };
+    let entries: Vec<(String, Value)> = defaults.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (key, val) in entries {
+        let cur = v.borrow().get(&key).cloned();
+        match cur {
+            Some(value) => {
+                if value.is_nil() && !merge {
+                    v.borrow_mut().remove(&key);
+                } else if let (Value::Map(dest), Value::Map(src)) = (&value, &val) {
+                    let child = chart.subcharts.iter().any(|c| c.name == key);
+                    coalesce_tables(dest, src, merge || child, 0);
+                }
+            }
+            None => {
+                v.borrow_mut().insert(key, val);
+            }
+        }
+    }
+}
+
+/// `coalesceGlobals`: the parent's `global` into the subchart's.
+fn coalesce_globals(dest: &MapRef, src: &MapRef) {
+    let dg = match dest.borrow().get("global") {
+        None => Some(Value::empty_map()),
+        Some(v @ Value::Map(_)) => Some(v.clone()),
+        Some(_) => None,
+    };
+    let sg = match src.borrow().get("global") {
+        None => Some(Value::empty_map()),
+        Some(v @ Value::Map(_)) => Some(v.clone()),
+        Some(_) => None,
+    };
+    let (Some(Value::Map(dg)), Some(Value::Map(sg))) = (dg, sg) else { return };
+    let entries: Vec<(String, Value)> = sg.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (k, val) in entries {
+        if let Value::Map(vm) = &val {
+            let vv = val.deep_copy();
+            let Value::Map(vvm) = &vv else { continue };
+            let existing = dg.borrow().get(&k).cloned();
+            match existing {
+                None => {
+                    dg.borrow_mut().insert(k, vv.clone());
+                }
+                Some(Value::Map(destv)) => {
+                    coalesce_tables(vvm, &destv, true, 0);
+                    dg.borrow_mut().insert(k, vv.clone());
+                }
+                Some(_) => {}
+            }
+            let _ = vm;
+        } else if matches!(dg.borrow().get(&k), Some(Value::Map(_))) {
+            // A table in the destination is kept.
+        } else {
+            dg.borrow_mut().insert(k, val);
+        }
+    }
+    dest.borrow_mut().insert("global".into(), Value::Map(dg));
+}
+
+/// `coalesce`: the chart's defaults and its subcharts' under `dest`.
+pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), String> {
+    coalesce_values(chart, dest, merge);
+    for sub in &chart.subcharts {
+        let cur = dest.borrow().get(&sub.name).cloned();
+        let dv = match cur {
+            None => {
+                let m = Value::empty_map();
+                dest.borrow_mut().insert(sub.name.clone(), m.clone());
+                m
+            }
+            Some(v @ Value::Map(_)) => v,
+            Some(other) => return Err(format!("type mismatch on {}: {}", sub.name, fluxgate_gotemplate::format::sprint_value(&other))),
+        };
+        let Value::Map(dvm) = &dv else { continue };
+        coalesce_globals(dvm, dest);
+        coalesce(sub, dvm, merge)?;
+    }
+    Ok(())
+}
+
+/// `CoalesceValues(chart, vals)` on a copy of `vals`.
+pub fn coalesce_values_copy(chart: &Chart, vals: &Value) -> Result<Value, String> {
+    let copy = vals.deep_copy();
+    let Value::Map(m) = &copy else { return Ok(copy) };
+    coalesce(chart, m, false)?;
+    Ok(copy)
+}
+
+fn path_value(vals: &Value, path: &str) -> Option<Value> {
+    let mut cur = vals.clone();
+    for part in path.split('.') {
+        cur = cur.get(part)?;
+    }
+    Some(cur)
+}
+
+/// `ProcessDependencies`: aliases applied, disabled subcharts (by tags, then conditions)
+/// removed, recursively.
+pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Result<(), String> {
+    if chart.dependencies.is_empty() {
+        return Ok(());
+    }
+    // Subcharts that Chart.yaml lists get its alias; others are kept as they are.
+    let mut kept = Vec::new();
+    let listed = |c: &Chart| chart.dependencies.iter().any(|d| d.name == c.name);
+    for c in &chart.subcharts {
+        if !listed(c) {
+            kept.push(c.clone());
+        }
+    }
+    for d in &mut chart.dependencies {
+        if let Some(c) = chart.subcharts.iter().find(|c| c.name == d.name) {
+            let mut c = c.clone();
+            if !d.alias.is_empty() {
+                c.name = d.alias.clone();
+            }
+            kept.push(c);
+        }
+        if !d.alias.is_empty() {
+            d.name = d.alias.clone();
+        }
+        d.enabled = true;
+    }
+    chart.subcharts = kept;
+    let cvals = coalesce_values_copy(chart, vals)?;
+    let tags = cvals.get("tags");
+    for d in &mut chart.dependencies {
+        let (mut has_true, mut has_false) = (false, false);
+        for t in &d.tags {
+            match tags.as_ref().and_then(|m| m.get(t)) {
+                Some(Value::Bool(true)) => has_true = true,
+                Some(Value::Bool(false)) => has_false = true,
+                _ => {}
+            }
+        }
+        if !has_true && has_false {
+            d.enabled = false;
+        } else if has_true || (!has_true && !has_false) {
+            d.enabled = true;
+        }
+        for c in d.condition.trim().split(',') {
+            if c.is_empty() {
+                continue;
+            }
+            if let Some(Value::Bool(b)) = path_value(&cvals, &format!("{path}{c}")) {
+                d.enabled = b;
+                break;
+            }
+        }
+    }
+    let disabled: Vec<String> = chart.dependencies.iter().filter(|d| !d.enabled).map(|d| d.name.clone()).collect();
+    chart.subcharts.retain(|c| !disabled.contains(&c.name));
+    chart.dependencies.retain(|d| d.enabled);
+    for sub in &mut chart.subcharts {
+        let sub_path = format!("{path}{}.", sub.name);
+        process_dependencies(sub, &cvals, &sub_path)?;
+    }
+    Ok(())
+}
+
+/// Applies one `--set`-style assignment list (`a.b=1,c[0]=x`) to `vals`. `as_string` keeps
+/// every value a string (`--set-string`); `json` reads values as JSON (`--set-json`).
+pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Result<(), String> {
+    let Value::Map(root) = vals else { return Ok(()) };
+    let pairs: Vec<String> = if json { vec![expr.to_string()] } else { split_unescaped(expr, ',') };
+    for pair in pairs {
+        let Some(eq) = find_unescaped(&pair, '=') else {
+            return Err(format!("key \"{pair}\" has no value"));
+        };
+        let (key, raw) = (&pair[..eq], &pair[eq + 1..]);
+        let value = if json {
+            convert::from_json(raw).map_err(|e| format!("failed parsing --set-json data {pair}: {e}"))?
+        } else if raw.starts_with('{') && raw.ends_with('}') && !as_string {
+            Value::list(split_unescaped(&raw[1..raw.len() - 1], ',').iter().map(|s| typed(&unescape(s), false)).collect())
+        } else {
+            typed(&unescape(raw), as_string)
+        };
+        set_path(root, &split_unescaped(key, '.'), value)?;
+    }
+    Ok(())
+}
+
+/// strvals' typing: `true`/`false`, `null`, and int64 (no leading zero); else a string.
+fn typed(s: &str, as_string: bool) -> Value {
+    if as_string {
+        return Value::str(s);
+    }
+    match s {
+        _ if s.eq_ignore_ascii_case("true") => Value::Bool(true),
+        _ if s.eq_ignore_ascii_case("false") => Value::Bool(false),
+        _ if s.eq_ignore_ascii_case("null") => Value::Nil,
+        "0" => Value::Int64(0),
+        _ if !s.starts_with('0') => s.parse::<i64>().map_or_else(|_| Value::str(s), Value::Int64),
+        _ => Value::str(s),
+    }
+}
+
+fn set_path(m: &MapRef, keys: &[String], value: Value) -> Result<(), String> {
+    let Some((first, rest)) = keys.split_first() else { return Ok(()) };
+    let first = unescape(first);
+    // `name[0]` indexes a list.
+    if let Some(open) = first.find('[') {
+        let name = first[..open].to_string();
+        let idx: usize = first[open + 1..].trim_end_matches(']').parse().map_err(|_| format!("failed to parse index in {first}"))?;
+        if idx > 65536 {
+            return Err(format!("index of {idx} is greater than maximum supported index of 65536"));
+        }
+        let list = match m.borrow().get(&name) {
+            Some(Value::List(l)) => l.borrow().clone(),
+            _ => Vec::new(),
+        };
+        let mut list = list;
+        while list.len() <= idx {
+            list.push(Value::Nil);
+        }
+        if rest.is_empty() {
+            list[idx] = value;
+        } else {
+            let inner = match &list[idx] {
+                Value::Map(im) => im.clone(),
+                _ => {
+                    let v = Value::empty_map();
+                    list[idx] = v.clone();
+                    as_map(&v).ok_or("map")?
+                }
+            };
+            set_path(&inner, rest, value)?;
+        }
+        m.borrow_mut().insert(name, Value::list(list));
+        return Ok(());
+    }
+    if rest.is_empty() {
+        m.borrow_mut().insert(first, value);
+        return Ok(());
+    }
+    let existing = m.borrow().get(&first).cloned();
+    let inner = match existing {
+        Some(Value::Map(im)) => im,
+        _ => {
+            let v = Value::empty_map();
+            m.borrow_mut().insert(first.clone(), v.clone());
+            as_map(&v).ok_or("map")?
+        }
+    };
+    set_path(&inner, rest, value)
+}
+
+fn find_unescaped(s: &str, c: char) -> Option<usize> {
+    let mut esc = false;
+    for (i, ch) in s.char_indices() {
+        if esc {
+            esc = false;
+        } else if ch == '\\' {
+            esc = true;
+        } else if ch == c {
+            return Some(i);
+        }
+    }
+    None
+}
+
+fn split_unescaped(s: &str, c: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut esc = false;
+    let mut braces = 0usize;
+    for ch in s.chars() {
+        if esc {
+            cur.push('\\');
+            cur.push(ch);
+            esc = false;
+        } else if ch == '\\' {
+            esc = true;
+        } else if ch == '{' {
+            braces += 1;
+            cur.push(ch);
+        } else if ch == '}' {
+            braces = braces.saturating_sub(1);
+            cur.push(ch);
+        } else if ch == c && braces == 0 {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(ch);
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut esc = false;
+    for ch in s.chars() {
+        if esc {
+            out.push(ch);
+            esc = false;
+        } else if ch == '\\' {
+            esc = true;
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_expressions() {
+        let v = Value::empty_map();
+        apply_set(&v, "a.b=1,c[1]=x,d=true,e=null,f=007,g\\.h=y", false, false).unwrap();
+        assert_eq!(fluxgate_gotemplate::format::sprint_value(&v), "map[a:map[b:1] c:[<nil> x] d:true e:<nil> f:007 g.h:y]");
+        apply_set(&v, "a.b=2", true, false).unwrap();
+        assert_eq!(v.get("a").and_then(|a| a.get("b")), Some(Value::str("2")));
+    }
+
+    #[test]
+    fn null_deletes_and_maps_merge() {
+        let user = parse_values("a:\n  x: null\n  w: 2\nb: null\n").unwrap();
+        let defaults = parse_values("a:\n  x: 1\n  z: 3\nb: 4\nc: 5\n").unwrap();
+        let chart = Chart { meta: fluxgate_yaml::Node::null(fluxgate_diagnostics::Location::new("c", 1, 1)), name: "c".into(), version: "1".into(), templates: vec![], files: BTreeMap::new(), values: defaults, dependencies: vec![], subcharts: vec![] };
+        let out = coalesce_values_copy(&chart, &user).unwrap();
+        assert_eq!(fluxgate_gotemplate::format::sprint_value(&out), "map[a:map[w:2 z:3] c:5]");
+    }
+}
