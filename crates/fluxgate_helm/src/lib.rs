@@ -18,12 +18,14 @@ pub mod convert;
 mod helmignore;
 mod objects;
 mod render;
+mod request;
 pub mod sprig;
 mod toml;
 pub mod values;
 
 pub use chart::{Chart, Dependency};
 pub use render::{helm_funcs, template};
+pub use request::{Request, run, user_values};
 
 use fluxgate_gotemplate::Value;
 
