@@ -496,6 +496,25 @@ impl State<'_> {
                     ));
                 }
                 Value::Map(m) => {
+                    let has_key = m.borrow().contains_key(name);
+                    if let (false, Some(method)) =
+                        (has_key, self.set.map_methods.get(name.as_str()))
+                    {
+                        let mut argv = Vec::new();
+                        if is_last {
+                            for (a, p) in args.iter().zip(&cmd.arg_pos[1..]) {
+                                argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?));
+                            }
+                            if let Some(f) = fin {
+                                argv.push(nil_for_missing(f.clone()));
+                            }
+                        }
+                        let recv = cur.clone();
+                        cur = method(&recv, &argv)
+                            .map_err(|e| err(self, format!("error calling {name}: {e}")))?;
+                        from_map = true;
+                        continue;
+                    }
                     if has_args {
                         return Err(err(
                             self,

@@ -76,7 +76,13 @@ pub struct Templates {
     pub max_output: usize,
     /// The set's own name, as Go's "no template ... associated with template NAME" says.
     pub root_name: String,
+    /// Methods of the data's named map types (Helm's `Values.AsMap`): called for `.Name`
+    /// on a map that has no key `Name`.
+    pub map_methods: HashMap<String, MapMethod>,
 }
+
+/// A method of a named map type: the map, then the arguments.
+pub type MapMethod = fn(&Value, &[Value]) -> Result<Value, String>;
 
 impl Templates {
     pub fn new(funcs: Funcs) -> Templates {
@@ -86,6 +92,7 @@ impl Templates {
             missing_key: MissingKey::Default,
             max_output: DEFAULT_MAX_OUTPUT,
             root_name: String::new(),
+            map_methods: HashMap::new(),
         }
     }
 

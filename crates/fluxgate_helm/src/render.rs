@@ -168,6 +168,7 @@ pub fn render_files(chart: &Chart, vals: &Value, opts: &Options) -> Result<Vec<(
     let mut set = Templates::new(helm_funcs(seed));
     set.missing_key = MissingKey::Zero;
     set.root_name = "gotpl".into();
+    add_values_methods(&mut set);
     for r in &list {
         set.parse(&r.name, &r.text).map_err(|e| Error::Render(parse_error(&r.name, &e)))?;
     }
@@ -185,6 +186,24 @@ pub fn render_files(chart: &Chart, vals: &Value, opts: &Options) -> Result<Vec<(
         out.push((r.name.clone(), text.replace("<no value>", "")));
     }
     Ok(out)
+}
+
+/// The methods of Helm's `Values` type that charts call (`.Values.AsMap`, `.Values.Table`,
+/// `.Values.YAML`).
+fn add_values_methods(set: &mut Templates) {
+    set.map_methods.insert("AsMap".into(), |m, _| Ok(m.clone()));
+    set.map_methods.insert("YAML".into(), |m, _| Ok(Value::from(crate::convert::to_yaml(m) + "\n")));
+    set.map_methods.insert("Table".into(), |m, a| {
+        let name = sprig::arg_str(a, 0)?;
+        let mut cur = m.clone();
+        for part in name.split('.') {
+            cur = match cur.get(part) {
+                Some(v @ Value::Map(_)) => v,
+                _ => return Err(format!("no table named {name:?}")),
+            };
+        }
+        Ok(cur)
+    });
 }
 
 fn parse_error(name: &str, e: &fluxgate_gotemplate::Error) -> String {

@@ -51,6 +51,7 @@ fn coalesce_tables(dst: &MapRef, src: &MapRef, merge: bool, depth: usize) {
     if depth > fluxgate_gotemplate::MAX_DEPTH || std::rc::Rc::ptr_eq(dst, src) {
         return;
     }
+    let src_non_nil: Vec<String> = src.borrow().iter().filter(|(_, v)| !v.is_nil()).map(|(k, _)| k.clone()).collect();
     let nil_keys: Vec<String> = dst.borrow().iter().filter(|(_, v)| v.is_nil()).map(|(k, _)| k.clone()).collect();
     for k in nil_keys {
         src.borrow_mut().insert(k, Value::Nil);
@@ -59,7 +60,7 @@ fn coalesce_tables(dst: &MapRef, src: &MapRef, merge: bool, depth: usize) {
     for (k, sv) in entries {
         let dv = dst.borrow().get(&k).cloned();
         match dv {
-            Some(d) if !merge && d.is_nil() => {
+            Some(d) if !merge && d.is_nil() && src_non_nil.contains(&k) => {
                 dst.borrow_mut().remove(&k);
             }
             None => {
@@ -86,14 +87,38 @@ fn coalesce_values(chart: &Chart, v: &MapRef, merge: bool) {
                 if value.is_nil() && !merge {
                     v.borrow_mut().remove(&key);
                 } else if let (Value::Map(dest), Value::Map(src)) = (&value, &val) {
-                    let child = chart.subcharts.iter().any(|c| c.name == key);
-                    coalesce_tables(dest, src, merge || child, 0);
+                    let merge = merge || chart.subcharts.iter().any(|c| c.name == key);
+                    // Nils of the chart's defaults never leak into the result.
+                    if !merge {
+                        clean_nils(src, 0);
+                    }
+                    coalesce_tables(dest, src, merge, 0);
                 }
             }
             None => {
+                if !merge {
+                    if val.is_nil() {
+                        continue;
+                    }
+                    if let Value::Map(sub) = &val {
+                        clean_nils(sub, 0);
+                    }
+                }
                 v.borrow_mut().insert(key, val);
             }
         }
+    }
+}
+
+/// `cleanNilValues`: nil entries removed, deeply.
+fn clean_nils(m: &MapRef, depth: usize) {
+    if depth > fluxgate_gotemplate::MAX_DEPTH {
+        return;
+    }
+    m.borrow_mut().retain(|_, v| !v.is_nil());
+    let subs: Vec<MapRef> = m.borrow().values().filter_map(as_map).collect();
+    for sub in subs {
+        clean_nils(&sub, depth + 1);
     }
 }
 

@@ -9,6 +9,8 @@ fn items(v: &Value, func: &str) -> Result<Vec<Value>, String> {
     match v {
         Value::List(l) => Ok(l.borrow().clone()),
         Value::Bytes(b) => Ok(b.iter().map(|x| Value::Int(i64::from(*x))).collect()),
+        // A host slice type (Helm's `VersionSet`).
+        Value::Object(o) if o.entries().is_some() => Ok(o.entries().unwrap_or_default().into_iter().map(|(_, v)| v).collect()),
         other => Err(format!("Cannot {func} on type {}", other.type_name())),
     }
 }
