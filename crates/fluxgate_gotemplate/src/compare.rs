@@ -46,7 +46,10 @@ pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, String> {
                 (Value::Float(a), Value::Float(b)) => a == b,
                 _ if k1 == Kind::Int => arg1.as_int() == arg.as_int(),
                 _ if k1 == Kind::Invalid => true,
-                (Value::Object(a), Value::Object(b)) => std::rc::Rc::ptr_eq(a, b),
+                (Value::Object(a), Value::Object(b)) => match (a.key(), b.key()) {
+                    (Some(x), Some(y)) => x == y,
+                    _ => std::rc::Rc::ptr_eq(a, b),
+                },
                 (Value::Map(_) | Value::List(_) | Value::Bytes(_), _) => {
                     return Err(format!(
                         "non-comparable type {}: {}",

@@ -50,6 +50,11 @@ pub trait Object {
     fn display(&self) -> String;
     /// Whether `name` is a method (then `.X arg` is a call, not a field).
     fn has_method(&self, name: &str) -> bool;
+    /// A value that equal objects share (Go's `==` on structs such as `time.Time`);
+    /// objects without one are equal only to themselves.
+    fn key(&self) -> Option<String> {
+        None
+    }
     /// The entries `range` visits when the object is a Go map type (Helm's `Files`).
     fn entries(&self) -> Option<Vec<(Value, Value)>> {
         None

@@ -128,12 +128,6 @@ pub fn add_seeded(f: &mut Funcs, seed: u64) {
     f.insert("buildCustomCert", Arity::Exact(2), |_, a| {
         Ok(Value::map(BTreeMap::from([("Cert".to_string(), a[0].clone()), ("Key".to_string(), a[1].clone())])))
     });
-    // The clock: the Unix epoch, in UTC.
-    f.insert("now", Arity::Exact(0), |_, _| Ok(Value::str("1970-01-01 00:00:00 +0000 UTC")));
-    f.insert("unixEpoch", Arity::Exact(1), |_, _| Ok(Value::str("0")));
-    for name in ["date", "dateInZone", "date_in_zone", "htmlDate", "htmlDateInZone", "dateModify", "mustDateModify", "toDate", "mustToDate", "ago", "duration", "durationRound"] {
-        f.insert(name, Arity::AtLeast(0), move |_, a| Ok(Value::from(super::strval(a.last().unwrap_or(&Value::Nil)))));
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod lists;
 mod math;
 pub mod semver;
 mod strings;
+pub mod time;
 pub use strings::path_base;
 
 use fluxgate_gotemplate::{Funcs, Value, format};
@@ -23,6 +24,7 @@ pub fn add(funcs: &mut Funcs) {
     encoding::add(funcs);
     semver::add(funcs);
     crypto::add(funcs);
+    time::add(funcs);
 }
 
 /// sprig's `strval`: a string as it is, bytes as text, anything else `fmt.Sprintf("%v")`.
