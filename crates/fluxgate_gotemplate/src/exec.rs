@@ -135,10 +135,8 @@ impl State<'_> {
         let line = 1 + before.matches('\n').count();
         // Go counts the column from 0.
         let col = pos - before.rfind('\n').map_or(0, |i| i + 1);
-        let mut ctx = at.text.to_string();
-        if ctx.chars().count() > 20 {
-            ctx = ctx.chars().take(20).collect::<String>() + "...";
-        }
+        // Go's text/template (1.26) quotes the whole node.
+        let ctx = at.text.to_string();
         format!(
             "template: {}:{line}:{col}: executing {} at <{}>: {msg}",
             self.tmpl.parse_name,
@@ -638,11 +636,23 @@ impl State<'_> {
             return self.and_or(dot, name == "and", args, arg_pos, fin);
         }
         let mut argv = Vec::with_capacity(n);
-        for (a, p) in args.iter().zip(arg_pos) {
-            argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?));
+        // Go checks each argument against its parameter type as it evaluates it; the piped
+        // value is checked last, at the last node evaluated.
+        let mut last_at = ident_at;
+        for (i, (a, p)) in args.iter().zip(arg_pos).enumerate() {
+            let v = nil_for_missing(self.eval_arg(dot, a, *p)?);
+            last_at = At { pos: *p, text: a };
+            if let Some(msg) = func.param(i).check(&v) {
+                return Err(self.error(last_at, &msg));
+            }
+            argv.push(v);
         }
         if let Some(f) = fin {
-            argv.push(nil_for_missing(f));
+            let v = nil_for_missing(f);
+            if let Some(msg) = func.param(argv.len()).check(&v) {
+                return Err(self.error(last_at, &msg));
+            }
+            argv.push(v);
         }
         self.call(&func, name, &argv)
             .map_err(|e| self.error(cmd_at, &format!("error calling {name}: {e}")))

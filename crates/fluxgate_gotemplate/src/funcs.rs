@@ -21,11 +21,73 @@ pub enum Arity {
 /// A function's body: its arguments (nil for no value) and the call context.
 pub type FuncBody = dyn Fn(&mut Call<'_, '_>, &[Value]) -> Result<Value, String> + Send + Sync;
 
+/// A Go parameter type, checked before the call as Go's reflection checks it: a value of
+/// another type is "wrong type for value; expected T; got U", a nil where nil cannot go is
+/// "invalid value; expected T" (nil maps and slices are allowed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    Any,
+    Str,
+    Int,
+    Bool,
+    Map,
+    List,
+}
+
+impl Ty {
+    fn go_name(self) -> &'static str {
+        match self {
+            Ty::Any => "interface {}",
+            Ty::Str => "string",
+            Ty::Int => "int",
+            Ty::Bool => "bool",
+            Ty::Map => "map[string]interface {}",
+            Ty::List => "[]interface {}",
+        }
+    }
+
+    /// Go's message when `v` cannot be passed as this type.
+    pub fn check(self, v: &Value) -> Option<String> {
+        let ok = match (self, v) {
+            (Ty::Any, _)
+            | (Ty::Str, Value::String(_))
+            | (Ty::Int, Value::Int(_))
+            | (Ty::Bool, Value::Bool(_))
+            | (Ty::Map, Value::Map(_) | Value::Nil | Value::Missing)
+            | (Ty::List, Value::List(_) | Value::Nil | Value::Missing) => true,
+            (_, Value::Nil | Value::Missing) => {
+                return Some(format!("invalid value; expected {}", self.go_name()));
+            }
+            _ => false,
+        };
+        (!ok).then(|| {
+            format!(
+                "wrong type for value; expected {}; got {}",
+                self.go_name(),
+                v.type_name()
+            )
+        })
+    }
+}
+
 /// One function of the table.
 #[derive(Clone)]
 pub struct Func {
     pub arity: Arity,
     pub body: Arc<FuncBody>,
+    /// Parameter types (the last one repeats for a variadic function); empty: unchecked.
+    pub params: &'static [Ty],
+}
+
+impl Func {
+    /// The type of argument `i`.
+    pub fn param(&self, i: usize) -> Ty {
+        match (self.params.get(i), self.arity) {
+            (Some(t), _) => *t,
+            (None, Arity::AtLeast(_)) => self.params.last().copied().unwrap_or(Ty::Any),
+            (None, Arity::Exact(_)) => Ty::Any,
+        }
+    }
 }
 
 /// The functions templates can call. [`Funcs::new`] holds Go's builtins; callers add theirs.
@@ -107,6 +169,7 @@ impl Funcs {
         f.insert("js", Arity::AtLeast(0), |_, a| {
             Ok(Value::from(js_escape(&eval_args(a))))
         });
+        f.set_params("printf", &[Ty::Str, Ty::Any]);
         f.insert("urlquery", Arity::AtLeast(0), |_, a| {
             Ok(Value::from(query_escape(&eval_args(a))))
         });
@@ -125,8 +188,16 @@ impl Funcs {
             Func {
                 arity,
                 body: Arc::new(body),
+                params: &[],
             },
         );
+    }
+
+    /// Declares the parameter types of `name` (checked before each call, as Go does).
+    pub fn set_params(&mut self, name: &str, params: &'static [Ty]) {
+        if let Some(f) = self.map.get_mut(name) {
+            f.params = params;
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Func> {

@@ -49,10 +49,15 @@ const MAX_CHART_BYTES: u64 = 256 << 20;
 impl Chart {
     /// Loads the chart at `path`: a folder or a `.tgz`.
     pub fn load(path: &Path) -> Result<Chart, Error> {
-        let io = |e: std::io::Error| Error::Io { path: path.display().to_string(), message: e.to_string() };
+        let io = |e: std::io::Error| Error::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
         let meta = std::fs::metadata(path).map_err(io)?;
         let files = if meta.is_dir() {
-            let rules = std::fs::read_to_string(path.join(".helmignore")).map(|t| Rules::parse(&t)).unwrap_or_else(|_| Rules::parse(""));
+            let rules = std::fs::read_to_string(path.join(".helmignore"))
+                .map(|t| Rules::parse(&t))
+                .unwrap_or_else(|_| Rules::parse(""));
             let mut out = Vec::new();
             walk(path, "", &rules, &mut out, 0).map_err(io)?;
             out
@@ -65,7 +70,10 @@ impl Chart {
 
     /// Builds a chart from its files (paths relative to the chart root).
     pub fn from_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
-        let bad = |m: String| Error::Chart { chart: source.to_string(), message: m };
+        let bad = |m: String| Error::Chart {
+            chart: source.to_string(),
+            message: m,
+        };
         let mut meta = None;
         let mut values = Value::empty_map();
         let mut requirements = None;
@@ -77,15 +85,22 @@ impl Chart {
                 "Chart.yaml" => meta = Some(yaml_doc("Chart.yaml", &data).map_err(bad)?),
                 "values.yaml" => {
                     let text = String::from_utf8_lossy(&data);
-                    values = crate::values::parse_values(&text).map_err(|e| bad(format!("values.yaml: {e}")))?;
+                    values = crate::values::parse_values(&text)
+                        .map_err(|e| bad(format!("values.yaml: {e}")))?;
                 }
-                "requirements.yaml" => requirements = Some(yaml_doc("requirements.yaml", &data).map_err(bad)?),
+                "requirements.yaml" => {
+                    requirements = Some(yaml_doc("requirements.yaml", &data).map_err(bad)?)
+                }
                 "values.schema.json" | "Chart.lock" | "requirements.lock" => {}
-                n if n.starts_with("templates/") => templates.push((name.clone(), String::from_utf8_lossy(&data).into_owned())),
+                n if n.starts_with("templates/") => {
+                    templates.push((name.clone(), String::from_utf8_lossy(&data).into_owned()))
+                }
                 n if n.starts_with("charts/") && !n.ends_with(".prov") => {
                     let rest = &n["charts/".len()..];
                     let (first, _) = rest.split_once('/').unwrap_or((rest, ""));
-                    sub.entry(first.to_string()).or_default().push((rest.to_string(), data));
+                    sub.entry(first.to_string())
+                        .or_default()
+                        .push((rest.to_string(), data));
                 }
                 _ => {
                     other.insert(name, Rc::from(data));
@@ -98,15 +113,22 @@ impl Chart {
         if name.is_empty() {
             return Err(bad("validation: chart.metadata.name is required".into()));
         }
-        let deps_node = meta.get("dependencies").or_else(|| requirements.as_ref().and_then(|r| r.get("dependencies")));
-        let dependencies = deps_node.and_then(Node::as_seq).map(|s| s.iter().map(dependency).collect()).unwrap_or_default();
+        let deps_node = meta
+            .get("dependencies")
+            .or_else(|| requirements.as_ref().and_then(|r| r.get("dependencies")));
+        let dependencies = deps_node
+            .and_then(Node::as_seq)
+            .map(|s| s.iter().map(dependency).collect())
+            .unwrap_or_default();
         let mut subcharts = Vec::new();
         for (dir, members) in sub {
             if dir.starts_with(['.', '_']) {
                 continue;
             }
             let chart = if dir.ends_with(".tgz") {
-                let Some((_, data)) = members.into_iter().next() else { continue };
+                let Some((_, data)) = members.into_iter().next() else {
+                    continue;
+                };
                 let files = untar(&data).map_err(|e| bad(format!("charts/{dir}: {e}")))?;
                 Chart::from_files(files, &format!("{source}/charts/{dir}"))?
             } else {
@@ -122,7 +144,16 @@ impl Chart {
             subcharts.push(chart);
         }
         templates.sort();
-        Ok(Chart { version: text("version"), name, meta, templates, files: other, values, dependencies, subcharts })
+        Ok(Chart {
+            version: text("version"),
+            name,
+            meta,
+            templates,
+            files: other,
+            values,
+            dependencies,
+            subcharts,
+        })
     }
 }
 
@@ -141,21 +172,39 @@ fn dependency(n: &Node) -> Dependency {
         version: text("version"),
         condition: text("condition"),
         alias: text("alias"),
-        tags: n.get("tags").and_then(Node::as_seq).map(|s| s.iter().filter_map(Node::scalar_text).collect()).unwrap_or_default(),
+        tags: n
+            .get("tags")
+            .and_then(Node::as_seq)
+            .map(|s| s.iter().filter_map(Node::scalar_text).collect())
+            .unwrap_or_default(),
         enabled: true,
     }
 }
 
-fn walk(root: &Path, rel: &str, rules: &Rules, out: &mut Vec<(String, Vec<u8>)>, depth: usize) -> std::io::Result<()> {
+fn walk(
+    root: &Path,
+    rel: &str,
+    rules: &Rules,
+    out: &mut Vec<(String, Vec<u8>)>,
+    depth: usize,
+) -> std::io::Result<()> {
     if depth > 64 {
         return Ok(());
     }
-    let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
     let mut entries: Vec<_> = std::fs::read_dir(&dir)?.flatten().collect();
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for e in entries {
         let name = e.file_name().to_string_lossy().into_owned();
-        let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
         let meta = std::fs::metadata(e.path())?;
         if meta.is_dir() {
             if !rules.ignore(&path, true) {
@@ -179,7 +228,9 @@ fn untar(bytes: &[u8]) -> std::io::Result<Vec<(String, Vec<u8>)>> {
             continue;
         }
         let path = entry.path()?.to_string_lossy().replace('\\', "/");
-        let Some((_, rest)) = path.split_once('/') else { continue };
+        let Some((_, rest)) = path.split_once('/') else {
+            continue;
+        };
         let mut data = Vec::new();
         entry.read_to_end(&mut data)?;
         out.push((rest.to_string(), data));

@@ -26,7 +26,11 @@ fn from_yaml_at(n: &Node, depth: usize) -> Value {
         Y::Float(f) => Value::Float(*f),
         Y::String(s) => Value::str(s),
         Y::Seq(items) => Value::list(items.iter().map(|x| from_yaml_at(x, depth + 1)).collect()),
-        Y::Map(m) => Value::map(m.iter().map(|(k, v)| (k.clone(), from_yaml_at(v, depth + 1))).collect()),
+        Y::Map(m) => Value::map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), from_yaml_at(v, depth + 1)))
+                .collect(),
+        ),
     }
 }
 
@@ -41,12 +45,21 @@ fn to_yaml_node(v: &Value, loc: &Location, depth: usize) -> Node {
             Value::Int(i) | Value::Int64(i) => Y::Int(*i),
             #[allow(clippy::cast_possible_truncation)] // only integral values in range
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
-                if f.abs() < 9.2e18 { Y::Int(*f as i64) } else { Y::Float(*f) }
+                if f.abs() < 9.2e18 {
+                    Y::Int(*f as i64)
+                } else {
+                    Y::Float(*f)
+                }
             }
             Value::Float(f) => Y::Float(*f),
             Value::String(s) => Y::String(s.to_string()),
             Value::Bytes(b) => Y::String(base64_std(b)),
-            Value::List(l) => Y::Seq(l.borrow().iter().map(|x| to_yaml_node(x, loc, depth + 1)).collect()),
+            Value::List(l) => Y::Seq(
+                l.borrow()
+                    .iter()
+                    .map(|x| to_yaml_node(x, loc, depth + 1))
+                    .collect(),
+            ),
             Value::Map(m) => {
                 let mut out = Map::new();
                 for (k, x) in m.borrow().iter() {
@@ -69,7 +82,13 @@ fn base64_std(b: &[u8]) -> String {
 pub fn to_yaml(v: &Value) -> String {
     let loc = Location::new("toYaml", 0, 0);
     let node = to_yaml_node(v, &loc, 0);
-    let out = emit_node(&node, EmitOptions { sort_keys: true, origins: false });
+    let out = emit_node(
+        &node,
+        EmitOptions {
+            sort_keys: true,
+            origins: false,
+        },
+    );
     out.strip_suffix('\n').unwrap_or(&out).to_string()
 }
 
@@ -197,7 +216,13 @@ fn from_json_value(j: &serde_json::Value, depth: usize) -> Value {
         serde_json::Value::Bool(b) => Value::Bool(*b),
         serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
         serde_json::Value::String(s) => Value::str(s),
-        serde_json::Value::Array(a) => Value::list(a.iter().map(|x| from_json_value(x, depth + 1)).collect()),
-        serde_json::Value::Object(o) => Value::map(o.iter().map(|(k, v)| (k.clone(), from_json_value(v, depth + 1))).collect()),
+        serde_json::Value::Array(a) => {
+            Value::list(a.iter().map(|x| from_json_value(x, depth + 1)).collect())
+        }
+        serde_json::Value::Object(o) => Value::map(
+            o.iter()
+                .map(|(k, v)| (k.clone(), from_json_value(v, depth + 1)))
+                .collect(),
+        ),
     }
 }

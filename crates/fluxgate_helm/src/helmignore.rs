@@ -35,7 +35,18 @@ impl Rules {
             if r.is_empty() {
                 continue;
             }
-            rules.push(Rule { pattern: r.to_string(), negate, must_dir, base_only: !line.trim().trim_start_matches('!').trim_start_matches('/').trim_end_matches('/').contains('/') && !line.trim().trim_start_matches('!').starts_with('/') });
+            rules.push(Rule {
+                pattern: r.to_string(),
+                negate,
+                must_dir,
+                base_only: !line
+                    .trim()
+                    .trim_start_matches('!')
+                    .trim_start_matches('/')
+                    .trim_end_matches('/')
+                    .contains('/')
+                    && !line.trim().trim_start_matches('!').starts_with('/'),
+            });
         }
         Rules(rules)
     }
@@ -46,7 +57,11 @@ impl Rules {
             return false;
         }
         for r in &self.0 {
-            let target = if r.base_only { path.rsplit('/').next().unwrap_or(path) } else { path };
+            let target = if r.base_only {
+                path.rsplit('/').next().unwrap_or(path)
+            } else {
+                path
+            };
             let m = glob_match(&r.pattern, target, false);
             if r.negate {
                 if r.must_dir && !is_dir {
@@ -82,7 +97,9 @@ fn matches(p: &[char], n: &[char], ext: bool, budget: &mut usize) -> bool {
         return false;
     }
     *budget -= 1;
-    let Some(&c) = p.first() else { return n.is_empty() };
+    let Some(&c) = p.first() else {
+        return n.is_empty();
+    };
     match c {
         '*' => {
             let double = ext && p.get(1) == Some(&'*');
@@ -136,7 +153,9 @@ fn matches(p: &[char], n: &[char], ext: bool, budget: &mut usize) -> bool {
                 matches(&q, n, ext, budget)
             })
         }
-        '\\' if !ext && p.len() > 1 => !n.is_empty() && n[0] == p[1] && matches(&p[2..], &n[1..], ext, budget),
+        '\\' if !ext && p.len() > 1 => {
+            !n.is_empty() && n[0] == p[1] && matches(&p[2..], &n[1..], ext, budget)
+        }
         c => !n.is_empty() && n[0] == c && matches(&p[1..], &n[1..], ext, budget),
     }
 }

@@ -17,7 +17,10 @@ pub struct Files(pub Rc<BTreeMap<String, Rc<[u8]>>>);
 
 impl Files {
     fn text(&self, name: &str) -> String {
-        self.0.get(name).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
+        self.0
+            .get(name)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
     }
 }
 
@@ -29,21 +32,36 @@ impl Object for Files {
         None
     }
     fn has_method(&self, name: &str) -> bool {
-        matches!(name, "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets")
+        matches!(
+            name,
+            "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets"
+        )
     }
     fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
         let arg = |i: usize| match args.get(i) {
             Some(Value::String(s)) => Ok(s.to_string()),
-            Some(other) => Err(format!("wrong type for value; expected string; got {}", other.type_name())),
+            Some(other) => Err(format!(
+                "wrong type for value; expected string; got {}",
+                other.type_name()
+            )),
             None => Err(format!("wrong number of args for {name}: want 1 got 0")),
         };
-        let want = if matches!(name, "AsConfig" | "AsSecrets") { 0 } else { 1 };
+        let want = if matches!(name, "AsConfig" | "AsSecrets") {
+            0
+        } else {
+            1
+        };
         if args.len() != want {
-            return Some(Err(format!("wrong number of args for {name}: want {want} got {}", args.len())));
+            return Some(Err(format!(
+                "wrong number of args for {name}: want {want} got {}",
+                args.len()
+            )));
         }
         Some(match name {
             "Get" => arg(0).map(|p| Value::from(self.text(&p))),
-            "GetBytes" => arg(0).map(|p| Value::Bytes(self.0.get(&p).cloned().unwrap_or_else(|| Rc::from(&[][..])))),
+            "GetBytes" => arg(0).map(|p| {
+                Value::Bytes(self.0.get(&p).cloned().unwrap_or_else(|| Rc::from(&[][..])))
+            }),
             "Lines" => arg(0).map(|p| {
                 let t = self.text(&p);
                 if t.is_empty() {
@@ -53,20 +71,40 @@ impl Object for Files {
                 Value::list(t.split('\n').map(Value::str).collect())
             }),
             "Glob" => arg(0).map(|pat| {
-                let m: BTreeMap<String, Rc<[u8]>> = self.0.iter().filter(|(k, _)| glob_match(&pat, k, true)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let m: BTreeMap<String, Rc<[u8]>> = self
+                    .0
+                    .iter()
+                    .filter(|(k, _)| glob_match(&pat, k, true))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 Value::Object(Rc::new(Files(Rc::new(m))))
             }),
-            "AsConfig" => Ok(Value::from(self.as_map(|b| Value::from(String::from_utf8_lossy(b).into_owned())))),
-            "AsSecrets" => Ok(Value::from(self.as_map(|b| Value::from(base64::engine::general_purpose::STANDARD.encode(b))))),
+            "AsConfig" => {
+                Ok(Value::from(self.as_map(|b| {
+                    Value::from(String::from_utf8_lossy(b).into_owned())
+                })))
+            }
+            "AsSecrets" => Ok(Value::from(self.as_map(|b| {
+                Value::from(base64::engine::general_purpose::STANDARD.encode(b))
+            }))),
             _ => return None,
         })
     }
     fn display(&self) -> String {
-        let m: BTreeMap<String, Value> = self.0.iter().map(|(k, v)| (k.clone(), Value::Bytes(v.clone()))).collect();
+        let m: BTreeMap<String, Value> = self
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Bytes(v.clone())))
+            .collect();
         fluxgate_gotemplate::format::sprint_value(&Value::map(m))
     }
     fn entries(&self) -> Option<Vec<(Value, Value)>> {
-        Some(self.0.iter().map(|(k, v)| (Value::str(k), Value::Bytes(v.clone()))).collect())
+        Some(
+            self.0
+                .iter()
+                .map(|(k, v)| (Value::str(k), Value::Bytes(v.clone())))
+                .collect(),
+        )
     }
 }
 
@@ -76,7 +114,11 @@ impl Files {
         if self.0.is_empty() {
             return String::new();
         }
-        let m: BTreeMap<String, Value> = self.0.iter().map(|(k, v)| (crate::sprig_path_base(k), f(v))).collect();
+        let m: BTreeMap<String, Value> = self
+            .0
+            .iter()
+            .map(|(k, v)| (crate::sprig_path_base(k), f(v)))
+            .collect();
         convert::to_yaml(&Value::map(m))
     }
 }
@@ -129,7 +171,11 @@ impl KubeVersion {
     /// Helm's `ParseKubeVersion`: `1.30`, `v1.30.2` -> `v1.30.2`.
     pub fn parse(s: &str) -> Option<KubeVersion> {
         let v = crate::sprig::semver::Version::parse(s)?;
-        Some(KubeVersion { version: format!("v{}", v.string()), major: v.major.to_string(), minor: v.minor.to_string() })
+        Some(KubeVersion {
+            version: format!("v{}", v.string()),
+            major: v.major.to_string(),
+            minor: v.minor.to_string(),
+        })
     }
 }
 
@@ -176,27 +222,96 @@ impl Object for ApiVersions {
         }
         Some(match args {
             [Value::String(s)] => Ok(Value::Bool(self.0.iter().any(|v| v == &**s))),
-            [other] => Err(format!("wrong type for value; expected string; got {}", other.type_name())),
-            _ => Err(format!("wrong number of args for Has: want 1 got {}", args.len())),
+            [other] => Err(format!(
+                "wrong type for value; expected string; got {}",
+                other.type_name()
+            )),
+            _ => Err(format!(
+                "wrong number of args for Has: want 1 got {}",
+                args.len()
+            )),
         })
     }
     fn display(&self) -> String {
         format!("[{}]", self.0.join(" "))
     }
     fn entries(&self) -> Option<Vec<(Value, Value)>> {
-        Some(self.0.iter().enumerate().map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(0)), Value::str(v))).collect())
+        Some(
+            self.0
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(0)), Value::str(v)))
+                .collect(),
+        )
     }
 }
 
 /// The API versions a cluster without CRDs serves (client-go's scheme, as Helm's default
 /// `VersionSet` lists it): each group/version, and each group/version/Kind.
 pub const BUILTIN_KINDS: &[(&str, &[&str])] = &[
-    ("v1", &["Binding", "ComponentStatus", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController", "ResourceQuota", "Secret", "Service", "ServiceAccount"]),
-    ("admissionregistration.k8s.io/v1", &["MutatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingWebhookConfiguration"]),
-    ("admissionregistration.k8s.io/v1beta1", &["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]),
-    ("apps/v1", &["ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"]),
-    ("authentication.k8s.io/v1", &["SelfSubjectReview", "TokenReview"]),
-    ("authorization.k8s.io/v1", &["LocalSubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"]),
+    (
+        "v1",
+        &[
+            "Binding",
+            "ComponentStatus",
+            "ConfigMap",
+            "Endpoints",
+            "Event",
+            "LimitRange",
+            "Namespace",
+            "Node",
+            "PersistentVolume",
+            "PersistentVolumeClaim",
+            "Pod",
+            "PodTemplate",
+            "ReplicationController",
+            "ResourceQuota",
+            "Secret",
+            "Service",
+            "ServiceAccount",
+        ],
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        &[
+            "MutatingWebhookConfiguration",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+            "ValidatingWebhookConfiguration",
+        ],
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        &[
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+        ],
+    ),
+    (
+        "apps/v1",
+        &[
+            "ControllerRevision",
+            "DaemonSet",
+            "Deployment",
+            "ReplicaSet",
+            "StatefulSet",
+        ],
+    ),
+    (
+        "authentication.k8s.io/v1",
+        &["SelfSubjectReview", "TokenReview"],
+    ),
+    (
+        "authorization.k8s.io/v1",
+        &[
+            "LocalSubjectAccessReview",
+            "SelfSubjectAccessReview",
+            "SelfSubjectRulesReview",
+            "SubjectAccessReview",
+        ],
+    ),
     ("autoscaling/v1", &["HorizontalPodAutoscaler", "Scale"]),
     ("autoscaling/v2", &["HorizontalPodAutoscaler"]),
     ("batch/v1", &["CronJob", "Job"]),
@@ -204,14 +319,47 @@ pub const BUILTIN_KINDS: &[(&str, &[&str])] = &[
     ("coordination.k8s.io/v1", &["Lease"]),
     ("discovery.k8s.io/v1", &["EndpointSlice"]),
     ("events.k8s.io/v1", &["Event"]),
-    ("flowcontrol.apiserver.k8s.io/v1", &["FlowSchema", "PriorityLevelConfiguration"]),
-    ("networking.k8s.io/v1", &["IPAddress", "Ingress", "IngressClass", "NetworkPolicy", "ServiceCIDR"]),
+    (
+        "flowcontrol.apiserver.k8s.io/v1",
+        &["FlowSchema", "PriorityLevelConfiguration"],
+    ),
+    (
+        "networking.k8s.io/v1",
+        &[
+            "IPAddress",
+            "Ingress",
+            "IngressClass",
+            "NetworkPolicy",
+            "ServiceCIDR",
+        ],
+    ),
     ("node.k8s.io/v1", &["RuntimeClass"]),
     ("policy/v1", &["Eviction", "PodDisruptionBudget"]),
-    ("rbac.authorization.k8s.io/v1", &["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]),
-    ("resource.k8s.io/v1", &["DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"]),
+    (
+        "rbac.authorization.k8s.io/v1",
+        &["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
+    ),
+    (
+        "resource.k8s.io/v1",
+        &[
+            "DeviceClass",
+            "ResourceClaim",
+            "ResourceClaimTemplate",
+            "ResourceSlice",
+        ],
+    ),
     ("scheduling.k8s.io/v1", &["PriorityClass"]),
-    ("storage.k8s.io/v1", &["CSIDriver", "CSINode", "CSIStorageCapacity", "StorageClass", "VolumeAttachment", "VolumeAttributesClass"]),
+    (
+        "storage.k8s.io/v1",
+        &[
+            "CSIDriver",
+            "CSINode",
+            "CSIStorageCapacity",
+            "StorageClass",
+            "VolumeAttachment",
+            "VolumeAttributesClass",
+        ],
+    ),
 ];
 
 /// Helm's default API versions plus `extra` (`--api-versions`).
@@ -266,6 +414,13 @@ impl Object for ChartMeta {
         false
     }
     fn display(&self) -> String {
-        format!("&{{{}}}", self.0.values().map(fluxgate_gotemplate::format::sprint_value).collect::<Vec<_>>().join(" "))
+        format!(
+            "&{{{}}}",
+            self.0
+                .values()
+                .map(fluxgate_gotemplate::format::sprint_value)
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
     }
 }

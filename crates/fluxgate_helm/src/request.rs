@@ -35,7 +35,9 @@ pub fn run(req: &Request) -> Result<String, Error> {
         .stack_size(STACK)
         .spawn(move || render(&req))
         .map_err(|e| Error::Usage(format!("cannot start the render thread: {e}")))?;
-    handle.join().unwrap_or_else(|_| Err(Error::Render("the render thread panicked".into())))
+    handle
+        .join()
+        .unwrap_or_else(|_| Err(Error::Render("the render thread panicked".into())))
 }
 
 /// Helm's order of user values: `-f` files merged in order, then `--set-json`, `--set`,
@@ -43,23 +45,48 @@ pub fn run(req: &Request) -> Result<String, Error> {
 pub fn user_values(req: &Request) -> Result<Value, Error> {
     let mut vals = Value::empty_map();
     for f in &req.values_files {
-        let text = std::fs::read_to_string(f).map_err(|e| Error::Io { path: f.display().to_string(), message: e.to_string() })?;
-        let v = values::parse_values(&text).map_err(|e| Error::Values(format!("failed to parse {}: {e}", f.display())))?;
+        let text = std::fs::read_to_string(f).map_err(|e| Error::Io {
+            path: f.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let v = values::parse_values(&text)
+            .map_err(|e| Error::Values(format!("failed to parse {}: {e}", f.display())))?;
         vals = values::merge_user(&vals, &v);
     }
     for s in &req.set_json {
         values::apply_set(&vals, s, false, true).map_err(Error::Values)?;
     }
     for s in &req.set {
-        values::apply_set(&vals, s, false, false).map_err(|e| Error::Values(format!("failed parsing --set data: {e}")))?;
+        values::apply_set(&vals, s, false, false)
+            .map_err(|e| Error::Values(format!("failed parsing --set data: {e}")))?;
     }
     for s in &req.set_string {
-        values::apply_set(&vals, s, true, false).map_err(|e| Error::Values(format!("failed parsing --set-string data: {e}")))?;
+        values::apply_set(&vals, s, true, false)
+            .map_err(|e| Error::Values(format!("failed parsing --set-string data: {e}")))?;
     }
     Ok(vals)
 }
 
+/// Helm's release name check: a DNS-1123 subdomain of at most 53 characters.
+fn check_release_name(name: &str) -> Result<(), Error> {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if name.len() <= 53 && !name.is_empty() && name.split('.').all(label_ok) {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "release name check failed: release name {}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53",
+        fluxgate_gotemplate::format::quote(name)
+    )))
+}
+
 fn render(req: &Request) -> Result<String, Error> {
+    check_release_name(&req.release_name)?;
     let chart = Chart::load(&req.chart)?;
     let opts = Options {
         release_name: req.release_name.clone(),

@@ -5,7 +5,10 @@ use fluxgate_gotemplate::Value;
 use crate::convert::json_float;
 
 fn key(k: &str) -> String {
-    if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+    if !k.is_empty()
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
         k.to_string()
     } else {
         fluxgate_gotemplate::format::quote(k)
@@ -18,7 +21,11 @@ fn scalar(v: &Value) -> Option<String> {
         Value::Int(i) | Value::Int64(i) => i.to_string(),
         Value::Float(f) => {
             let s = json_float(*f);
-            if s.contains(['.', 'e']) { s } else { format!("{s}.0") }
+            if s.contains(['.', 'e']) {
+                s
+            } else {
+                format!("{s}.0")
+            }
         }
         Value::String(s) => fluxgate_gotemplate::format::quote(s),
         Value::List(l) => {
@@ -41,10 +48,18 @@ fn write_table(out: &mut String, v: &Value, path: &[String], depth: usize) {
     if depth > 100 {
         return;
     }
-    let entries: Vec<(String, Value)> = m.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let entries: Vec<(String, Value)> = m
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (k, x) in &entries {
         if let Some(s) = scalar(x) {
-            out.push_str(&format!("{}{} = {s}\n", "  ".repeat(path.len().saturating_sub(1)), key(k)));
+            out.push_str(&format!(
+                "{}{} = {s}\n",
+                "  ".repeat(path.len().saturating_sub(1)),
+                key(k)
+            ));
         }
     }
     for (k, x) in &entries {

@@ -15,12 +15,19 @@ use crate::convert;
 pub fn parse_values(text: &str) -> Result<Value, String> {
     let stream = parse_stream("values.yaml", text, Schema::GoYamlV2);
     if let Some(d) = stream.diagnostics.first() {
-        return Err(format!("line {}: {}", d.location.as_ref().map_or(0, |l| l.line), d.message));
+        return Err(format!(
+            "line {}: {}",
+            d.location.as_ref().map_or(0, |l| l.line),
+            d.message
+        ));
     }
     match stream.docs.first().map(convert::from_yaml_node) {
         None | Some(Value::Nil) => Ok(Value::empty_map()),
         Some(v @ Value::Map(_)) => Ok(v),
-        Some(other) => Err(format!("error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}", other.kind_name())),
+        Some(other) => Err(format!(
+            "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            other.kind_name()
+        )),
     }
 }
 
@@ -33,7 +40,9 @@ fn as_map(v: &Value) -> Option<MapRef> {
 
 /// Helm's `mergeMaps` for user values: `b` over `a`, maps merged deeply.
 pub fn merge_user(a: &Value, b: &Value) -> Value {
-    let (Some(am), Some(bm)) = (as_map(a), as_map(b)) else { return b.clone() };
+    let (Some(am), Some(bm)) = (as_map(a), as_map(b)) else {
+        return b.clone();
+    };
     let mut out: BTreeMap<String, Value> = am.borrow().clone();
     for (k, v) in bm.borrow().iter() {
         let merged = match (out.get(k), v) {
@@ -51,12 +60,26 @@ fn coalesce_tables(dst: &MapRef, src: &MapRef, merge: bool, depth: usize) {
     if depth > fluxgate_gotemplate::MAX_DEPTH || std::rc::Rc::ptr_eq(dst, src) {
         return;
     }
-    let src_non_nil: Vec<String> = src.borrow().iter().filter(|(_, v)| !v.is_nil()).map(|(k, _)| k.clone()).collect();
-    let nil_keys: Vec<String> = dst.borrow().iter().filter(|(_, v)| v.is_nil()).map(|(k, _)| k.clone()).collect();
+    let src_non_nil: Vec<String> = src
+        .borrow()
+        .iter()
+        .filter(|(_, v)| !v.is_nil())
+        .map(|(k, _)| k.clone())
+        .collect();
+    let nil_keys: Vec<String> = dst
+        .borrow()
+        .iter()
+        .filter(|(_, v)| v.is_nil())
+        .map(|(k, _)| k.clone())
+        .collect();
     for k in nil_keys {
         src.borrow_mut().insert(k, Value::Nil);
     }
-    let entries: Vec<(String, Value)> = src.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let entries: Vec<(String, Value)> = src
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (k, sv) in entries {
         let dv = dst.borrow().get(&k).cloned();
         match dv {
@@ -78,8 +101,14 @@ fn coalesce_tables(dst: &MapRef, src: &MapRef, merge: bool, depth: usize) {
 
 /// `coalesceValues`: the chart's defaults under `v`.
 fn coalesce_values(chart: &Chart, v: &MapRef, merge: bool) {
-    let Value::Map(defaults) = chart.values.deep_copy() else { return };
-    let entries: Vec<(String, Value)> = defaults.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let Value::Map(defaults) = chart.values.deep_copy() else {
+        return;
+    };
+    let entries: Vec<(String, Value)> = defaults
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (key, val) in entries {
         let cur = v.borrow().get(&key).cloned();
         match cur {
@@ -134,8 +163,14 @@ fn coalesce_globals(dest: &MapRef, src: &MapRef) {
         Some(v @ Value::Map(_)) => Some(v.clone()),
         Some(_) => None,
     };
-    let (Some(Value::Map(dg)), Some(Value::Map(sg))) = (dg, sg) else { return };
-    let entries: Vec<(String, Value)> = sg.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let (Some(Value::Map(dg)), Some(Value::Map(sg))) = (dg, sg) else {
+        return;
+    };
+    let entries: Vec<(String, Value)> = sg
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (k, val) in entries {
         if let Value::Map(vm) = &val {
             let vv = val.deep_copy();
@@ -173,7 +208,13 @@ pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), String>
                 m
             }
             Some(v @ Value::Map(_)) => v,
-            Some(other) => return Err(format!("type mismatch on {}: {}", sub.name, fluxgate_gotemplate::format::sprint_value(&other))),
+            Some(other) => {
+                return Err(format!(
+                    "type mismatch on {}: {}",
+                    sub.name,
+                    fluxgate_gotemplate::format::sprint_value(&other)
+                ));
+            }
         };
         let Value::Map(dvm) = &dv else { continue };
         coalesce_globals(dvm, dest);
@@ -185,7 +226,9 @@ pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), String>
 /// `CoalesceValues(chart, vals)` on a copy of `vals`.
 pub fn coalesce_values_copy(chart: &Chart, vals: &Value) -> Result<Value, String> {
     let copy = vals.deep_copy();
-    let Value::Map(m) = &copy else { return Ok(copy) };
+    let Value::Map(m) = &copy else {
+        return Ok(copy);
+    };
     coalesce(chart, m, false)?;
     Ok(copy)
 }
@@ -252,7 +295,12 @@ pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Resu
             }
         }
     }
-    let disabled: Vec<String> = chart.dependencies.iter().filter(|d| !d.enabled).map(|d| d.name.clone()).collect();
+    let disabled: Vec<String> = chart
+        .dependencies
+        .iter()
+        .filter(|d| !d.enabled)
+        .map(|d| d.name.clone())
+        .collect();
     chart.subcharts.retain(|c| !disabled.contains(&c.name));
     chart.dependencies.retain(|d| d.enabled);
     for sub in &mut chart.subcharts {
@@ -265,17 +313,29 @@ pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Resu
 /// Applies one `--set`-style assignment list (`a.b=1,c[0]=x`) to `vals`. `as_string` keeps
 /// every value a string (`--set-string`); `json` reads values as JSON (`--set-json`).
 pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Result<(), String> {
-    let Value::Map(root) = vals else { return Ok(()) };
-    let pairs: Vec<String> = if json { vec![expr.to_string()] } else { split_unescaped(expr, ',') };
+    let Value::Map(root) = vals else {
+        return Ok(());
+    };
+    let pairs: Vec<String> = if json {
+        vec![expr.to_string()]
+    } else {
+        split_unescaped(expr, ',')
+    };
     for pair in pairs {
         let Some(eq) = find_unescaped(&pair, '=') else {
             return Err(format!("key \"{pair}\" has no value"));
         };
         let (key, raw) = (&pair[..eq], &pair[eq + 1..]);
         let value = if json {
-            convert::from_json(raw).map_err(|e| format!("failed parsing --set-json data {pair}: {e}"))?
+            convert::from_json(raw)
+                .map_err(|e| format!("failed parsing --set-json data {pair}: {e}"))?
         } else if raw.starts_with('{') && raw.ends_with('}') && !as_string {
-            Value::list(split_unescaped(&raw[1..raw.len() - 1], ',').iter().map(|s| typed(&unescape(s), false)).collect())
+            Value::list(
+                split_unescaped(&raw[1..raw.len() - 1], ',')
+                    .iter()
+                    .map(|s| typed(&unescape(s), false))
+                    .collect(),
+            )
         } else {
             typed(&unescape(raw), as_string)
         };
@@ -294,20 +354,29 @@ fn typed(s: &str, as_string: bool) -> Value {
         _ if s.eq_ignore_ascii_case("false") => Value::Bool(false),
         _ if s.eq_ignore_ascii_case("null") => Value::Nil,
         "0" => Value::Int64(0),
-        _ if !s.starts_with('0') => s.parse::<i64>().map_or_else(|_| Value::str(s), Value::Int64),
+        _ if !s.starts_with('0') => s
+            .parse::<i64>()
+            .map_or_else(|_| Value::str(s), Value::Int64),
         _ => Value::str(s),
     }
 }
 
 fn set_path(m: &MapRef, keys: &[String], value: Value) -> Result<(), String> {
-    let Some((first, rest)) = keys.split_first() else { return Ok(()) };
+    let Some((first, rest)) = keys.split_first() else {
+        return Ok(());
+    };
     let first = unescape(first);
     // `name[0]` indexes a list.
     if let Some(open) = first.find('[') {
         let name = first[..open].to_string();
-        let idx: usize = first[open + 1..].trim_end_matches(']').parse().map_err(|_| format!("failed to parse index in {first}"))?;
+        let idx: usize = first[open + 1..]
+            .trim_end_matches(']')
+            .parse()
+            .map_err(|_| format!("failed to parse index in {first}"))?;
         if idx > 65536 {
-            return Err(format!("index of {idx} is greater than maximum supported index of 65536"));
+            return Err(format!(
+                "index of {idx} is greater than maximum supported index of 65536"
+            ));
         }
         let list = match m.borrow().get(&name) {
             Some(Value::List(l)) => l.borrow().clone(),
@@ -415,7 +484,10 @@ mod tests {
     fn set_expressions() {
         let v = Value::empty_map();
         apply_set(&v, "a.b=1,c[1]=x,d=true,e=null,f=007,g\\.h=y", false, false).unwrap();
-        assert_eq!(fluxgate_gotemplate::format::sprint_value(&v), "map[a:map[b:1] c:[<nil> x] d:true e:<nil> f:007 g.h:y]");
+        assert_eq!(
+            fluxgate_gotemplate::format::sprint_value(&v),
+            "map[a:map[b:1] c:[<nil> x] d:true e:<nil> f:007 g.h:y]"
+        );
         apply_set(&v, "a.b=2", true, false).unwrap();
         assert_eq!(v.get("a").and_then(|a| a.get("b")), Some(Value::str("2")));
     }
@@ -424,8 +496,20 @@ mod tests {
     fn null_deletes_and_maps_merge() {
         let user = parse_values("a:\n  x: null\n  w: 2\nb: null\n").unwrap();
         let defaults = parse_values("a:\n  x: 1\n  z: 3\nb: 4\nc: 5\n").unwrap();
-        let chart = Chart { meta: fluxgate_yaml::Node::null(fluxgate_diagnostics::Location::new("c", 1, 1)), name: "c".into(), version: "1".into(), templates: vec![], files: BTreeMap::new(), values: defaults, dependencies: vec![], subcharts: vec![] };
+        let chart = Chart {
+            meta: fluxgate_yaml::Node::null(fluxgate_diagnostics::Location::new("c", 1, 1)),
+            name: "c".into(),
+            version: "1".into(),
+            templates: vec![],
+            files: BTreeMap::new(),
+            values: defaults,
+            dependencies: vec![],
+            subcharts: vec![],
+        };
         let out = coalesce_values_copy(&chart, &user).unwrap();
-        assert_eq!(fluxgate_gotemplate::format::sprint_value(&out), "map[a:map[w:2 z:3] c:5]");
+        assert_eq!(
+            fluxgate_gotemplate::format::sprint_value(&out),
+            "map[a:map[w:2 z:3] c:5]"
+        );
     }
 }

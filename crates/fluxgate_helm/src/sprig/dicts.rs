@@ -12,7 +12,10 @@ use super::{empty, strval};
 fn map_arg(a: &[Value], i: usize) -> Result<MapRef, String> {
     match a.get(i) {
         Some(Value::Map(m)) => Ok(m.clone()),
-        Some(other) => Err(format!("wrong type for value; expected map[string]interface {{}}; got {}", other.type_name())),
+        Some(other) => Err(format!(
+            "wrong type for value; expected map[string]interface {{}}; got {}",
+            other.type_name()
+        )),
         None => Err("invalid value; expected map[string]interface {}".into()),
     }
 }
@@ -22,7 +25,11 @@ pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
     if depth > fluxgate_gotemplate::MAX_DEPTH || std::rc::Rc::ptr_eq(dst, src) {
         return;
     }
-    let entries: Vec<(String, Value)> = src.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let entries: Vec<(String, Value)> = src
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (k, sv) in entries {
         let dv = dst.borrow().get(&k).cloned();
         if sv.is_nil() {
@@ -35,7 +42,10 @@ pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
             mergo(dm, sm, overwrite, depth + 1);
         }
         if let Some(d) = &dv {
-            if !empty(d) && (matches!(sv, Value::List(_)) || matches!((&sv, d), (Value::Map(_), Value::Map(_)))) {
+            if !empty(d)
+                && (matches!(sv, Value::List(_))
+                    || matches!((&sv, d), (Value::Map(_), Value::Map(_))))
+            {
                 if matches!(sv, Value::List(_)) && overwrite {
                     dst.borrow_mut().insert(k, sv);
                 }
@@ -60,7 +70,10 @@ pub fn add(f: &mut Funcs) {
     f.insert("get", Arity::Exact(2), |_, a| {
         let m = map_arg(a, 0)?;
         let k = super::arg_str(a, 1)?;
-        Ok(m.borrow().get(&k).cloned().unwrap_or_else(|| Value::str("")))
+        Ok(m.borrow()
+            .get(&k)
+            .cloned()
+            .unwrap_or_else(|| Value::str("")))
     });
     f.insert("set", Arity::Exact(3), |_, a| {
         let m = map_arg(a, 0)?;
@@ -97,7 +110,11 @@ pub fn add(f: &mut Funcs) {
         }
         Ok(Value::list(out))
     });
-    f.insert("values", Arity::Exact(1), |_, a| Ok(Value::list(map_arg(a, 0)?.borrow().values().cloned().collect())));
+    f.insert("values", Arity::Exact(1), |_, a| {
+        Ok(Value::list(
+            map_arg(a, 0)?.borrow().values().cloned().collect(),
+        ))
+    });
     f.insert("pick", Arity::AtLeast(1), |_, a| {
         let m = map_arg(a, 0)?;
         let mut out = BTreeMap::new();
@@ -112,9 +129,20 @@ pub fn add(f: &mut Funcs) {
     f.insert("omit", Arity::AtLeast(1), |_, a| {
         let m = map_arg(a, 0)?;
         let drop: Vec<String> = a[1..].iter().map(strval).collect();
-        Ok(Value::map(m.borrow().iter().filter(|(k, _)| !drop.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect()))
+        Ok(Value::map(
+            m.borrow()
+                .iter()
+                .filter(|(k, _)| !drop.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ))
     });
-    for (name, overwrite) in [("merge", false), ("mustMerge", false), ("mergeOverwrite", true), ("mustMergeOverwrite", true)] {
+    for (name, overwrite) in [
+        ("merge", false),
+        ("mustMerge", false),
+        ("mergeOverwrite", true),
+        ("mustMergeOverwrite", true),
+    ] {
         f.insert(name, Arity::AtLeast(1), move |_, a| {
             let dst = map_arg(a, 0)?;
             for i in 1..a.len() {
@@ -134,7 +162,10 @@ pub fn add(f: &mut Funcs) {
         let keys = &a[..n - 2];
         for (i, k) in keys.iter().enumerate() {
             let Value::String(k) = k else {
-                return Err(format!("interface conversion: interface {{}} is {}, not string", k.type_name()));
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not string",
+                    k.type_name()
+                ));
             };
             let step = cur.borrow().get(&**k).cloned();
             let Some(step) = step else { return Ok(def) };
@@ -143,7 +174,12 @@ pub fn add(f: &mut Funcs) {
             }
             cur = match step {
                 Value::Map(m) => m,
-                other => return Err(format!("interface conversion: interface {{}} is {}, not map[string]interface {{}}", other.type_name())),
+                other => {
+                    return Err(format!(
+                        "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                        other.type_name()
+                    ));
+                }
             };
         }
         Ok(def)

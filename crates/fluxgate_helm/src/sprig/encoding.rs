@@ -21,9 +21,15 @@ fn s(v: String) -> Result<Value, String> {
 pub fn parse_yaml(text: &str) -> Result<Value, String> {
     let stream = parse_stream("fromYaml", text, Schema::GoYamlV2);
     if let Some(d) = stream.diagnostics.first() {
-        return Err(format!("error converting YAML to JSON: yaml: {}", d.message));
+        return Err(format!(
+            "error converting YAML to JSON: yaml: {}",
+            d.message
+        ));
     }
-    Ok(stream.docs.first().map_or(Value::Nil, convert::from_yaml_node))
+    Ok(stream
+        .docs
+        .first()
+        .map_or(Value::Nil, convert::from_yaml_node))
 }
 
 fn regex(p: &str) -> Result<regex::Regex, String> {
@@ -32,13 +38,21 @@ fn regex(p: &str) -> Result<regex::Regex, String> {
 
 /// Go's replacement template (`$1`, `${name}`) in the regex crate's syntax, which is the same.
 fn limit(n: i64, len: usize) -> usize {
-    if n < 0 { len } else { usize::try_from(n).unwrap_or(0).min(len) }
+    if n < 0 {
+        len
+    } else {
+        usize::try_from(n).unwrap_or(0).min(len)
+    }
 }
 
 pub fn add(f: &mut Funcs) {
     f.insert("toYaml", Arity::Exact(1), |_, a| s(convert::to_yaml(&a[0])));
-    f.insert("mustToYaml", Arity::Exact(1), |_, a| s(convert::to_yaml(&a[0])));
-    f.insert("toYamlPretty", Arity::Exact(1), |_, a| s(convert::to_yaml(&a[0])));
+    f.insert("mustToYaml", Arity::Exact(1), |_, a| {
+        s(convert::to_yaml(&a[0]))
+    });
+    f.insert("toYamlPretty", Arity::Exact(1), |_, a| {
+        s(convert::to_yaml(&a[0]))
+    });
     f.insert("fromYaml", Arity::Exact(1), |_, a| {
         let text = arg_str(a, 0)?;
         Ok(match parse_yaml(&text) {
@@ -57,38 +71,68 @@ pub fn add(f: &mut Funcs) {
             Err(e) => Value::list(vec![Value::from(e)]),
         })
     });
-    f.insert("toJson", Arity::Exact(1), |_, a| s(convert::to_json(&a[0], true, false)));
-    f.insert("mustToJson", Arity::Exact(1), |_, a| s(convert::to_json(&a[0], true, false)));
-    f.insert("toPrettyJson", Arity::Exact(1), |_, a| s(convert::to_json(&a[0], true, true)));
-    f.insert("mustToPrettyJson", Arity::Exact(1), |_, a| s(convert::to_json(&a[0], true, true)));
-    f.insert("toRawJson", Arity::Exact(1), |_, a| s(convert::to_json(&a[0], false, false)));
-    f.insert("mustToRawJson", Arity::Exact(1), |_, a| s(convert::to_json(&a[0], false, false)));
+    f.insert("toJson", Arity::Exact(1), |_, a| {
+        s(convert::to_json(&a[0], true, false))
+    });
+    f.insert("mustToJson", Arity::Exact(1), |_, a| {
+        s(convert::to_json(&a[0], true, false))
+    });
+    f.insert("toPrettyJson", Arity::Exact(1), |_, a| {
+        s(convert::to_json(&a[0], true, true))
+    });
+    f.insert("mustToPrettyJson", Arity::Exact(1), |_, a| {
+        s(convert::to_json(&a[0], true, true))
+    });
+    f.insert("toRawJson", Arity::Exact(1), |_, a| {
+        s(convert::to_json(&a[0], false, false))
+    });
+    f.insert("mustToRawJson", Arity::Exact(1), |_, a| {
+        s(convert::to_json(&a[0], false, false))
+    });
     f.insert("fromJson", Arity::Exact(1), |_, a| {
         Ok(match convert::from_json(&arg_str(a, 0)?) {
             Ok(Value::Map(m)) => Value::Map(m),
-            Ok(_) => error_map("json: cannot unmarshal into Go value of type map[string]interface {}".into()),
+            Ok(_) => error_map(
+                "json: cannot unmarshal into Go value of type map[string]interface {}".into(),
+            ),
             Err(e) => error_map(e),
         })
     });
     f.insert("fromJsonArray", Arity::Exact(1), |_, a| {
         Ok(match convert::from_json(&arg_str(a, 0)?) {
             Ok(Value::List(l)) => Value::List(l),
-            Ok(_) => Value::list(vec![Value::str("json: cannot unmarshal into Go value of type []interface {}")]),
+            Ok(_) => Value::list(vec![Value::str(
+                "json: cannot unmarshal into Go value of type []interface {}",
+            )]),
             Err(e) => Value::list(vec![Value::from(e)]),
         })
     });
-    f.insert("toToml", Arity::Exact(1), |_, a| s(crate::toml::to_toml(&a[0])));
-    f.insert("b64enc", Arity::Exact(1), |_, a| s(base64::engine::general_purpose::STANDARD.encode(strval(&a[0]))));
-    f.insert("b64dec", Arity::Exact(1), |_, a| {
-        Ok(match base64::engine::general_purpose::STANDARD.decode(strval(&a[0])) {
-            Ok(b) => Value::from(String::from_utf8_lossy(&b).into_owned()),
-            Err(e) => Value::from(e.to_string()),
-        })
+    f.insert("toToml", Arity::Exact(1), |_, a| {
+        s(crate::toml::to_toml(&a[0]))
     });
-    f.insert("b32enc", Arity::Exact(1), |_, a| s(base32(strval(&a[0]).as_bytes())));
-    f.insert("sha256sum", Arity::Exact(1), |_, a| s(hex(&sha2::Sha256::digest(arg_str(a, 0)?.as_bytes()))));
-    f.insert("sha512sum", Arity::Exact(1), |_, a| s(hex(&sha2::Sha512::digest(arg_str(a, 0)?.as_bytes()))));
-    f.insert("sha1sum", Arity::Exact(1), |_, a| s(hex(&crate::sprig::crypto::sha1(arg_str(a, 0)?.as_bytes()))));
+    f.insert("b64enc", Arity::Exact(1), |_, a| {
+        s(base64::engine::general_purpose::STANDARD.encode(strval(&a[0])))
+    });
+    f.insert("b64dec", Arity::Exact(1), |_, a| {
+        Ok(
+            match base64::engine::general_purpose::STANDARD.decode(strval(&a[0])) {
+                Ok(b) => Value::from(String::from_utf8_lossy(&b).into_owned()),
+                Err(e) => Value::from(e.to_string()),
+            },
+        )
+    });
+    f.insert("b32enc", Arity::Exact(1), |_, a| {
+        s(base32(strval(&a[0]).as_bytes()))
+    });
+    f.insert("sha256sum", Arity::Exact(1), |_, a| {
+        s(hex(&sha2::Sha256::digest(arg_str(a, 0)?.as_bytes())))
+    });
+    f.insert("sha512sum", Arity::Exact(1), |_, a| {
+        s(hex(&sha2::Sha512::digest(arg_str(a, 0)?.as_bytes())))
+    });
+    f.insert("sha1sum", Arity::Exact(1), |_, a| {
+        s(hex(&crate::sprig::crypto::sha1(arg_str(a, 0)?.as_bytes())))
+    });
     f.insert("adler32sum", Arity::Exact(1), |_, a| {
         let (mut x, mut y) = (1u32, 0u32);
         for b in arg_str(a, 0)?.bytes() {
@@ -98,24 +142,44 @@ pub fn add(f: &mut Funcs) {
         s(((y << 16) | x).to_string())
     });
     for name in ["regexMatch", "mustRegexMatch"] {
-        f.insert(name, Arity::Exact(2), |_, a| Ok(Value::Bool(regex(&arg_str(a, 0)?)?.is_match(&arg_str(a, 1)?))));
+        f.insert(name, Arity::Exact(2), |_, a| {
+            Ok(Value::Bool(
+                regex(&arg_str(a, 0)?)?.is_match(&arg_str(a, 1)?),
+            ))
+        });
     }
     for name in ["regexFind", "mustRegexFind"] {
-        f.insert(name, Arity::Exact(2), |_, a| s(regex(&arg_str(a, 0)?)?.find(&arg_str(a, 1)?).map(|m| m.as_str().to_string()).unwrap_or_default()));
+        f.insert(name, Arity::Exact(2), |_, a| {
+            s(regex(&arg_str(a, 0)?)?
+                .find(&arg_str(a, 1)?)
+                .map(|m| m.as_str().to_string())
+                .unwrap_or_default())
+        });
     }
     for name in ["regexFindAll", "mustRegexFindAll"] {
         f.insert(name, Arity::Exact(3), |_, a| {
             let text = arg_str(a, 1)?;
-            let all: Vec<Value> = regex(&arg_str(a, 0)?)?.find_iter(&text).map(|m| Value::str(m.as_str())).collect();
+            let all: Vec<Value> = regex(&arg_str(a, 0)?)?
+                .find_iter(&text)
+                .map(|m| Value::str(m.as_str()))
+                .collect();
             let n = limit(to_i64(&a[2]), all.len());
             Ok(Value::list(all.into_iter().take(n).collect()))
         });
     }
     for name in ["regexReplaceAll", "mustRegexReplaceAll"] {
-        f.insert(name, Arity::Exact(3), |_, a| s(regex(&arg_str(a, 0)?)?.replace_all(&arg_str(a, 1)?, arg_str(a, 2)?.as_str()).into_owned()));
+        f.insert(name, Arity::Exact(3), |_, a| {
+            s(regex(&arg_str(a, 0)?)?
+                .replace_all(&arg_str(a, 1)?, arg_str(a, 2)?.as_str())
+                .into_owned())
+        });
     }
     for name in ["regexReplaceAllLiteral", "mustRegexReplaceAllLiteral"] {
-        f.insert(name, Arity::Exact(3), |_, a| s(regex(&arg_str(a, 0)?)?.replace_all(&arg_str(a, 1)?, regex::NoExpand(&arg_str(a, 2)?)).into_owned()));
+        f.insert(name, Arity::Exact(3), |_, a| {
+            s(regex(&arg_str(a, 0)?)?
+                .replace_all(&arg_str(a, 1)?, regex::NoExpand(&arg_str(a, 2)?))
+                .into_owned())
+        });
     }
     for name in ["regexSplit", "mustRegexSplit"] {
         f.insert(name, Arity::Exact(3), |_, a| {
@@ -125,13 +189,21 @@ pub fn add(f: &mut Funcs) {
             let parts: Vec<Value> = if n < 0 {
                 re.split(&text).map(Value::str).collect()
             } else {
-                re.splitn(&text, usize::try_from(n).unwrap_or(0)).map(Value::str).collect()
+                re.splitn(&text, usize::try_from(n).unwrap_or(0))
+                    .map(Value::str)
+                    .collect()
             };
             Ok(Value::list(parts))
         });
     }
-    f.insert("regexQuoteMeta", Arity::Exact(1), |_, a| s(regex::escape(&arg_str(a, 0)?)));
-    f.insert("urlquery", Arity::AtLeast(0), |_, a| s(fluxgate_gotemplate::query_escape(&a.iter().map(strval).collect::<String>())));
+    f.insert("regexQuoteMeta", Arity::Exact(1), |_, a| {
+        s(regex::escape(&arg_str(a, 0)?))
+    });
+    f.insert("urlquery", Arity::AtLeast(0), |_, a| {
+        s(fluxgate_gotemplate::query_escape(
+            &a.iter().map(strval).collect::<String>(),
+        ))
+    });
 }
 
 fn error_map(msg: String) -> Value {

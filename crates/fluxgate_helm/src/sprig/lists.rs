@@ -10,7 +10,12 @@ fn items(v: &Value, func: &str) -> Result<Vec<Value>, String> {
         Value::List(l) => Ok(l.borrow().clone()),
         Value::Bytes(b) => Ok(b.iter().map(|x| Value::Int(i64::from(*x))).collect()),
         // A host slice type (Helm's `VersionSet`).
-        Value::Object(o) if o.entries().is_some() => Ok(o.entries().unwrap_or_default().into_iter().map(|(_, v)| v).collect()),
+        Value::Object(o) if o.entries().is_some() => Ok(o
+            .entries()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect()),
         other => Err(format!("Cannot {func} on type {}", other.type_name())),
     }
 }
@@ -22,17 +27,45 @@ fn list(v: Vec<Value>) -> Result<Value, String> {
 pub fn add(f: &mut Funcs) {
     f.insert("list", Arity::AtLeast(0), |_, a| list(a.to_vec()));
     f.insert("tuple", Arity::AtLeast(0), |_, a| list(a.to_vec()));
-    f.insert("first", Arity::Exact(1), |_, a| Ok(items(&a[0], "find first")?.first().cloned().unwrap_or(Value::Nil)));
-    f.insert("mustFirst", Arity::Exact(1), |_, a| Ok(items(&a[0], "find first")?.first().cloned().unwrap_or(Value::Nil)));
-    f.insert("last", Arity::Exact(1), |_, a| Ok(items(&a[0], "find last")?.last().cloned().unwrap_or(Value::Nil)));
-    f.insert("mustLast", Arity::Exact(1), |_, a| Ok(items(&a[0], "find last")?.last().cloned().unwrap_or(Value::Nil)));
+    f.insert("first", Arity::Exact(1), |_, a| {
+        Ok(items(&a[0], "find first")?
+            .first()
+            .cloned()
+            .unwrap_or(Value::Nil))
+    });
+    f.insert("mustFirst", Arity::Exact(1), |_, a| {
+        Ok(items(&a[0], "find first")?
+            .first()
+            .cloned()
+            .unwrap_or(Value::Nil))
+    });
+    f.insert("last", Arity::Exact(1), |_, a| {
+        Ok(items(&a[0], "find last")?
+            .last()
+            .cloned()
+            .unwrap_or(Value::Nil))
+    });
+    f.insert("mustLast", Arity::Exact(1), |_, a| {
+        Ok(items(&a[0], "find last")?
+            .last()
+            .cloned()
+            .unwrap_or(Value::Nil))
+    });
     f.insert("rest", Arity::Exact(1), |_, a| {
         let v = items(&a[0], "find rest")?;
-        if v.is_empty() { Ok(Value::Nil) } else { list(v[1..].to_vec()) }
+        if v.is_empty() {
+            Ok(Value::Nil)
+        } else {
+            list(v[1..].to_vec())
+        }
     });
     f.insert("initial", Arity::Exact(1), |_, a| {
         let v = items(&a[0], "find initial")?;
-        if v.is_empty() { Ok(Value::Nil) } else { list(v[..v.len() - 1].to_vec()) }
+        if v.is_empty() {
+            Ok(Value::Nil)
+        } else {
+            list(v[..v.len() - 1].to_vec())
+        }
     });
     for name in ["append", "push", "mustAppend", "mustPush"] {
         f.insert(name, Arity::Exact(2), |_, a| {
@@ -89,10 +122,21 @@ pub fn add(f: &mut Funcs) {
         });
     }
     for name in ["compact", "mustCompact"] {
-        f.insert(name, Arity::Exact(1), |_, a| list(items(&a[0], "compact")?.into_iter().filter(|x| !empty(x)).collect()));
+        f.insert(name, Arity::Exact(1), |_, a| {
+            list(
+                items(&a[0], "compact")?
+                    .into_iter()
+                    .filter(|x| !empty(x))
+                    .collect(),
+            )
+        });
     }
-    f.insert("until", Arity::Exact(1), |_, a| range_list(0, to_i64(&a[0]), 1));
-    f.insert("untilStep", Arity::Exact(3), |_, a| range_list(to_i64(&a[0]), to_i64(&a[1]), to_i64(&a[2])));
+    f.insert("until", Arity::Exact(1), |_, a| {
+        range_list(0, to_i64(&a[0]), 1)
+    });
+    f.insert("untilStep", Arity::Exact(3), |_, a| {
+        range_list(to_i64(&a[0]), to_i64(&a[1]), to_i64(&a[2]))
+    });
     f.insert("seq", Arity::AtLeast(0), |_, a| {
         let n: Vec<i64> = a.iter().map(to_i64).collect();
         let (start, step, end) = match n.as_slice() {
@@ -103,7 +147,10 @@ pub fn add(f: &mut Funcs) {
         };
         let mut out = Vec::new();
         let mut i = start;
-        while step != 0 && ((step > 0 && i <= end) || (step < 0 && i >= end)) && out.len() < 1_000_000 {
+        while step != 0
+            && ((step > 0 && i <= end) || (step < 0 && i >= end))
+            && out.len() < 1_000_000
+        {
             out.push(i.to_string());
             i += step;
         }
@@ -114,24 +161,45 @@ pub fn add(f: &mut Funcs) {
         Some(given) if !empty(given) => Ok(given.clone()),
         _ => Ok(a[0].clone()),
     });
-    f.insert("empty", Arity::Exact(1), |_, a| Ok(Value::Bool(empty(&a[0]))));
-    f.insert("coalesce", Arity::AtLeast(0), |_, a| Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil)));
-    f.insert("all", Arity::AtLeast(0), |_, a| Ok(Value::Bool(a.iter().all(|v| !empty(v)))));
-    f.insert("any", Arity::AtLeast(0), |_, a| Ok(Value::Bool(a.iter().any(|v| !empty(v)))));
+    f.insert("empty", Arity::Exact(1), |_, a| {
+        Ok(Value::Bool(empty(&a[0])))
+    });
+    f.insert("coalesce", Arity::AtLeast(0), |_, a| {
+        Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil))
+    });
+    f.insert("all", Arity::AtLeast(0), |_, a| {
+        Ok(Value::Bool(a.iter().all(|v| !empty(v))))
+    });
+    f.insert("any", Arity::AtLeast(0), |_, a| {
+        Ok(Value::Bool(a.iter().any(|v| !empty(v))))
+    });
     f.insert("ternary", Arity::Exact(3), |_, a| match &a[2] {
         Value::Bool(b) => Ok(if *b { a[0].clone() } else { a[1].clone() }),
-        other => Err(format!("wrong type for value; expected bool; got {}", other.type_name())),
+        other => Err(format!(
+            "wrong type for value; expected bool; got {}",
+            other.type_name()
+        )),
     });
-    f.insert("typeOf", Arity::Exact(1), |_, a| Ok(Value::from(a[0].type_name())));
-    f.insert("kindOf", Arity::Exact(1), |_, a| Ok(Value::str(a[0].kind_name())));
-    f.insert("typeIs", Arity::Exact(2), |_, a| Ok(Value::Bool(super::strval(&a[0]) == a[1].type_name())));
+    f.insert("typeOf", Arity::Exact(1), |_, a| {
+        Ok(Value::from(a[0].type_name()))
+    });
+    f.insert("kindOf", Arity::Exact(1), |_, a| {
+        Ok(Value::str(a[0].kind_name()))
+    });
+    f.insert("typeIs", Arity::Exact(2), |_, a| {
+        Ok(Value::Bool(super::strval(&a[0]) == a[1].type_name()))
+    });
     f.insert("typeIsLike", Arity::Exact(2), |_, a| {
         let t = super::strval(&a[0]);
         let n = a[1].type_name();
         Ok(Value::Bool(t == n || t == format!("*{n}")))
     });
-    f.insert("kindIs", Arity::Exact(2), |_, a| Ok(Value::Bool(super::strval(&a[0]) == a[1].kind_name())));
-    f.insert("deepEqual", Arity::Exact(2), |_, a| Ok(Value::Bool(a[0] == a[1])));
+    f.insert("kindIs", Arity::Exact(2), |_, a| {
+        Ok(Value::Bool(super::strval(&a[0]) == a[1].kind_name()))
+    });
+    f.insert("deepEqual", Arity::Exact(2), |_, a| {
+        Ok(Value::Bool(a[0] == a[1]))
+    });
 }
 
 fn range_list(start: i64, stop: i64, step: i64) -> Result<Value, String> {

@@ -13,7 +13,7 @@ mod strings;
 pub mod time;
 pub use strings::path_base;
 
-use fluxgate_gotemplate::{Funcs, Value, format};
+use fluxgate_gotemplate::{Funcs, Ty, Value, format};
 
 /// Adds sprig's functions to `funcs`.
 pub fn add(funcs: &mut Funcs) {
@@ -25,7 +25,70 @@ pub fn add(funcs: &mut Funcs) {
     semver::add(funcs);
     crypto::add(funcs);
     time::add(funcs);
+    for (name, params) in PARAMS {
+        funcs.set_params(name, params);
+    }
 }
+
+/// The Go parameter types of the functions whose signatures are not all `interface{}`:
+/// arguments of another type fail before the call, at the argument, as in Go.
+pub const PARAMS: &[(&str, &[Ty])] = &[
+    ("abbrev", &[Ty::Int, Ty::Str]),
+    ("b64dec", &[Ty::Str]),
+    ("b64enc", &[Ty::Str]),
+    ("camelcase", &[Ty::Str]),
+    ("contains", &[Ty::Str, Ty::Str]),
+    ("fail", &[Ty::Str]),
+    ("fromJson", &[Ty::Str]),
+    ("fromYaml", &[Ty::Str]),
+    ("fromYamlArray", &[Ty::Str]),
+    ("get", &[Ty::Map, Ty::Str]),
+    ("hasKey", &[Ty::Map, Ty::Str]),
+    ("hasPrefix", &[Ty::Str, Ty::Str]),
+    ("hasSuffix", &[Ty::Str, Ty::Str]),
+    ("include", &[Ty::Str, Ty::Any]),
+    ("indent", &[Ty::Int, Ty::Str]),
+    ("kebabcase", &[Ty::Str]),
+    ("kindIs", &[Ty::Str, Ty::Any]),
+    ("lower", &[Ty::Str]),
+    ("merge", &[Ty::Map, Ty::Map]),
+    ("mergeOverwrite", &[Ty::Map, Ty::Map]),
+    ("nindent", &[Ty::Int, Ty::Str]),
+    ("omit", &[Ty::Map, Ty::Str]),
+    ("pick", &[Ty::Map, Ty::Str]),
+    ("pluck", &[Ty::Str, Ty::Map]),
+    ("regexFind", &[Ty::Str, Ty::Str]),
+    ("regexFindAll", &[Ty::Str, Ty::Str, Ty::Int]),
+    ("regexMatch", &[Ty::Str, Ty::Str]),
+    ("regexReplaceAll", &[Ty::Str, Ty::Str, Ty::Str]),
+    ("regexReplaceAllLiteral", &[Ty::Str, Ty::Str, Ty::Str]),
+    ("regexSplit", &[Ty::Str, Ty::Str, Ty::Int]),
+    ("repeat", &[Ty::Int, Ty::Str]),
+    ("replace", &[Ty::Str, Ty::Str, Ty::Str]),
+    ("required", &[Ty::Str, Ty::Any]),
+    ("semver", &[Ty::Str]),
+    ("semverCompare", &[Ty::Str, Ty::Str]),
+    ("set", &[Ty::Map, Ty::Str, Ty::Any]),
+    ("sha1sum", &[Ty::Str]),
+    ("sha256sum", &[Ty::Str]),
+    ("snakecase", &[Ty::Str]),
+    ("split", &[Ty::Str, Ty::Str]),
+    ("splitList", &[Ty::Str, Ty::Str]),
+    ("splitn", &[Ty::Str, Ty::Int, Ty::Str]),
+    ("substr", &[Ty::Int, Ty::Int, Ty::Str]),
+    ("ternary", &[Ty::Any, Ty::Any, Ty::Bool]),
+    ("title", &[Ty::Str]),
+    ("tpl", &[Ty::Str, Ty::Any]),
+    ("trim", &[Ty::Str]),
+    ("trimAll", &[Ty::Str, Ty::Str]),
+    ("trimPrefix", &[Ty::Str, Ty::Str]),
+    ("trimSuffix", &[Ty::Str, Ty::Str]),
+    ("trunc", &[Ty::Int, Ty::Str]),
+    ("typeIs", &[Ty::Str, Ty::Any]),
+    ("unset", &[Ty::Map, Ty::Str]),
+    ("untitle", &[Ty::Str]),
+    ("upper", &[Ty::Str]),
+];
 
 /// sprig's `strval`: a string as it is, bytes as text, anything else `fmt.Sprintf("%v")`.
 pub fn strval(v: &Value) -> String {
@@ -39,7 +102,12 @@ pub fn strval(v: &Value) -> String {
 /// sprig's `strslice`: a list's elements as strings (nils dropped), or one string.
 pub fn strslice(v: &Value) -> Vec<String> {
     match v {
-        Value::List(l) => l.borrow().iter().filter(|x| !x.is_nil()).map(strval).collect(),
+        Value::List(l) => l
+            .borrow()
+            .iter()
+            .filter(|x| !x.is_nil())
+            .map(strval)
+            .collect(),
         Value::Nil | Value::Missing => Vec::new(),
         other => vec![strval(other)],
     }
@@ -105,7 +173,10 @@ pub fn arg_str(a: &[Value], i: usize) -> Result<String, String> {
     match a.get(i) {
         Some(Value::String(s)) => Ok(s.to_string()),
         Some(Value::Nil | Value::Missing) | None => Err("invalid value; expected string".into()),
-        Some(other) => Err(format!("wrong type for value; expected string; got {}", other.type_name())),
+        Some(other) => Err(format!(
+            "wrong type for value; expected string; got {}",
+            other.type_name()
+        )),
     }
 }
 
@@ -114,7 +185,10 @@ pub fn arg_int(a: &[Value], i: usize) -> Result<i64, String> {
     match a.get(i) {
         Some(Value::Int(n)) => Ok(*n),
         Some(Value::Nil | Value::Missing) | None => Err("invalid value; expected int".into()),
-        Some(other) => Err(format!("wrong type for value; expected int; got {}", other.type_name())),
+        Some(other) => Err(format!(
+            "wrong type for value; expected int; got {}",
+            other.type_name()
+        )),
     }
 }
 

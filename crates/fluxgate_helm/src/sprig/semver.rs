@@ -31,15 +31,33 @@ impl Version {
             None => (rest, ""),
         };
         let parts: Vec<&str> = core.split('.').collect();
-        if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        if parts.is_empty()
+            || parts.len() > 3
+            || parts
+                .iter()
+                .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+        {
             return None;
         }
-        let ident_ok = |x: &str| x.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
-        if (!pre.is_empty() && !ident_ok(pre)) || (!meta.is_empty() && !ident_ok(meta)) || (rest.ends_with('-')) {
+        let ident_ok = |x: &str| {
+            x.split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        };
+        if (!pre.is_empty() && !ident_ok(pre))
+            || (!meta.is_empty() && !ident_ok(meta))
+            || (rest.ends_with('-'))
+        {
             return None;
         }
         let n = |i: usize| parts.get(i).map_or(Some(0), |p| p.parse::<u64>().ok());
-        Some(Version { major: n(0)?, minor: n(1)?, patch: n(2)?, pre: pre.to_string(), meta: meta.to_string(), original: s.to_string() })
+        Some(Version {
+            major: n(0)?,
+            minor: n(1)?,
+            patch: n(2)?,
+            pre: pre.to_string(),
+            meta: meta.to_string(),
+            original: s.to_string(),
+        })
     }
 
     fn cmp_core(&self, o: &Version) -> Ordering {
@@ -48,7 +66,8 @@ impl Version {
 
     /// SemVer precedence (build metadata ignored).
     pub fn compare(&self, o: &Version) -> Ordering {
-        self.cmp_core(o).then_with(|| compare_pre(&self.pre, &o.pre))
+        self.cmp_core(o)
+            .then_with(|| compare_pre(&self.pre, &o.pre))
     }
 
     pub fn string(&self) -> String {
@@ -97,7 +116,9 @@ struct Term {
 }
 
 fn parse_term(t: &str) -> Result<Term, String> {
-    let op_len = t.find(|c: char| c.is_ascii_digit() || c == 'v' || c == 'x' || c == 'X' || c == '*').unwrap_or(t.len());
+    let op_len = t
+        .find(|c: char| c.is_ascii_digit() || c == 'v' || c == 'x' || c == 'X' || c == '*')
+        .unwrap_or(t.len());
     let op = t[..op_len].trim().to_string();
     let ver = t[op_len..].trim();
     let ver = ver.strip_prefix('v').unwrap_or(ver);
@@ -155,19 +176,37 @@ fn check_term(t: &Term, v: &Version) -> bool {
             }
         }
         "!=" => {
-            if t.given >= 3 { c != Ordering::Equal } else { !(c != Ordering::Less && upper(t.given.saturating_sub(1))) }
+            if t.given >= 3 {
+                c != Ordering::Equal
+            } else {
+                !(c != Ordering::Less && upper(t.given.saturating_sub(1)))
+            }
         }
         ">" => {
-            if t.given >= 3 { c == Ordering::Greater } else { v.compare(&bump(&t.v, t.given.saturating_sub(1))) != Ordering::Less }
+            if t.given >= 3 {
+                c == Ordering::Greater
+            } else {
+                v.compare(&bump(&t.v, t.given.saturating_sub(1))) != Ordering::Less
+            }
         }
         ">=" | "=>" => c != Ordering::Less,
         "<" => c == Ordering::Less,
         "<=" | "=<" => {
-            if t.given >= 3 { c != Ordering::Greater } else { upper(t.given.saturating_sub(1)) }
+            if t.given >= 3 {
+                c != Ordering::Greater
+            } else {
+                upper(t.given.saturating_sub(1))
+            }
         }
         "~" | "~>" => c != Ordering::Less && upper(if t.given >= 2 { 1 } else { 0 }),
         "^" => {
-            let part = if t.v.major > 0 || t.given < 2 { 0 } else if t.v.minor > 0 || t.given < 3 { 1 } else { 2 };
+            let part = if t.v.major > 0 || t.given < 2 {
+                0
+            } else if t.v.minor > 0 || t.given < 3 {
+                1
+            } else {
+                2
+            };
             c != Ordering::Less && upper(part)
         }
         _ => false,
@@ -243,11 +282,13 @@ impl Object for SemverObject {
 pub fn add(f: &mut Funcs) {
     f.insert("semverCompare", Arity::Exact(2), |_, a| {
         let c = arg_str(a, 0)?;
-        let v = Version::parse(&arg_str(a, 1)?).ok_or_else(|| "Invalid Semantic Version".to_string())?;
+        let v = Version::parse(&arg_str(a, 1)?)
+            .ok_or_else(|| "Invalid Semantic Version".to_string())?;
         satisfies(&c, &v).map(Value::Bool)
     });
     f.insert("semver", Arity::Exact(1), |_, a| {
-        let v = Version::parse(&arg_str(a, 0)?).ok_or_else(|| "Invalid Semantic Version".to_string())?;
+        let v = Version::parse(&arg_str(a, 0)?)
+            .ok_or_else(|| "Invalid Semantic Version".to_string())?;
         Ok(Value::Object(Rc::new(SemverObject(v))))
     });
 }

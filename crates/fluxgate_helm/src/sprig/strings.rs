@@ -76,7 +76,8 @@ fn snake(v: &str, sep: char) -> String {
     let chars: Vec<char> = v.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         if c.is_uppercase() {
-            let prev_lower = i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
             let prev_upper = i > 0 && chars[i - 1].is_uppercase();
             if i > 0 && (prev_lower || (prev_upper && next_lower)) && !out.ends_with(sep) {
@@ -95,18 +96,33 @@ fn snake(v: &str, sep: char) -> String {
 }
 
 fn camel(v: &str) -> String {
-    v.split(['_', '-', ' ']).filter(|p| !p.is_empty()).map(|p| {
-        let mut c = p.chars();
-        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
-    }).collect()
+    v.split(['_', '-', ' '])
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 pub fn add(f: &mut Funcs) {
-    f.insert("upper", Arity::Exact(1), |_, a| s(arg_str(a, 0)?.to_uppercase()));
-    f.insert("lower", Arity::Exact(1), |_, a| s(arg_str(a, 0)?.to_lowercase()));
+    f.insert("upper", Arity::Exact(1), |_, a| {
+        s(arg_str(a, 0)?.to_uppercase())
+    });
+    f.insert("lower", Arity::Exact(1), |_, a| {
+        s(arg_str(a, 0)?.to_lowercase())
+    });
     f.insert("title", Arity::Exact(1), |_, a| s(title(&arg_str(a, 0)?)));
-    f.insert("untitle", Arity::Exact(1), |_, a| s(untitle(&arg_str(a, 0)?)));
-    f.insert("trim", Arity::Exact(1), |_, a| s(arg_str(a, 0)?.trim_matches(|c: char| c.is_whitespace()).to_string()));
+    f.insert("untitle", Arity::Exact(1), |_, a| {
+        s(untitle(&arg_str(a, 0)?))
+    });
+    f.insert("trim", Arity::Exact(1), |_, a| {
+        s(arg_str(a, 0)?
+            .trim_matches(|c: char| c.is_whitespace())
+            .to_string())
+    });
     f.insert("trimAll", Arity::Exact(2), |_, a| {
         let cut = arg_str(a, 0)?;
         s(arg_str(a, 1)?.trim_matches(|c| cut.contains(c)).to_string())
@@ -119,15 +135,27 @@ pub fn add(f: &mut Funcs) {
         let (pre, v) = (arg_str(a, 0)?, arg_str(a, 1)?);
         s(v.strip_prefix(pre.as_str()).unwrap_or(&v).to_string())
     });
-    f.insert("nospace", Arity::Exact(1), |_, a| s(arg_str(a, 0)?.chars().filter(|c| !c.is_whitespace()).collect()));
-    f.insert("trunc", Arity::Exact(2), |_, a| s(trunc(arg_int(a, 0)?, &arg_str(a, 1)?)));
-    f.insert("substr", Arity::Exact(3), |_, a| s(substr(arg_int(a, 0)?, arg_int(a, 1)?, &arg_str(a, 2)?)));
+    f.insert("nospace", Arity::Exact(1), |_, a| {
+        s(arg_str(a, 0)?
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect())
+    });
+    f.insert("trunc", Arity::Exact(2), |_, a| {
+        s(trunc(arg_int(a, 0)?, &arg_str(a, 1)?))
+    });
+    f.insert("substr", Arity::Exact(3), |_, a| {
+        s(substr(arg_int(a, 0)?, arg_int(a, 1)?, &arg_str(a, 2)?))
+    });
     f.insert("abbrev", Arity::Exact(2), |_, a| {
         let (w, v) = (arg_int(a, 0)?, arg_str(a, 1)?);
         if w < 4 || i64::try_from(v.len()).unwrap_or(0) <= w {
             return s(v);
         }
-        s(format!("{}...", &v[..usize::try_from(w - 3).unwrap_or(0).min(v.len())]))
+        s(format!(
+            "{}...",
+            &v[..usize::try_from(w - 3).unwrap_or(0).min(v.len())]
+        ))
     });
     f.insert("repeat", Arity::Exact(2), |_, a| {
         let n = arg_int(a, 0)?;
@@ -138,9 +166,21 @@ pub fn add(f: &mut Funcs) {
         }
         s(v.repeat(n))
     });
-    f.insert("contains", Arity::Exact(2), |_, a| Ok(Value::Bool(arg_str(a, 1)?.contains(arg_str(a, 0)?.as_str()))));
-    f.insert("hasPrefix", Arity::Exact(2), |_, a| Ok(Value::Bool(arg_str(a, 1)?.starts_with(arg_str(a, 0)?.as_str()))));
-    f.insert("hasSuffix", Arity::Exact(2), |_, a| Ok(Value::Bool(arg_str(a, 1)?.ends_with(arg_str(a, 0)?.as_str()))));
+    f.insert("contains", Arity::Exact(2), |_, a| {
+        Ok(Value::Bool(
+            arg_str(a, 1)?.contains(arg_str(a, 0)?.as_str()),
+        ))
+    });
+    f.insert("hasPrefix", Arity::Exact(2), |_, a| {
+        Ok(Value::Bool(
+            arg_str(a, 1)?.starts_with(arg_str(a, 0)?.as_str()),
+        ))
+    });
+    f.insert("hasSuffix", Arity::Exact(2), |_, a| {
+        Ok(Value::Bool(
+            arg_str(a, 1)?.ends_with(arg_str(a, 0)?.as_str()),
+        ))
+    });
     f.insert("replace", Arity::Exact(3), |_, a| {
         let (old, new, src) = (arg_str(a, 0)?, arg_str(a, 1)?, arg_str(a, 2)?);
         if old.is_empty() {
@@ -155,42 +195,99 @@ pub fn add(f: &mut Funcs) {
         s(src.replace(&old, &new))
     });
     f.insert("quote", Arity::AtLeast(0), |_, a| {
-        s(a.iter().filter(|v| !v.is_nil()).map(|v| format::quote(&strval(v))).collect::<Vec<_>>().join(" "))
+        s(a.iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| format::quote(&strval(v)))
+            .collect::<Vec<_>>()
+            .join(" "))
     });
     f.insert("squote", Arity::AtLeast(0), |_, a| {
-        s(a.iter().filter(|v| !v.is_nil()).map(|v| format!("'{}'", strval(v))).collect::<Vec<_>>().join(" "))
+        s(a.iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| format!("'{}'", strval(v)))
+            .collect::<Vec<_>>()
+            .join(" "))
     });
     f.insert("cat", Arity::AtLeast(0), |_, a| {
-        s(a.iter().filter(|v| !v.is_nil()).map(strval).collect::<Vec<_>>().join(" "))
+        s(a.iter()
+            .filter(|v| !v.is_nil())
+            .map(strval)
+            .collect::<Vec<_>>()
+            .join(" "))
     });
-    f.insert("indent", Arity::Exact(2), |_, a| s(indent(arg_int(a, 0)?, &arg_str(a, 1)?)));
-    f.insert("nindent", Arity::Exact(2), |_, a| s(format!("\n{}", indent(arg_int(a, 0)?, &arg_str(a, 1)?))));
+    f.insert("indent", Arity::Exact(2), |_, a| {
+        s(indent(arg_int(a, 0)?, &arg_str(a, 1)?))
+    });
+    f.insert("nindent", Arity::Exact(2), |_, a| {
+        s(format!("\n{}", indent(arg_int(a, 0)?, &arg_str(a, 1)?)))
+    });
     f.insert("plural", Arity::Exact(3), |_, a| {
         let n = arg_int(a, 2)?;
-        s(if n == 1 { arg_str(a, 0)? } else { arg_str(a, 1)? })
+        s(if n == 1 {
+            arg_str(a, 0)?
+        } else {
+            arg_str(a, 1)?
+        })
     });
-    f.insert("snakecase", Arity::Exact(1), |_, a| s(snake(&arg_str(a, 0)?, '_')));
-    f.insert("kebabcase", Arity::Exact(1), |_, a| s(snake(&arg_str(a, 0)?, '-')));
-    f.insert("camelcase", Arity::Exact(1), |_, a| s(camel(&arg_str(a, 0)?)));
+    f.insert("snakecase", Arity::Exact(1), |_, a| {
+        s(snake(&arg_str(a, 0)?, '_'))
+    });
+    f.insert("kebabcase", Arity::Exact(1), |_, a| {
+        s(snake(&arg_str(a, 0)?, '-'))
+    });
+    f.insert("camelcase", Arity::Exact(1), |_, a| {
+        s(camel(&arg_str(a, 0)?))
+    });
     f.insert("initials", Arity::Exact(1), |_, a| {
-        s(arg_str(a, 0)?.split_whitespace().filter_map(|w| w.chars().next()).collect())
+        s(arg_str(a, 0)?
+            .split_whitespace()
+            .filter_map(|w| w.chars().next())
+            .collect())
     });
-    f.insert("wrap", Arity::Exact(2), |_, a| s(wrap(usize::try_from(arg_int(a, 0)?).unwrap_or(0), &arg_str(a, 1)?)));
+    f.insert("wrap", Arity::Exact(2), |_, a| {
+        s(wrap(
+            usize::try_from(arg_int(a, 0)?).unwrap_or(0),
+            &arg_str(a, 1)?,
+        ))
+    });
     f.insert("toString", Arity::Exact(1), |_, a| s(strval(&a[0])));
-    f.insert("toStrings", Arity::Exact(1), |_, a| Ok(Value::list(strslice(&a[0]).into_iter().map(Value::from).collect())));
-    f.insert("join", Arity::Exact(2), |_, a| s(strslice(&a[1]).join(&arg_str(a, 0)?)));
+    f.insert("toStrings", Arity::Exact(1), |_, a| {
+        Ok(Value::list(
+            strslice(&a[0]).into_iter().map(Value::from).collect(),
+        ))
+    });
+    f.insert("join", Arity::Exact(2), |_, a| {
+        s(strslice(&a[1]).join(&arg_str(a, 0)?))
+    });
     f.insert("split", Arity::Exact(2), |_, a| {
         let (sep, v) = (arg_str(a, 0)?, arg_str(a, 1)?);
-        Ok(Value::map(go_split(&v, &sep, None).into_iter().enumerate().map(|(i, p)| (format!("_{i}"), Value::from(p))).collect()))
+        Ok(Value::map(
+            go_split(&v, &sep, None)
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| (format!("_{i}"), Value::from(p)))
+                .collect(),
+        ))
     });
     f.insert("splitn", Arity::Exact(3), |_, a| {
         let (sep, n, v) = (arg_str(a, 0)?, arg_int(a, 1)?, arg_str(a, 2)?);
         let parts = go_split(&v, &sep, usize::try_from(n).ok());
-        Ok(Value::map(parts.into_iter().enumerate().map(|(i, p)| (format!("_{i}"), Value::from(p))).collect()))
+        Ok(Value::map(
+            parts
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| (format!("_{i}"), Value::from(p)))
+                .collect(),
+        ))
     });
     f.insert("splitList", Arity::Exact(2), |_, a| {
         let (sep, v) = (arg_str(a, 0)?, arg_str(a, 1)?);
-        Ok(Value::list(go_split(&v, &sep, None).into_iter().map(Value::from).collect()))
+        Ok(Value::list(
+            go_split(&v, &sep, None)
+                .into_iter()
+                .map(Value::from)
+                .collect(),
+        ))
     });
     f.insert("sortAlpha", Arity::Exact(1), |_, a| {
         let mut v = match &a[0] {
@@ -200,14 +297,23 @@ pub fn add(f: &mut Funcs) {
         v.sort();
         Ok(Value::list(v.into_iter().map(Value::from).collect()))
     });
-    f.insert("base", Arity::Exact(1), |_, a| s(path_base(&arg_str(a, 0)?)));
+    f.insert("base", Arity::Exact(1), |_, a| {
+        s(path_base(&arg_str(a, 0)?))
+    });
     f.insert("dir", Arity::Exact(1), |_, a| s(path_dir(&arg_str(a, 0)?)));
     f.insert("ext", Arity::Exact(1), |_, a| {
         let b = arg_str(a, 0)?;
-        s(b.rfind('.').filter(|&i| !b[i..].contains('/')).map(|i| b[i..].to_string()).unwrap_or_default())
+        s(b.rfind('.')
+            .filter(|&i| !b[i..].contains('/'))
+            .map(|i| b[i..].to_string())
+            .unwrap_or_default())
     });
-    f.insert("clean", Arity::Exact(1), |_, a| s(path_clean(&arg_str(a, 0)?)));
-    f.insert("isAbs", Arity::Exact(1), |_, a| Ok(Value::Bool(arg_str(a, 0)?.starts_with('/'))));
+    f.insert("clean", Arity::Exact(1), |_, a| {
+        s(path_clean(&arg_str(a, 0)?))
+    });
+    f.insert("isAbs", Arity::Exact(1), |_, a| {
+        Ok(Value::Bool(arg_str(a, 0)?.starts_with('/')))
+    });
 }
 
 /// Go's `strings.Split`/`SplitN` (an empty separator splits into runes).

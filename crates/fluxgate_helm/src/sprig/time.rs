@@ -52,13 +52,17 @@ pub fn parse_duration(s: &str) -> Option<i128> {
     }
     let mut total: f64 = 0.0;
     while !rest.is_empty() {
-        let n = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         if n == 0 {
             return None;
         }
         let num: f64 = rest[..n].parse().ok()?;
         rest = &rest[n..];
-        let u = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let u = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let unit = match &rest[..u] {
             "ns" => 1.0,
             "us" | "µs" | "μs" => 1e3,
@@ -93,11 +97,41 @@ fn civil(nanos: i128) -> (i64, u32, u32, u32, u32, u32, u32, u32) {
     let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
     let y = yoe + era * 400 + i64::from(m <= 2);
     let weekday = u32::try_from((days + 4).rem_euclid(7)).unwrap_or(0);
-    (y, m, d, sod / 3600, sod % 3600 / 60, sod % 60, nano, weekday)
+    (
+        y,
+        m,
+        d,
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60,
+        nano,
+        weekday,
+    )
 }
 
-const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
 
 /// Formats a UTC instant with a Go layout.
 pub fn format_layout(nanos: i128, layout: &str) -> String {
@@ -121,7 +155,10 @@ pub fn format_layout(nanos: i128, layout: &str) -> String {
         ("01", format!("{mo:02}")),
         ("02", format!("{d:02}")),
         ("_2", format!("{d:>2}")),
-        ("03", format!("{:02}", if h % 12 == 0 { 12 } else { h % 12 })),
+        (
+            "03",
+            format!("{:02}", if h % 12 == 0 { 12 } else { h % 12 }),
+        ),
         ("04", format!("{mi:02}")),
         ("05", format!("{s:02}")),
         ("06", format!("{:02}", y.rem_euclid(100))),
@@ -173,13 +210,37 @@ fn t(n: i128) -> Value {
 
 pub fn add(f: &mut Funcs) {
     f.insert("now", Arity::Exact(0), |_, _| Ok(t(0)));
-    f.insert("date", Arity::Exact(2), |_, a| Ok(Value::from(format_layout(time_arg(&a[1]).unwrap_or(0), &arg_str(a, 0)?))));
+    f.insert("date", Arity::Exact(2), |_, a| {
+        Ok(Value::from(format_layout(
+            time_arg(&a[1]).unwrap_or(0),
+            &arg_str(a, 0)?,
+        )))
+    });
     for name in ["dateInZone", "date_in_zone"] {
-        f.insert(name, Arity::Exact(3), |_, a| Ok(Value::from(format_layout(time_arg(&a[1]).unwrap_or(0), &arg_str(a, 0)?))));
+        f.insert(name, Arity::Exact(3), |_, a| {
+            Ok(Value::from(format_layout(
+                time_arg(&a[1]).unwrap_or(0),
+                &arg_str(a, 0)?,
+            )))
+        });
     }
-    f.insert("htmlDate", Arity::Exact(1), |_, a| Ok(Value::from(format_layout(time_arg(&a[0]).unwrap_or(0), "2006-01-02"))));
-    f.insert("htmlDateInZone", Arity::Exact(2), |_, a| Ok(Value::from(format_layout(time_arg(&a[0]).unwrap_or(0), "2006-01-02"))));
-    f.insert("unixEpoch", Arity::Exact(1), |_, a| Ok(Value::from((time_arg(&a[0]).unwrap_or(0) / 1_000_000_000).to_string())));
+    f.insert("htmlDate", Arity::Exact(1), |_, a| {
+        Ok(Value::from(format_layout(
+            time_arg(&a[0]).unwrap_or(0),
+            "2006-01-02",
+        )))
+    });
+    f.insert("htmlDateInZone", Arity::Exact(2), |_, a| {
+        Ok(Value::from(format_layout(
+            time_arg(&a[0]).unwrap_or(0),
+            "2006-01-02",
+        )))
+    });
+    f.insert("unixEpoch", Arity::Exact(1), |_, a| {
+        Ok(Value::from(
+            (time_arg(&a[0]).unwrap_or(0) / 1_000_000_000).to_string(),
+        ))
+    });
     f.insert("dateModify", Arity::Exact(2), |_, a| {
         let base = time_arg(&a[1]).unwrap_or(0);
         Ok(t(parse_duration(&arg_str(a, 0)?).map_or(base, |d| base + d)))
@@ -187,14 +248,23 @@ pub fn add(f: &mut Funcs) {
     f.insert("mustDateModify", Arity::Exact(2), |_, a| {
         let base = time_arg(&a[1]).unwrap_or(0);
         let s = arg_str(a, 0)?;
-        let d = parse_duration(&s).ok_or_else(|| format!("time: invalid duration {}", fluxgate_gotemplate::format::quote(&s)))?;
+        let d = parse_duration(&s).ok_or_else(|| {
+            format!(
+                "time: invalid duration {}",
+                fluxgate_gotemplate::format::quote(&s)
+            )
+        })?;
         Ok(t(base + d))
     });
     f.insert("ago", Arity::Exact(1), |_, _| Ok(Value::str("0s")));
     f.insert("toDate", Arity::Exact(2), |_, _| Ok(t(0)));
     f.insert("mustToDate", Arity::Exact(2), |_, _| Ok(t(0)));
-    f.insert("duration", Arity::Exact(1), |_, a| Ok(Value::from(format!("{}s", strval(&a[0])))));
-    f.insert("durationRound", Arity::Exact(1), |_, a| Ok(Value::from(strval(&a[0]))));
+    f.insert("duration", Arity::Exact(1), |_, a| {
+        Ok(Value::from(format!("{}s", strval(&a[0]))))
+    });
+    f.insert("durationRound", Arity::Exact(1), |_, a| {
+        Ok(Value::from(strval(&a[0])))
+    });
 }
 
 #[cfg(test)]
@@ -207,8 +277,14 @@ mod tests {
         assert_eq!(parse_duration("1.5h"), Some(5_400_000_000_000));
         assert_eq!(parse_duration(""), None);
         assert_eq!(parse_duration("5x"), None);
-        assert_eq!(format_layout(0, "2006-01-02T15:04:05Z07:00 Mon Jan"), "1970-01-01T00:00:00Z Thu Jan");
-        assert_eq!(format_layout(86_400_000_000_000 * 365, "2006-01-02"), "1971-01-01");
+        assert_eq!(
+            format_layout(0, "2006-01-02T15:04:05Z07:00 Mon Jan"),
+            "1970-01-01T00:00:00Z Thu Jan"
+        );
+        assert_eq!(
+            format_layout(86_400_000_000_000 * 365, "2006-01-02"),
+            "1971-01-01"
+        );
         assert_eq!(Time(0).display(), "1970-01-01 00:00:00 +0000 UTC");
     }
 }
