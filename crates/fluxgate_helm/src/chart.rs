@@ -56,8 +56,7 @@ impl Chart {
         let meta = std::fs::metadata(path).map_err(io)?;
         let files = if meta.is_dir() {
             let rules = std::fs::read_to_string(path.join(".helmignore"))
-                .map(|t| Rules::parse(&t))
-                .unwrap_or_else(|_| Rules::parse(""));
+                .map_or_else(|_| Rules::parse(""), |t| Rules::parse(&t));
             let mut out = Vec::new();
             walk(path, "", &rules, &mut out, 0).map_err(io)?;
             out
@@ -89,11 +88,11 @@ impl Chart {
                         .map_err(|e| bad(format!("values.yaml: {e}")))?;
                 }
                 "requirements.yaml" => {
-                    requirements = Some(yaml_doc("requirements.yaml", &data).map_err(bad)?)
+                    requirements = Some(yaml_doc("requirements.yaml", &data).map_err(bad)?);
                 }
                 "values.schema.json" | "Chart.lock" | "requirements.lock" => {}
                 n if n.starts_with("templates/") => {
-                    templates.push((name.clone(), String::from_utf8_lossy(&data).into_owned()))
+                    templates.push((name.clone(), String::from_utf8_lossy(&data).into_owned()));
                 }
                 n if n.starts_with("charts/") && !n.ends_with(".prov") => {
                     let rest = &n["charts/".len()..];

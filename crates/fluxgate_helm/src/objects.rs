@@ -46,11 +46,7 @@ impl Object for Files {
             )),
             None => Err(format!("wrong number of args for {name}: want 1 got 0")),
         };
-        let want = if matches!(name, "AsConfig" | "AsSecrets") {
-            0
-        } else {
-            1
-        };
+        let want = usize::from(!matches!(name, "AsConfig" | "AsSecrets"));
         if args.len() != want {
             return Some(Err(format!(
                 "wrong number of args for {name}: want {want} got {}",

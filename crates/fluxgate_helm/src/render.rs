@@ -120,16 +120,15 @@ const WARN_END: &str = "HELM_ERR_END";
 /// (a function's own error at the end of the chain) as Go's text.
 fn reformat(err: &str) -> String {
     let tokens: Vec<&str> = err.splitn(3, ": ").collect();
-    if tokens.len() == 3 {
-        if let (Some(s), Some(e)) = (tokens[2].find(WARN_START), tokens[2].rfind(WARN_END)) {
-            if s + WARN_START.len() <= e {
-                return format!(
-                    "execution error at ({}): {}",
-                    tokens[1],
-                    &tokens[2][s + WARN_START.len()..e]
-                );
-            }
-        }
+    if tokens.len() == 3
+        && let (Some(s), Some(e)) = (tokens[2].find(WARN_START), tokens[2].rfind(WARN_END))
+        && s + WARN_START.len() <= e
+    {
+        return format!(
+            "execution error at ({}): {}",
+            tokens[1],
+            &tokens[2][s + WARN_START.len()..e]
+        );
     }
     trace(err).unwrap_or_else(|| err.replace(WARN_START, "").replace(WARN_END, ""))
 }

@@ -111,8 +111,8 @@ fn coalesce_values(chart: &Chart, v: &MapRef, merge: bool) {
         .collect();
     for (key, val) in entries {
         let cur = v.borrow().get(&key).cloned();
-        match cur {
-            Some(value) => {
+        if let Some(value) = cur {
+            {
                 if value.is_nil() && !merge {
                     v.borrow_mut().remove(&key);
                 } else if let (Value::Map(dest), Value::Map(src)) = (&value, &val) {
@@ -124,17 +124,16 @@ fn coalesce_values(chart: &Chart, v: &MapRef, merge: bool) {
                     coalesce_tables(dest, src, merge, 0);
                 }
             }
-            None => {
-                if !merge {
-                    if val.is_nil() {
-                        continue;
-                    }
-                    if let Value::Map(sub) = &val {
-                        clean_nils(sub, 0);
-                    }
+        } else {
+            if !merge {
+                if val.is_nil() {
+                    continue;
                 }
-                v.borrow_mut().insert(key, val);
+                if let Value::Map(sub) = &val {
+                    clean_nils(sub, 0);
+                }
             }
+            v.borrow_mut().insert(key, val);
         }
     }
 }
@@ -259,7 +258,7 @@ pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Resu
         if let Some(c) = chart.subcharts.iter().find(|c| c.name == d.name) {
             let mut c = c.clone();
             if !d.alias.is_empty() {
-                c.name = d.alias.clone();
+                c.name.clone_from(&d.alias);
             }
             kept.push(c);
         }
@@ -282,7 +281,7 @@ pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Resu
         }
         if !has_true && has_false {
             d.enabled = false;
-        } else if has_true || (!has_true && !has_false) {
+        } else if has_true || !has_false {
             d.enabled = true;
         }
         for c in d.condition.trim().split(',') {
@@ -389,9 +388,10 @@ fn set_path(m: &MapRef, keys: &[String], value: Value) -> Result<(), String> {
         if rest.is_empty() {
             list[idx] = value;
         } else {
-            let inner = match &list[idx] {
-                Value::Map(im) => im.clone(),
-                _ => {
+            let inner = if let Value::Map(im) = &list[idx] {
+                im.clone()
+            } else {
+                {
                     let v = Value::empty_map();
                     list[idx] = v.clone();
                     as_map(&v).ok_or("map")?
@@ -407,9 +407,10 @@ fn set_path(m: &MapRef, keys: &[String], value: Value) -> Result<(), String> {
         return Ok(());
     }
     let existing = m.borrow().get(&first).cloned();
-    let inner = match existing {
-        Some(Value::Map(im)) => im,
-        _ => {
+    let inner = if let Some(Value::Map(im)) = existing {
+        im
+    } else {
+        {
             let v = Value::empty_map();
             m.borrow_mut().insert(first.clone(), v.clone());
             as_map(&v).ok_or("map")?

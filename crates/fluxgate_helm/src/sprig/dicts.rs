@@ -41,10 +41,10 @@ pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
         if let (Value::Map(sm), Some(Value::Map(dm))) = (&sv, &dv) {
             mergo(dm, sm, overwrite, depth + 1);
         }
-        if let Some(d) = &dv {
-            if !empty(d)
-                && (matches!(sv, Value::List(_))
-                    || matches!((&sv, d), (Value::Map(_), Value::Map(_))))
+        if let Some(d) = &dv
+            && !empty(d)
+            && (matches!(sv, Value::List(_)) || matches!((&sv, d), (Value::Map(_), Value::Map(_))))
+        {
             {
                 if matches!(sv, Value::List(_)) && overwrite {
                     dst.borrow_mut().insert(k, sv);

@@ -198,7 +198,7 @@ fn check_term(t: &Term, v: &Version) -> bool {
                 upper(t.given.saturating_sub(1))
             }
         }
-        "~" | "~>" => c != Ordering::Less && upper(if t.given >= 2 { 1 } else { 0 }),
+        "~" | "~>" => c != Ordering::Less && upper(usize::from(t.given >= 2)),
         "^" => {
             let part = if t.v.major > 0 || t.given < 2 {
                 0
