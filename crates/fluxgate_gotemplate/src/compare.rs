@@ -2,7 +2,7 @@
 //! kind (an `int` with a `float64` is "incompatible types for comparison"), `int` and `int64`
 //! compare by value, nil equals only nil, and `eq` takes several right-hand operands.
 
-use crate::format::sprint_value;
+use crate::format::sprintf;
 use crate::value::Value;
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -27,7 +27,14 @@ fn kind(v: &Value) -> Kind {
     }
 }
 
-const BAD: &str = "incompatible types for comparison";
+/// Go 1.26's "incompatible types for comparison: float64 and int".
+fn bad(a: &Value, b: &Value) -> String {
+    format!(
+        "incompatible types for comparison: {} and {}",
+        a.type_name(),
+        b.type_name()
+    )
+}
 const BAD_TYPE: &str = "invalid type for comparison";
 
 /// `eq arg1 arg2...`: whether `arg1` equals any of the others.
@@ -53,16 +60,16 @@ pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, String> {
                 (Value::Map(_) | Value::List(_) | Value::Bytes(_), _) => {
                     return Err(format!(
                         "non-comparable type {}: {}",
-                        sprint_value(arg),
+                        sprintf("%s", std::slice::from_ref(arg)),
                         arg.type_name()
                     ));
                 }
-                _ => return Err(BAD.into()),
+                _ => return Err(bad(arg1, arg)),
             }
         } else if k1 == Kind::Invalid || k2 == Kind::Invalid {
             false
         } else {
-            return Err(BAD.into());
+            return Err(bad(arg1, arg));
         };
         if truth {
             return Ok(true);
@@ -78,7 +85,7 @@ pub fn lt(a: &Value, b: &Value) -> Result<bool, String> {
         return Err(BAD_TYPE.into());
     }
     if k1 != k2 {
-        return Err(BAD.into());
+        return Err(bad(a, b));
     }
     match (a, b) {
         (Value::Float(x), Value::Float(y)) => Ok(x < y),
@@ -100,7 +107,10 @@ mod tests {
     #[test]
     fn go_comparison_rules() {
         assert_eq!(eq(&Value::Int(1), &[Value::Int64(1)]), Ok(true));
-        assert_eq!(eq(&Value::Float(1.0), &[Value::Int(1)]), Err(BAD.into()));
+        assert_eq!(
+            eq(&Value::Float(1.0), &[Value::Int(1)]),
+            Err("incompatible types for comparison: float64 and int".into())
+        );
         assert_eq!(
             eq(&Value::str("a"), &[Value::str("b"), Value::str("a")]),
             Ok(true)

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::Templates;
 use crate::ast::{Arg, Branch, Command, List, Node, Pipe};
 use crate::format::{quote, sprint_value};
-use crate::funcs::{Arity, Func};
+use crate::funcs::{Arity, ConstKind, Func};
 use crate::value::Value;
 
 /// What a missing map key gives (Go's `missingkey` option; Helm sets `zero`).
@@ -640,19 +640,35 @@ impl State<'_> {
         // value is checked last, at the last node evaluated.
         let mut last_at = ident_at;
         for (i, (a, p)) in args.iter().zip(arg_pos).enumerate() {
-            let v = nil_for_missing(self.eval_arg(dot, a, *p)?);
             last_at = At { pos: *p, text: a };
-            if let Some(msg) = func.param(i).check(&v) {
-                return Err(self.error(last_at, &msg));
+            let kind = match a {
+                Arg::Str(..) => Some(ConstKind::Str),
+                Arg::Number(n) if n.int.is_some() && !(n.is_float_syntax && !n.is_char) => {
+                    Some(ConstKind::Int)
+                }
+                Arg::Number(_) => Some(ConstKind::Float),
+                Arg::Bool(_) => Some(ConstKind::Bool),
+                Arg::Nil => Some(ConstKind::Nil),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                if let Some(msg) = func.param(i).check_constant(kind, &a.to_string()) {
+                    return Err(self.error(last_at, &msg));
+                }
             }
-            argv.push(v);
+            let v = self.eval_arg(dot, a, *p)?;
+            if kind.is_none() {
+                if let Some(msg) = func.param(i).check(&v) {
+                    return Err(self.error(last_at, &msg));
+                }
+            }
+            argv.push(nil_for_missing(v));
         }
         if let Some(f) = fin {
-            let v = nil_for_missing(f);
-            if let Some(msg) = func.param(argv.len()).check(&v) {
+            if let Some(msg) = func.param(argv.len()).check(&f) {
                 return Err(self.error(last_at, &msg));
             }
-            argv.push(v);
+            argv.push(nil_for_missing(f));
         }
         self.call(&func, name, &argv)
             .map_err(|e| self.error(cmd_at, &format!("error calling {name}: {e}")))

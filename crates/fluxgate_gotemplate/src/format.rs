@@ -211,6 +211,10 @@ fn write_value(out: &mut String, v: &Value, verb: char, spec: &Spec, depth: usiz
         out.push_str("...");
         return;
     }
+    if verb == 'T' {
+        pad(out, &v.type_name(), spec, false);
+        return;
+    }
     match v {
         Value::Missing | Value::Nil => match verb {
             'v' => pad(out, "<nil>", spec, false),

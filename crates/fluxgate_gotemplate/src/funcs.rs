@@ -35,6 +35,29 @@ pub enum Ty {
 }
 
 impl Ty {
+    /// Go's message when a constant cannot be passed as this type (`found` is the constant
+    /// as written).
+    pub fn check_constant(self, kind: ConstKind, found: &str) -> Option<String> {
+        let ok = matches!(
+            (self, kind),
+            (Ty::Any, _)
+                | (Ty::Str, ConstKind::Str)
+                | (Ty::Int, ConstKind::Int)
+                | (Ty::Bool, ConstKind::Bool)
+                | (Ty::Map | Ty::List, ConstKind::Nil)
+        );
+        if ok {
+            return None;
+        }
+        Some(match (self, kind) {
+            (_, ConstKind::Nil) => format!("cannot assign nil to {}", self.go_name()),
+            (Ty::Str, _) => format!("expected string; found {found}"),
+            (Ty::Int, _) => format!("expected integer; found {found}"),
+            (Ty::Bool, _) => format!("expected bool; found {found}"),
+            _ => format!("can't handle {found} for arg of type {}", self.go_name()),
+        })
+    }
+
     fn go_name(self) -> &'static str {
         match self {
             Ty::Any => "interface {}",
@@ -46,17 +69,25 @@ impl Ty {
         }
     }
 
-    /// Go's message when `v` cannot be passed as this type.
+    /// Go's message when `v` cannot be passed as this type. No value (a pipeline's nil) is
+    /// a nil map or slice, and invalid elsewhere; a nil `interface{}` (a map entry, a
+    /// function's result) is of the wrong type wherever the type is not `interface{}`.
     pub fn check(self, v: &Value) -> Option<String> {
         let ok = match (self, v) {
             (Ty::Any, _)
             | (Ty::Str, Value::String(_))
             | (Ty::Int, Value::Int(_))
             | (Ty::Bool, Value::Bool(_))
-            | (Ty::Map, Value::Map(_) | Value::Nil | Value::Missing)
-            | (Ty::List, Value::List(_) | Value::Nil | Value::Missing) => true,
-            (_, Value::Nil | Value::Missing) => {
+            | (Ty::Map, Value::Map(_) | Value::Missing)
+            | (Ty::List, Value::List(_) | Value::Missing) => true,
+            (_, Value::Missing) => {
                 return Some(format!("invalid value; expected {}", self.go_name()));
+            }
+            (_, Value::Nil) => {
+                return Some(format!(
+                    "wrong type for value; expected {}; got interface {{}}",
+                    self.go_name()
+                ));
             }
             _ => false,
         };
@@ -68,6 +99,16 @@ impl Ty {
             )
         })
     }
+}
+
+/// What a constant argument is, for [`Ty::check_constant`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstKind {
+    Str,
+    Int,
+    Float,
+    Bool,
+    Nil,
 }
 
 /// One function of the table.

@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 pub use exec::{Call, MAX_DEPTH, MissingKey, Template};
-pub use funcs::{Arity, Func, FuncBody, Funcs, Ty, index, length, query_escape};
+pub use funcs::{Arity, ConstKind, Func, FuncBody, Funcs, Ty, index, length, query_escape};
 pub use value::{ListRef, MapRef, Object, Value};
 
 /// What can go wrong: a parse error or an execution error, each with Go's text.

@@ -44,6 +44,7 @@ pub fn parse(
         range_depth: 0,
         depth: 0,
         defines: Vec::new(),
+        chain_pos: None,
     };
     let root = p.top_list()?;
     let mut trees = vec![Tree {
@@ -68,6 +69,8 @@ struct Parser<'a> {
     range_depth: usize,
     depth: usize,
     defines: Vec<Tree>,
+    /// Where the last operand's field chain started, when it had one.
+    chain_pos: Option<usize>,
 }
 
 /// How a list ended.
@@ -446,9 +449,11 @@ impl Parser<'_> {
                 break;
             }
             let at = self.peek().pos;
+            self.chain_pos = None;
             let Some(op) = self.operand()? else { break };
             args.push(op);
-            arg_pos.push(at);
+            // Go places a field chain (`.a.b`, `$x.a`) at its second element.
+            arg_pos.push(self.chain_pos.unwrap_or(at));
             let t = self.peek().clone();
             match t.tok {
                 Tok::Space => {}
@@ -474,6 +479,8 @@ impl Parser<'_> {
             return Ok(None);
         };
         let mut fields = Vec::new();
+        // Inner operands (inside parentheses) leave theirs behind: only this one counts.
+        self.chain_pos = matches!(self.peek().tok, Tok::Field(_)).then(|| self.peek().pos);
         while let Tok::Field(f) = &self.peek().tok {
             fields.push(f.clone());
             self.next();

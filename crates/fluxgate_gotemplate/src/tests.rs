@@ -143,18 +143,21 @@ fn comparisons() {
         ),
         "true true true true true true"
     );
-    assert!(err("{{ eq .f 1 }}").ends_with("error calling eq: incompatible types for comparison"));
+    assert!(
+        err("{{ eq .f 1 }}")
+            .ends_with("error calling eq: incompatible types for comparison: float64 and int")
+    );
 }
 
 #[test]
 fn errors_read_like_go() {
     assert_eq!(
         err("x\n  {{ .m.z.q }}"),
-        "template: t:2:5: executing \"t\" at <.m.z.q>: can't evaluate field q in type interface {}"
+        "template: t:2:7: executing \"t\" at <.m.z.q>: can't evaluate field q in type interface {}"
     );
     assert_eq!(
         err("{{ .missing.x }}"),
-        "template: t:1:3: executing \"t\" at <.missing.x>: nil pointer evaluating interface {}.x"
+        "template: t:1:11: executing \"t\" at <.missing.x>: nil pointer evaluating interface {}.x"
     );
     assert_eq!(
         err("{{ fail \"boom\" }}"),

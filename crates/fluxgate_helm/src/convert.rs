@@ -203,7 +203,13 @@ fn json_string(out: &mut String, s: &str, esc: bool) {
 
 /// A JSON document as `encoding/json` decodes it into `interface{}` (numbers float64).
 pub fn from_json(text: &str) -> Result<Value, String> {
-    let j: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let j: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        if e.is_eof() {
+            "unexpected end of JSON input".to_string()
+        } else {
+            e.to_string()
+        }
+    })?;
     Ok(from_json_value(&j, 0))
 }
 

@@ -361,11 +361,9 @@ pub const BUILTIN_KINDS: &[(&str, &[&str])] = &[
 /// Helm's default API versions plus `extra` (`--api-versions`).
 pub fn api_versions(extra: &[String]) -> ApiVersions {
     let mut v = Vec::new();
-    for (gv, kinds) in BUILTIN_KINDS {
+    // helm v4.3.2's default set holds group/versions only (`apps/v1/Deployment` is false).
+    for (gv, _) in BUILTIN_KINDS {
         v.push((*gv).to_string());
-        for k in *kinds {
-            v.push(format!("{gv}/{k}"));
-        }
     }
     v.extend(extra.iter().cloned());
     ApiVersions(v)

@@ -55,11 +55,7 @@ fn write_table(out: &mut String, v: &Value, path: &[String], depth: usize) {
         .collect();
     for (k, x) in &entries {
         if let Some(s) = scalar(x) {
-            out.push_str(&format!(
-                "{}{} = {s}\n",
-                "  ".repeat(path.len().saturating_sub(1)),
-                key(k)
-            ));
+            out.push_str(&format!("{}{} = {s}\n", "  ".repeat(path.len()), key(k)));
         }
     }
     for (k, x) in &entries {

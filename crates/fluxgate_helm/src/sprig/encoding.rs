@@ -21,9 +21,20 @@ fn s(v: String) -> Result<Value, String> {
 pub fn parse_yaml(text: &str) -> Result<Value, String> {
     let stream = parse_stream("fromYaml", text, Schema::GoYamlV2);
     if let Some(d) = stream.diagnostics.first() {
+        // go-yaml's text: `yaml: line N: PROBLEM` (libyaml's problem without its context).
+        let msg = d
+            .message
+            .strip_prefix("invalid YAML: ")
+            .unwrap_or(&d.message);
+        let msg = match msg.strip_prefix("while ") {
+            Some(rest) => rest.split_once(", ").map_or(msg, |(_, p)| p),
+            None => msg,
+        };
+        // At the end of the text libyaml's mark stays on the last line.
+        let last = u32::try_from(text.lines().count().max(1)).unwrap_or(u32::MAX);
+        let line = d.location.as_ref().map_or(1, |l| l.line).min(last);
         return Err(format!(
-            "error converting YAML to JSON: yaml: {}",
-            d.message
+            "error converting YAML to JSON: yaml: line {line}: {msg}"
         ));
     }
     Ok(stream

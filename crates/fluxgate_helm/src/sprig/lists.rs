@@ -131,6 +131,29 @@ pub fn add(f: &mut Funcs) {
             )
         });
     }
+    // sprig replaces Go's builtin `slice`: lists only, bounds as ints.
+    f.insert("slice", Arity::AtLeast(1), |_, a| {
+        let v = match &a[0] {
+            Value::List(l) => l.borrow().clone(),
+            other => {
+                return Err(format!(
+                    "list should be type of slice or array but {}",
+                    other.kind_name()
+                ));
+            }
+        };
+        if v.is_empty() {
+            return Ok(Value::Nil);
+        }
+        let start = a.get(1).map_or(0, to_i64);
+        let end = a.get(2).map_or(i64::try_from(v.len()).unwrap_or(0), to_i64);
+        match (usize::try_from(start), usize::try_from(end)) {
+            (Ok(s), Ok(e)) if s <= e && e <= v.len() => list(v[s..e].to_vec()),
+            _ => Err(format!(
+                "runtime error: slice bounds out of range [{start}:{end}]"
+            )),
+        }
+    });
     f.insert("until", Arity::Exact(1), |_, a| {
         range_list(0, to_i64(&a[0]), 1)
     });
