@@ -23,6 +23,8 @@ pub struct Dependency {
     pub tags: Vec<String>,
     pub alias: String,
     pub enabled: bool,
+    /// `import-values`, as (child path, parent path): `- name` is `exports.name` into `.`.
+    pub import_values: Vec<(String, String)>,
 }
 
 /// A loaded chart.
@@ -177,6 +179,21 @@ fn dependency(n: &Node) -> Dependency {
             .map(|s| s.iter().filter_map(Node::scalar_text).collect())
             .unwrap_or_default(),
         enabled: true,
+        import_values: n
+            .get("import-values")
+            .and_then(Node::as_seq)
+            .map(|s| {
+                s.iter()
+                    .filter_map(|iv| match iv.as_str() {
+                        Some(name) => Some((format!("exports.{name}"), ".".to_string())),
+                        None => Some((
+                            iv.get("child").and_then(Node::scalar_text)?,
+                            iv.get("parent").and_then(Node::scalar_text)?,
+                        )),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 

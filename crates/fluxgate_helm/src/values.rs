@@ -309,6 +309,50 @@ pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Resu
     Ok(())
 }
 
+/// `processDependencyImportValues`: each chart's `import-values` (children first) copied
+/// from its subcharts' values into its own, below the values it sets itself.
+pub fn process_import_values(chart: &mut Chart) -> Result<(), String> {
+    for sub in &mut chart.subcharts {
+        process_import_values(sub)?;
+    }
+    if chart
+        .dependencies
+        .iter()
+        .all(|d| d.import_values.is_empty())
+    {
+        return Ok(());
+    }
+    let cvals = Value::empty_map();
+    let Value::Map(cm) = &cvals else {
+        return Ok(());
+    };
+    coalesce(chart, cm, true)?;
+    let b = Value::empty_map();
+    let Value::Map(bm) = &b else { return Ok(()) };
+    for d in &chart.dependencies {
+        for (child, parent) in &d.import_values {
+            let Some(Value::Map(table)) = path_value(&cvals, &format!("{}.{child}", d.name)) else {
+                continue;
+            };
+            let mut data = Value::Map(table).deep_copy();
+            if parent != "." {
+                for key in parent.rsplit('.') {
+                    data = Value::map(BTreeMap::from([(key.to_string(), data)]));
+                }
+            }
+            if let Value::Map(dm) = &data {
+                coalesce_tables(bm, dm, true, 0);
+            }
+        }
+    }
+    let merged = cvals.deep_copy();
+    if let Value::Map(mm) = &merged {
+        coalesce_tables(mm, bm, true, 0);
+    }
+    chart.values = merged;
+    Ok(())
+}
+
 /// Applies one `--set`-style assignment list (`a.b=1,c[0]=x`) to `vals`. `as_string` keeps
 /// every value a string (`--set-string`); `json` reads values as JSON (`--set-json`).
 pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Result<(), String> {
@@ -491,6 +535,46 @@ mod tests {
         );
         apply_set(&v, "a.b=2", true, false).unwrap();
         assert_eq!(v.get("a").and_then(|a| a.get("b")), Some(Value::str("2")));
+    }
+
+    fn chart(name: &str, values: &str) -> Chart {
+        Chart {
+            meta: fluxgate_yaml::Node::null(fluxgate_diagnostics::Location::new("c", 1, 1)),
+            name: name.into(),
+            version: "1".into(),
+            templates: vec![],
+            files: BTreeMap::new(),
+            values: parse_values(values).unwrap(),
+            dependencies: vec![],
+            subcharts: vec![],
+        }
+    }
+
+    #[test]
+    fn import_values_and_globals() {
+        let mut parent = chart("p", "own: 1\nfromchild: {keep: parent}\nglobal: {g: 1}\n");
+        parent.subcharts.push(chart(
+            "c",
+            "exports:\n  data: {fromchild: {keep: child, extra: 2}}\ninner: {x: 1}\n",
+        ));
+        parent.dependencies.push(crate::Dependency {
+            name: "c".into(),
+            enabled: true,
+            import_values: vec![
+                ("exports.data".into(), ".".into()),
+                ("inner".into(), "imported.inner".into()),
+            ],
+            ..crate::Dependency::default()
+        });
+        process_import_values(&mut parent).unwrap();
+        let out = coalesce_values_copy(&parent, &Value::empty_map()).unwrap();
+        let s = fluxgate_gotemplate::format::sprint_value;
+        assert_eq!(
+            s(&out.get("fromchild").unwrap()),
+            "map[extra:2 keep:parent]"
+        );
+        assert_eq!(s(&out.get("imported").unwrap()), "map[inner:map[x:1]]");
+        assert_eq!(s(&out.get("c").unwrap().get("global").unwrap()), "map[g:1]");
     }
 
     #[test]
