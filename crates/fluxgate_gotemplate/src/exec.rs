@@ -643,24 +643,19 @@ impl State<'_> {
             last_at = At { pos: *p, text: a };
             let kind = match a {
                 Arg::Str(..) => Some(ConstKind::Str),
-                Arg::Number(n) if n.int.is_some() && !(n.is_float_syntax && !n.is_char) => {
-                    Some(ConstKind::Int)
-                }
+                // Go's evalInteger takes any constant that is an integer (`1e3` too).
+                Arg::Number(n) if n.int.is_some() => Some(ConstKind::Int),
                 Arg::Number(_) => Some(ConstKind::Float),
                 Arg::Bool(_) => Some(ConstKind::Bool),
                 Arg::Nil => Some(ConstKind::Nil),
                 _ => None,
             };
-            if let Some(kind) = kind {
-                if let Some(msg) = func.param(i).check_constant(kind, &a.to_string()) {
-                    return Err(self.error(last_at, &msg));
-                }
+            if let Some(msg) = kind.and_then(|k| func.param(i).check_constant(k, &a.to_string())) {
+                return Err(self.error(last_at, &msg));
             }
             let v = self.eval_arg(dot, a, *p)?;
-            if kind.is_none() {
-                if let Some(msg) = func.param(i).check(&v) {
-                    return Err(self.error(last_at, &msg));
-                }
+            if let (None, Some(msg)) = (kind, func.param(i).check(&v)) {
+                return Err(self.error(last_at, &msg));
             }
             argv.push(nil_for_missing(v));
         }

@@ -253,3 +253,68 @@ fn untar(bytes: &[u8]) -> std::io::Result<Vec<(String, Vec<u8>)>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tgz(members: &[(&str, &str)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        for (name, data) in members {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            builder
+                .append_data(&mut header, name, data.as_bytes())
+                .unwrap();
+        }
+        builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn loads_subcharts_from_folders_and_archives() {
+        let sub = tgz(&[
+            (
+                "sub/Chart.yaml",
+                "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+            ),
+            ("sub/values.yaml", "x: 1\n"),
+            ("sub/templates/a.yaml", "a: {{ .Values.x }}\n"),
+        ]);
+        let files = vec![
+            ("Chart.yaml".to_string(), b"apiVersion: v2\nname: top\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: 1.0.0\n  condition: sub.enabled\n  alias: other\n".to_vec()),
+            ("values.yaml".to_string(), b"num: 1000000\non: yes\n".to_vec()),
+            ("templates/t.yaml".to_string(), b"t: 1\n".to_vec()),
+            ("files/f.txt".to_string(), b"hi".to_vec()),
+            ("charts/sub-1.0.0.tgz".to_string(), sub),
+            ("charts/folder/Chart.yaml".to_string(), b"name: folder\nversion: 2.0.0\n".to_vec()),
+            ("charts/_skipped/Chart.yaml".to_string(), b"name: skipped\n".to_vec()),
+        ];
+        let c = Chart::from_files(files, "top").unwrap();
+        assert_eq!(c.name, "top");
+        assert_eq!(
+            c.subcharts
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
+            ["folder", "sub"]
+        );
+        assert_eq!(c.subcharts[1].templates[0].0, "templates/a.yaml");
+        assert_eq!(c.dependencies[0].alias, "other");
+        assert!(c.files.contains_key("files/f.txt"));
+        // Values are read as Helm reads them: numbers float64, YAML 1.1 booleans (keys too).
+        assert_eq!(
+            fluxgate_gotemplate::format::sprint_value(&c.values),
+            "map[num:1e+06 true:true]"
+        );
+    }
+
+    #[test]
+    fn a_chart_without_chart_yaml_is_an_error() {
+        assert!(Chart::from_files(vec![("values.yaml".into(), Vec::new())], "x").is_err());
+    }
+}
