@@ -17,6 +17,10 @@ pub struct Request {
     pub set: Vec<String>,
     pub set_string: Vec<String>,
     pub set_json: Vec<String>,
+    /// `--set-file K=PATH`: the file's content as the value.
+    pub set_file: Vec<String>,
+    /// `--set-literal K=V`: V as one string, commas and all.
+    pub set_literal: Vec<String>,
     pub kube_version: Option<String>,
     pub api_versions: Vec<String>,
     pub skip_tests: bool,
@@ -41,7 +45,7 @@ pub fn run(req: &Request) -> Result<String, Error> {
 }
 
 /// Helm's order of user values: `-f` files merged in order, then `--set-json`, `--set`,
-/// `--set-string`.
+/// `--set-string`, `--set-file`, `--set-literal`.
 pub fn user_values(req: &Request) -> Result<Value, Error> {
     let mut vals = Value::empty_map();
     for f in &req.values_files {
@@ -63,6 +67,15 @@ pub fn user_values(req: &Request) -> Result<Value, Error> {
     for s in &req.set_string {
         values::apply_set(&vals, s, true, false)
             .map_err(|e| Error::Values(format!("failed parsing --set-string data: {e}")))?;
+    }
+    let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
+    for s in &req.set_file {
+        values::apply_file(&vals, s, &read)
+            .map_err(|e| Error::Values(format!("failed parsing --set-file data: {e}")))?;
+    }
+    for s in &req.set_literal {
+        values::apply_literal(&vals, s)
+            .map_err(|e| Error::Values(format!("failed parsing --set-literal data: {e}")))?;
     }
     Ok(vals)
 }

@@ -387,6 +387,40 @@ pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Resul
     Ok(())
 }
 
+/// `--set-literal K=V`: the whole text after the first `=` is one string value.
+pub fn apply_literal(vals: &Value, expr: &str) -> Result<(), String> {
+    let Value::Map(root) = vals else {
+        return Ok(());
+    };
+    let Some((key, raw)) = expr.split_once('=') else {
+        return Err(format!("key {expr:?} has no value"));
+    };
+    set_path(root, &split_unescaped(key, '.'), Value::str(raw))
+}
+
+/// `--set-file K=PATH,...`: each value is the content of the file `read` returns.
+pub fn apply_file(
+    vals: &Value,
+    expr: &str,
+    read: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<(), String> {
+    let Value::Map(root) = vals else {
+        return Ok(());
+    };
+    for pair in split_unescaped(expr, ',') {
+        let Some(eq) = find_unescaped(&pair, '=') else {
+            return Err(format!("key \"{pair}\" has no value"));
+        };
+        let content = read(&unescape(&pair[eq + 1..]))?;
+        set_path(
+            root,
+            &split_unescaped(&pair[..eq], '.'),
+            Value::from(content),
+        )?;
+    }
+    Ok(())
+}
+
 /// strvals' typing: `true`/`false`, `null`, and int64 (no leading zero); else a string.
 fn typed(s: &str, as_string: bool) -> Value {
     if as_string {
@@ -575,6 +609,17 @@ mod tests {
         );
         assert_eq!(s(&out.get("imported").unwrap()), "map[inner:map[x:1]]");
         assert_eq!(s(&out.get("c").unwrap().get("global").unwrap()), "map[g:1]");
+    }
+
+    #[test]
+    fn literal_and_file_values() {
+        let v = Value::empty_map();
+        apply_literal(&v, "a.b=x,y=z").unwrap();
+        apply_file(&v, "c=f.txt", &|p| Ok(format!("content of {p}"))).unwrap();
+        assert_eq!(
+            fluxgate_gotemplate::format::sprint_value(&v),
+            "map[a:map[b:x,y=z] c:content of f.txt]"
+        );
     }
 
     #[test]

@@ -70,6 +70,8 @@ fn case(chart_dir: &Path, label: &str, release: &str, namespace: &str, flags: &[
             "--skip-schema-validation" => {}
             "--set" => req.set.extend(it.next().cloned()),
             "--set-string" => req.set_string.extend(it.next().cloned()),
+            "--set-literal" => req.set_literal.extend(it.next().cloned()),
+            "--set-json" => req.set_json.extend(it.next().cloned()),
             "--api-versions" => req.api_versions.extend(it.next().cloned()),
             "-f" => req.values_files.extend(it.next().map(PathBuf::from)),
             other => panic!("unknown flag {other}"),
@@ -354,6 +356,12 @@ fn own_value_sets(chart: &str) -> Vec<Vec<String>> {
                 "replicaCount=3,ingress.enabled=true,hpa.enabled=true,serviceMonitor.enabled=true",
             ]),
             s(&["--set-string", "image.tag=1.0"]),
+            s(&[
+                "--set-literal",
+                "ui.message=a,b=c",
+                "--set-json",
+                "podAnnotations={\"x\":1}",
+            ]),
         ],
         "cilium" => vec![
             s(&[

@@ -27,6 +27,12 @@ pub struct Args {
     /// Values as JSON (`a={"b":1}`).
     #[arg(long = "set-json")]
     pub set_json: Vec<String>,
+    /// Values read from files (`K=PATH`).
+    #[arg(long = "set-file")]
+    pub set_file: Vec<String>,
+    /// Values as literal strings (`K=V`, V taken whole).
+    #[arg(long = "set-literal")]
+    pub set_literal: Vec<String>,
     /// `.Capabilities.KubeVersion` (default v1.37.0, as helm v4.3.2).
     #[arg(long = "kube-version")]
     pub kube_version: Option<String>,
@@ -53,6 +59,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         set: args.set.clone(),
         set_string: args.set_string.clone(),
         set_json: args.set_json.clone(),
+        set_file: args.set_file.clone(),
+        set_literal: args.set_literal.clone(),
         kube_version: args.kube_version.clone(),
         api_versions: args.api_versions.clone(),
         skip_tests: args.skip_tests,
