@@ -490,7 +490,8 @@ fn crds(chart: &Chart, path: &str) -> Vec<(String, String)> {
 /// Renders `chart` with `opts`: what `helm template` prints.
 pub fn template(mut chart: Chart, opts: &Options) -> Result<String, Error> {
     let user = opts.values.deep_copy();
-    values::process_dependencies(&mut chart, &user, "").map_err(Error::Values)?;
+    values::process_dependencies(&mut chart, &user, "")
+        .map_err(|e| Error::Values(format!("chart dependencies processing failed: {e}")))?;
     values::process_import_values(&mut chart).map_err(Error::Values)?;
     let vals = values::coalesce_values_copy(&chart, &user).map_err(Error::Values)?;
     let files = render_files(&chart, &vals, opts)?;

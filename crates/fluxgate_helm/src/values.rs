@@ -211,7 +211,8 @@ pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), String>
                 return Err(format!(
                     "type mismatch on {}: {}",
                     sub.name,
-                    fluxgate_gotemplate::format::sprint_value(&other)
+                    // Helm formats the value with `%t`.
+                    fluxgate_gotemplate::format::sprintf("%t", std::slice::from_ref(&other))
                 ));
             }
         };
