@@ -26,6 +26,7 @@ mod helmignore;
 mod objects;
 mod render;
 mod request;
+pub mod setvals;
 pub mod sprig;
 mod toml;
 pub mod values;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use fluxgate_gotemplate::Value;
 
-use crate::{Chart, Error, Options, values};
+use crate::{Chart, Error, Options, setvals, values};
 
 /// The arguments of `fluxgate template` (all owned, so that a render can move to a thread).
 #[derive(Debug, Clone, Default)]
@@ -58,23 +58,23 @@ pub fn user_values(req: &Request) -> Result<Value, Error> {
         vals = values::merge_user(&vals, &v);
     }
     for s in &req.set_json {
-        values::apply_set(&vals, s, false, true).map_err(Error::Values)?;
+        setvals::apply_set(&vals, s, false, true).map_err(Error::Values)?;
     }
     for s in &req.set {
-        values::apply_set(&vals, s, false, false)
+        setvals::apply_set(&vals, s, false, false)
             .map_err(|e| Error::Values(format!("failed parsing --set data: {e}")))?;
     }
     for s in &req.set_string {
-        values::apply_set(&vals, s, true, false)
+        setvals::apply_set(&vals, s, true, false)
             .map_err(|e| Error::Values(format!("failed parsing --set-string data: {e}")))?;
     }
     let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
     for s in &req.set_file {
-        values::apply_file(&vals, s, &read)
+        setvals::apply_file(&vals, s, &read)
             .map_err(|e| Error::Values(format!("failed parsing --set-file data: {e}")))?;
     }
     for s in &req.set_literal {
-        values::apply_literal(&vals, s)
+        setvals::apply_literal(&vals, s)
             .map_err(|e| Error::Values(format!("failed parsing --set-literal data: {e}")))?;
     }
     Ok(vals)
