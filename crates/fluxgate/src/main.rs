@@ -47,6 +47,8 @@ enum Command {
     Mutate(commands::mutate::Args),
     /// Requirement coverage: which requirements a check that ran maps to.
     Coverage(commands::coverage::Args),
+    /// Render a Helm chart: what `helm template` prints, byte for byte.
+    Template(commands::template::Args),
 }
 
 // mimalloc: rendering allocates many small nodes, and glibc's malloc took a third of the time.
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Policy(args) => commands::policy::run(&args),
         Command::Mutate(args) => commands::mutate::run(&args),
         Command::Coverage(args) => commands::coverage::run(&args),
+        Command::Template(args) => commands::template::run(&args),
     });
     match result {
         Ok(code) => code,

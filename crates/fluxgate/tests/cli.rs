@@ -9,6 +9,7 @@ mod fail_closed;
 mod formats;
 mod policy_test;
 mod secrets;
+mod template_cli;
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

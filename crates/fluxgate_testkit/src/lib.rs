@@ -200,6 +200,72 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
     }
 }
 
+/// Installs a Go command from the module proxy (`go install PACKAGE@VERSION`, e.g.
+/// `helm.sh/helm/v4/cmd/helm@v4.3.2`) once per Go version: the binary is cached in
+/// `target/oracles/<name>-<hash of the package and the Go version>/`. `None` after
+/// [`missing`] said why.
+///
+/// # Panics
+/// Under `CI=true`, when Go is missing or the install fails.
+#[must_use]
+pub fn go_install_oracle(test: &str, name: &str, package: &str) -> Option<PathBuf> {
+    let go = go(test)?;
+    let version = std::process::Command::new(&go)
+        .arg("version")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    let mut hash = Fnv::default();
+    hash.write(&version);
+    hash.write(package.as_bytes());
+    let dir = workspace_root()
+        .join("target")
+        .join("oracles")
+        .join(format!("{name}-{:016x}", hash.0));
+    let bin = dir.join(name);
+    if bin.is_file() {
+        return Some(bin);
+    }
+    // Installed into a private folder and renamed, so that tests installing at once never
+    // run a half-written binary.
+    let tmp = dir.with_extension(format!("{}.tmp", std::process::id()));
+    let _ = std::fs::create_dir_all(&tmp);
+    let _ = writeln!(
+        std::io::stderr(),
+        "{test}: installing the Go oracle {package} (first run: several minutes)"
+    );
+    let built = std::process::Command::new(&go)
+        .args(["install", package])
+        .env("GOBIN", &tmp)
+        .output();
+    match built {
+        Ok(o) if o.status.success() => {
+            if std::fs::rename(&tmp, &dir).is_err() && !bin.is_file() {
+                missing(
+                    test,
+                    "the Go oracle was installed but could not be moved in place",
+                );
+                return None;
+            }
+            Some(bin)
+        }
+        Ok(o) => {
+            missing(
+                test,
+                &format!(
+                    "installing the Go oracle {package} failed: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                ),
+            );
+            None
+        }
+        Err(e) => {
+            missing(test, &format!("running {}: {e}", go.display()));
+            None
+        }
+    }
+}
+
 /// FNV-1a, 64 bits: a stable hash for cache names (not for security).
 struct Fnv(u64);
 

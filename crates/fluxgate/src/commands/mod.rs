@@ -12,4 +12,5 @@ pub mod mutate;
 pub mod policy;
 pub mod render;
 pub mod rules;
+pub mod template;
 pub mod values;

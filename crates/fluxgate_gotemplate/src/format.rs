@@ -1,0 +1,571 @@
+//! Go's `fmt` as templates reach it: `print`, `println`, `printf` and the printing of an
+//! action's value (`%v`), with Go's float rules (`1e+06`), `map[k:v]`, `[a b]`, `<nil>`, and
+//! the `%!verb(type=value)` forms for bad verbs and arguments.
+
+use crate::value::{MAX_DEPTH, Value};
+
+/// `fmt.Sprint(v)` of one value.
+pub fn sprint_value(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v, 'v', &Spec::default(), 0);
+    out
+}
+
+/// `fmt.Sprint(args...)`: a space between operands when neither side is a string.
+pub fn sprint(args: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        let is_str = matches!(a, Value::String(_));
+        if i > 0 && !is_str && !matches!(args[i - 1], Value::String(_)) {
+            out.push(' ');
+        }
+        out.push_str(&sprint_value(a));
+    }
+    out
+}
+
+/// `fmt.Sprintln(args...)`: spaces between all operands and a newline.
+pub fn sprintln(args: &[Value]) -> String {
+    let parts: Vec<String> = args.iter().map(sprint_value).collect();
+    parts.join(" ") + "\n"
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 64)`, which `%v` uses for float64.
+pub fn format_float(f: f64) -> String {
+    format_float_g(f, None, false)
+}
+
+/// `strconv.Quote(s)`.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x0b' => out.push_str("\\v"),
+            '\u{fffd}' => out.push('\u{fffd}'),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if is_printable(c) => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn is_printable(c: char) -> bool {
+    // Go's unicode.IsPrint, approximated: control and format characters and separators
+    // other than the ASCII space are escaped.
+    !(c.is_control()
+        || matches!(c as u32, 0x00ad | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x206f | 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff)
+        || (c.is_whitespace() && c != ' '))
+}
+
+// The flags of one verb, as Go's fmt keeps them.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Default, Clone)]
+struct Spec {
+    plus: bool,
+    minus: bool,
+    sharp: bool,
+    zero: bool,
+    space: bool,
+    width: Option<usize>,
+    prec: Option<usize>,
+}
+
+/// `fmt.Sprintf(format, args...)`.
+pub fn sprintf(format: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut argi = 0;
+    let mut chars = format.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut spec = Spec::default();
+        while let Some(&(_, f)) = chars.peek() {
+            match f {
+                '+' => spec.plus = true,
+                '-' => spec.minus = true,
+                '#' => spec.sharp = true,
+                '0' => spec.zero = true,
+                ' ' => spec.space = true,
+                _ => break,
+            }
+            chars.next();
+        }
+        let read_num = |chars: &mut std::iter::Peekable<std::str::CharIndices>,
+                        argi: &mut usize|
+         -> Option<usize> {
+            if chars.peek().is_some_and(|&(_, c)| c == '*') {
+                chars.next();
+                let v = args.get(*argi).and_then(Value::as_int);
+                *argi += 1;
+                return v.and_then(|v| usize::try_from(v).ok()).or(Some(0));
+            }
+            let mut n: Option<usize> = None;
+            while let Some(&(_, d)) = chars.peek() {
+                let Some(dv) = d.to_digit(10) else { break };
+                n = Some(
+                    n.unwrap_or(0)
+                        .saturating_mul(10)
+                        .saturating_add(dv as usize)
+                        .min(1_000_000),
+                );
+                chars.next();
+            }
+            n
+        };
+        spec.width = read_num(&mut chars, &mut argi);
+        if chars.peek().is_some_and(|&(_, c)| c == '.') {
+            chars.next();
+            spec.prec = Some(read_num(&mut chars, &mut argi).unwrap_or(0));
+        }
+        let Some((_, verb)) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let Some(arg) = args.get(argi) else {
+            out.push_str(&format!("%!{verb}(MISSING)"));
+            continue;
+        };
+        argi += 1;
+        let arg = if matches!(arg, Value::Missing) {
+            &Value::Nil
+        } else {
+            arg
+        };
+        write_value(&mut out, arg, verb, &spec, 0);
+    }
+    if argi < args.len() {
+        out.push_str("%!(EXTRA ");
+        let extra: Vec<String> = args[argi..]
+            .iter()
+            .map(|a| {
+                if a.is_nil() {
+                    "<nil>".to_string()
+                } else {
+                    format!("{}={}", a.type_name(), sprint_value(a))
+                }
+            })
+            .collect();
+        out.push_str(&extra.join(", "));
+        out.push(')');
+    }
+    out
+}
+
+fn bad_verb(out: &mut String, v: &Value, verb: char) {
+    if v.is_nil() {
+        out.push_str(&format!("%!{verb}(<nil>)"));
+    } else {
+        out.push_str(&format!("%!{verb}({}={})", v.type_name(), sprint_value(v)));
+    }
+}
+
+fn pad(out: &mut String, s: &str, spec: &Spec, numeric: bool) {
+    let len = s.chars().count();
+    let width = spec.width.unwrap_or(0);
+    if len >= width {
+        out.push_str(s);
+        return;
+    }
+    let fill = width - len;
+    if spec.minus {
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', fill));
+    } else if spec.zero && numeric {
+        let (sign, digits) = match s.chars().next() {
+            Some(c @ ('-' | '+' | ' ')) => (Some(c), &s[1..]),
+            _ => (None, s),
+        };
+        if let Some(c) = sign {
+            out.push(c);
+        }
+        out.extend(std::iter::repeat_n('0', fill));
+        out.push_str(digits);
+    } else {
+        out.extend(std::iter::repeat_n(' ', fill));
+        out.push_str(s);
+    }
+}
+
+fn write_value(out: &mut String, v: &Value, verb: char, spec: &Spec, depth: usize) {
+    if depth > MAX_DEPTH {
+        out.push_str("...");
+        return;
+    }
+    if verb == 'T' {
+        pad(out, &v.type_name(), spec, false);
+        return;
+    }
+    match v {
+        Value::Missing | Value::Nil => match verb {
+            'v' => pad(out, "<nil>", spec, false),
+            _ => bad_verb(out, v, verb),
+        },
+        Value::Bool(b) => match verb {
+            'v' | 't' => pad(out, if *b { "true" } else { "false" }, spec, false),
+            _ => bad_verb(out, v, verb),
+        },
+        Value::Int(i) | Value::Int64(i) => write_int(out, v, *i, verb, spec),
+        Value::Float(f) => write_float(out, v, *f, verb, spec),
+        Value::String(s) => write_str(out, v, s.as_bytes(), verb, spec),
+        Value::Bytes(b) => match verb {
+            's' | 'q' | 'x' | 'X' => write_str(out, v, b, verb, spec),
+            _ => write_seq(
+                out,
+                b.iter().map(|x| Value::Int(i64::from(*x))),
+                verb,
+                spec,
+                depth,
+            ),
+        },
+        Value::List(l) => {
+            let items = l.borrow().clone();
+            write_seq(out, items.into_iter(), verb, spec, depth);
+        }
+        Value::Map(m) => {
+            let entries: Vec<(String, Value)> = m
+                .borrow()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            out.push_str("map[");
+            for (i, (k, val)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_str(out, &Value::str(k), k.as_bytes(), verb, spec);
+                out.push(':');
+                write_value(out, val, verb, spec, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => match verb {
+            'v' | 's' => pad(out, &o.display(), spec, false),
+            _ => bad_verb(out, v, verb),
+        },
+    }
+}
+
+fn write_seq(
+    out: &mut String,
+    items: impl Iterator<Item = Value>,
+    verb: char,
+    spec: &Spec,
+    depth: usize,
+) {
+    out.push('[');
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_value(out, &item, verb, spec, depth + 1);
+    }
+    out.push(']');
+}
+
+fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec) {
+    let text = String::from_utf8_lossy(bytes);
+    let text = match spec.prec {
+        Some(p) if matches!(verb, 'v' | 's' | 'q') => text.chars().take(p).collect::<String>(),
+        _ => text.into_owned(),
+    };
+    match verb {
+        'v' | 's' => pad(out, &text, spec, false),
+        'q' => {
+            let q = if spec.sharp && !text.contains('`') {
+                format!("`{text}`")
+            } else {
+                quote(&text)
+            };
+            pad(out, &q, spec, false);
+        }
+        'x' | 'X' => {
+            let mut h = String::new();
+            for (i, b) in bytes.iter().enumerate() {
+                if spec.space && i > 0 {
+                    h.push(' ');
+                }
+                if verb == 'x' {
+                    h.push_str(&format!("{b:02x}"));
+                } else {
+                    h.push_str(&format!("{b:02X}"));
+                }
+            }
+            pad(out, &h, spec, false);
+        }
+        _ => bad_verb(out, v, verb),
+    }
+}
+
+fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
+    let neg = i < 0;
+    let mag = i.unsigned_abs();
+    let digits = match verb {
+        'v' | 'd' => mag.to_string(),
+        'b' => format!("{mag:b}"),
+        'o' | 'O' => format!("{mag:o}"),
+        'x' => format!("{mag:x}"),
+        'X' => format!("{mag:X}"),
+        'c' => {
+            let c = u32::try_from(i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{fffd}');
+            return pad(out, &c.to_string(), spec, false);
+        }
+        'q' => {
+            let c = u32::try_from(i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{fffd}');
+            let q = quote(&c.to_string());
+            let inner = &q[1..q.len() - 1];
+            let inner = if inner == "\\\"" {
+                "\""
+            } else if inner == "'" {
+                "\\'"
+            } else {
+                inner
+            };
+            return pad(out, &format!("'{inner}'"), spec, false);
+        }
+        'U' => return pad(out, &format!("U+{mag:04X}"), spec, false),
+        _ => return bad_verb(out, v, verb),
+    };
+    let mut digits = match spec.prec {
+        Some(0) if mag == 0 => String::new(),
+        Some(p) if digits.len() < p => "0".repeat(p - digits.len()) + &digits,
+        _ => digits,
+    };
+    if spec.sharp || verb == 'O' {
+        let prefix = match verb {
+            'b' => "0b",
+            'o' if !digits.starts_with('0') => "0",
+            'O' => "0o",
+            'x' => "0x",
+            'X' => "0X",
+            _ => "",
+        };
+        digits = prefix.to_string() + &digits;
+    }
+    let sign = if neg {
+        "-"
+    } else if spec.plus {
+        "+"
+    } else if spec.space {
+        " "
+    } else {
+        ""
+    };
+    pad(out, &format!("{sign}{digits}"), spec, spec.prec.is_none());
+}
+
+fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
+    let body = match verb {
+        'v' | 'g' | 'G' => {
+            let s = format_float_g(f, spec.prec, spec.sharp);
+            if verb == 'G' { s.to_uppercase() } else { s }
+        }
+        'e' | 'E' => {
+            let s = format_e(f, spec.prec.unwrap_or(6));
+            if verb == 'E' { s.to_uppercase() } else { s }
+        }
+        'f' | 'F' => {
+            if f.is_finite() {
+                format!("{:.*}", spec.prec.unwrap_or(6), f)
+            } else {
+                special(f)
+            }
+        }
+        _ => return bad_verb(out, v, verb),
+    };
+    let body = if spec.plus && !body.starts_with(['-', '+']) {
+        format!("+{body}")
+    } else if spec.space && !body.starts_with(['-', '+']) {
+        format!(" {body}")
+    } else {
+        body
+    };
+    pad(out, &body, spec, f.is_finite());
+}
+
+fn special(f: f64) -> String {
+    if f.is_nan() {
+        "NaN".into()
+    } else if f > 0.0 {
+        "+Inf".into()
+    } else {
+        "-Inf".into()
+    }
+}
+
+/// Decimal digits (no leading zeros, no trailing zeros) and the position of the point
+/// (`1234.5` -> ("12345", 4)) of `|f|` rounded to `sig` significant digits, or shortest.
+fn digits(f: f64, sig: Option<usize>) -> (String, i32) {
+    let s = match sig {
+        Some(p) => format!("{:.*e}", p.saturating_sub(1).min(1000), f.abs()),
+        None => format!("{:e}", f.abs()),
+    };
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut d: String = mant.chars().filter(char::is_ascii_digit).collect();
+    while d.len() > 1 && d.ends_with('0') {
+        d.pop();
+    }
+    if d == "0" {
+        return (d, 1);
+    }
+    (d, exp + 1)
+}
+
+fn format_e(f: f64, prec: usize) -> String {
+    if !f.is_finite() {
+        return special(f);
+    }
+    let s = format!("{:.*e}", prec.min(1000), f);
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    format!("{mant}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+}
+
+/// `strconv.FormatFloat(f, 'g', prec, 64)`, `prec` `None` for the shortest form.
+fn format_float_g(f: f64, prec: Option<usize>, sharp: bool) -> String {
+    if !f.is_finite() {
+        return special(f);
+    }
+    let neg = f.is_sign_negative() && f != 0.0 || (f == 0.0 && f.is_sign_negative());
+    let prec = prec.map(|p| p.max(1));
+    let (d, dp) = digits(f, prec);
+    let nd = d.len() as i32;
+    let mut eprec = prec.map_or(nd, |p| p as i32);
+    if eprec > nd && nd >= dp {
+        eprec = nd;
+    }
+    if prec.is_none() {
+        eprec = 6;
+    }
+    let exp = dp - 1;
+    let sign = if neg { "-" } else { "" };
+    if exp < -4 || exp >= eprec {
+        let mut m = d[..1].to_string();
+        if d.len() > 1 {
+            m.push('.');
+            m.push_str(&d[1..]);
+        } else if sharp {
+            m.push('.');
+        }
+        return format!(
+            "{sign}{m}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        );
+    }
+    let s = if dp <= 0 {
+        format!("0.{}{}", "0".repeat(dp.unsigned_abs() as usize), d)
+    } else if dp >= nd {
+        format!("{}{}", d, "0".repeat((dp - nd) as usize))
+    } else {
+        format!("{}.{}", &d[..dp as usize], &d[dp as usize..])
+    };
+    format!("{sign}{s}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_like_go() {
+        assert_eq!(format_float(1_000_000.0), "1e+06");
+        assert_eq!(format_float(100_000.0), "100000");
+        assert_eq!(format_float(1.5), "1.5");
+        assert_eq!(format_float(0.0001), "0.0001");
+        assert_eq!(format_float(0.00001), "1e-05");
+        assert_eq!(format_float(123_456_789.0), "1.23456789e+08");
+        assert_eq!(format_float(-2.0), "-2");
+        assert_eq!(format_float(0.0), "0");
+        assert_eq!(
+            sprintf(
+                "%.2f|%5.1f|%e|%g",
+                &[
+                    Value::Float(1.23456),
+                    Value::Float(2.0),
+                    Value::Float(1234.5),
+                    Value::Float(0.1)
+                ]
+            ),
+            "1.23|  2.0|1.234500e+03|0.1"
+        );
+    }
+
+    #[test]
+    fn printf_verbs() {
+        let s = Value::str("hi");
+        assert_eq!(
+            sprintf(
+                "%s-%q-%v-%5s-%-4s|",
+                &[s.clone(), s.clone(), s.clone(), s.clone(), s.clone()]
+            ),
+            "hi-\"hi\"-hi-   hi-hi  |"
+        );
+        assert_eq!(
+            sprintf(
+                "%d %03d %x %c",
+                &[
+                    Value::Int(5),
+                    Value::Int(7),
+                    Value::Int(255),
+                    Value::Int(65)
+                ]
+            ),
+            "5 007 ff A"
+        );
+        assert_eq!(sprintf("%d", &[Value::str("x")]), "%!d(string=x)");
+        assert_eq!(sprintf("%s %d", &[Value::Nil]), "%!s(<nil>) %!d(MISSING)");
+        assert_eq!(
+            sprintf("%s", &[Value::str("a"), Value::Int(1)]),
+            "a%!(EXTRA int=1)"
+        );
+        assert_eq!(sprintf("100%%", &[]), "100%");
+    }
+
+    #[test]
+    fn composites() {
+        let m = Value::map(
+            [
+                ("b".to_string(), Value::Int(2)),
+                (
+                    "a".to_string(),
+                    Value::list(vec![Value::str("x"), Value::Nil]),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        assert_eq!(sprint_value(&m), "map[a:[x <nil>] b:2]");
+        assert_eq!(
+            sprint(&[Value::Int(1), Value::Int(2), Value::str("a"), Value::Int(3)]),
+            "1 2a3"
+        );
+        assert_eq!(quote("a\"\n\u{1}"), "\"a\\\"\\n\\x01\"");
+    }
+}

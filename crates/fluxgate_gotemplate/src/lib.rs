@@ -1,0 +1,164 @@
+//! Go's `text/template` in Rust, as Helm uses it: no Go at run time.
+//!
+//! [`Templates`] is a set of named templates sharing one function table ([`Funcs`]: Go's
+//! builtins plus whatever the caller adds, e.g. sprig and Helm's `include`). Parsing a text
+//! adds it under its name and adds each of its `define`/`block`s; executing walks a tree
+//! with a [`Value`] as dot. Errors read as Go prints them:
+//! `template: NAME:LINE:COL: executing "NAME" at <NODE>: MESSAGE`.
+//!
+//! The engine knows nothing of Helm: values, charts and sprig live with the callers.
+//!
+//! ```
+//! use fluxgate_gotemplate::{Funcs, Templates, Value};
+//! let mut set = Templates::new(Funcs::new());
+//! set.parse("t", "{{ define \"x\" }}[{{ . }}]{{ end }}{{ range $i, $v := . }}{{ template \"x\" $v }}{{ end }}").unwrap();
+//! let data = Value::list(vec![Value::Int(1), Value::str("a")]);
+//! assert_eq!(set.execute("t", &data).unwrap(), "[1][a]");
+//! let err = set.parse("bad", "{{ .x ").unwrap_err();
+//! assert_eq!(err.to_string(), "template: bad:1: unclosed action");
+//! ```
+
+// Go's numbers move between int64 and float64 as Go converts them; the casts are the point.
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap
+)]
+// The lexer's and parser's error helpers are methods for uniform call sites.
+#![allow(clippy::unused_self)]
+
+mod ast;
+mod compare;
+mod exec;
+pub mod format;
+mod funcs;
+mod lex;
+mod parse;
+mod value;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub use exec::{Call, MAX_DEPTH, MissingKey, Template};
+pub use funcs::{Arity, ConstKind, Func, FuncBody, Funcs, Ty, index, length, query_escape};
+pub use value::{ListRef, MapRef, Object, Value};
+
+/// What can go wrong: a parse error or an execution error, each with Go's text.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// `template: NAME:LINE: MESSAGE`.
+    #[error("template: {name}:{line}: {message}")]
+    Parse {
+        name: String,
+        line: usize,
+        message: String,
+    },
+    /// The whole message as Go prints it (`template: NAME:LINE:COL: executing ...`).
+    #[error("{0}")]
+    Exec(String),
+    /// `template: no template "NAME" associated with template "SET"`.
+    #[error("template: no template {0:?} associated with template {0:?}")]
+    NoTemplate(String),
+}
+
+/// Default bound on one execution's output (a template that loops forever into its
+/// output stops there).
+pub const DEFAULT_MAX_OUTPUT: usize = 64 << 20;
+
+/// A set of templates that can call one another.
+#[derive(Clone)]
+pub struct Templates {
+    trees: HashMap<String, Rc<Template>>,
+    funcs: Rc<Funcs>,
+    /// What a missing map key gives.
+    pub missing_key: MissingKey,
+    /// Bound on the bytes one execution writes.
+    pub max_output: usize,
+    /// The set's own name, as Go's "no template ... associated with template NAME" says.
+    pub root_name: String,
+    /// Methods of the data's named map types (Helm's `Values.AsMap`): called for `.Name`
+    /// on a map that has no key `Name`.
+    pub map_methods: HashMap<String, MapMethod>,
+}
+
+/// A method of a named map type: the map, then the arguments.
+pub type MapMethod = fn(&Value, &[Value]) -> Result<Value, String>;
+
+impl Templates {
+    pub fn new(funcs: Funcs) -> Templates {
+        Templates {
+            trees: HashMap::new(),
+            funcs: Rc::new(funcs),
+            missing_key: MissingKey::Default,
+            max_output: DEFAULT_MAX_OUTPUT,
+            root_name: String::new(),
+            map_methods: HashMap::new(),
+        }
+    }
+
+    /// Parses `text` as the template `name`, adding its `define`s. A later definition
+    /// replaces an earlier one, except that an empty one never replaces a non-empty one.
+    pub fn parse(&mut self, name: &str, text: &str) -> Result<(), Error> {
+        let funcs = &self.funcs;
+        let trees = parse::parse(name, text, &|f| funcs.contains(f)).map_err(|e| Error::Parse {
+            name: name.to_string(),
+            line: 1 + text
+                .get(..e.pos.min(text.len()))
+                .unwrap_or("")
+                .matches('\n')
+                .count(),
+            message: e.message,
+        })?;
+        let source: Rc<str> = Rc::from(text);
+        for tree in trees {
+            let keep_old = parse::is_empty_tree(&tree.root)
+                && self
+                    .trees
+                    .get(&tree.name)
+                    .is_some_and(|old| !parse::is_empty_tree(&old.root));
+            if keep_old {
+                continue;
+            }
+            let t = Template {
+                name: tree.name.clone(),
+                parse_name: name.to_string(),
+                source: source.clone(),
+                root: tree.root,
+            };
+            self.trees.insert(tree.name, Rc::new(t));
+        }
+        Ok(())
+    }
+
+    /// Executes the template `name` with `data` as dot.
+    pub fn execute(&self, name: &str, data: &Value) -> Result<String, Error> {
+        let t = self
+            .get(name)
+            .ok_or_else(|| Error::NoTemplate(name.to_string()))?;
+        exec::run(self, &t, data, 0).map_err(Error::Exec)
+    }
+
+    /// Whether a template `name` exists.
+    pub fn has(&self, name: &str) -> bool {
+        self.trees.contains_key(name)
+    }
+
+    /// The names of the templates, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.trees.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<Rc<Template>> {
+        self.trees.get(name).cloned()
+    }
+
+    /// The function table.
+    pub fn funcs(&self) -> &Funcs {
+        &self.funcs
+    }
+}
+
+#[cfg(test)]
+mod tests;

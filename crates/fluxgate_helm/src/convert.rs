@@ -1,0 +1,234 @@
+//! Between template values and YAML/JSON, as Helm's Go code converts them: values files and
+//! `fromYaml` go through `sigs.k8s.io/yaml` (YAML to JSON, so every number is a float64);
+//! `toYaml` is JSON first, then go-yaml v2 (integral floats print as integers, keys sorted);
+//! `toJson` is `encoding/json` (sorted keys, `<`, `>`, `&` escaped).
+
+use std::collections::BTreeMap;
+
+use fluxgate_diagnostics::Location;
+use fluxgate_gotemplate::{MAX_DEPTH, Value};
+use fluxgate_yaml::{EmitOptions, Map, Node, Value as Y, emit_node};
+
+/// A YAML node as `sigs.k8s.io/yaml` unmarshals it into `interface{}`: numbers float64.
+pub fn from_yaml_node(n: &Node) -> Value {
+    from_yaml_at(n, 0)
+}
+
+fn from_yaml_at(n: &Node, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Nil;
+    }
+    match &n.value {
+        Y::Null => Value::Nil,
+        Y::Bool(b) => Value::Bool(*b),
+        #[allow(clippy::cast_precision_loss)] // JSON numbers are float64 in Go.
+        Y::Int(i) => Value::Float(*i as f64),
+        Y::Float(f) => Value::Float(*f),
+        Y::String(s) => Value::str(s),
+        Y::Seq(items) => Value::list(items.iter().map(|x| from_yaml_at(x, depth + 1)).collect()),
+        Y::Map(m) => Value::map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), from_yaml_at(v, depth + 1)))
+                .collect(),
+        ),
+    }
+}
+
+/// A value as go-yaml v2 reads back its JSON encoding: integral numbers become ints.
+fn to_yaml_node(v: &Value, loc: &Location, depth: usize) -> Node {
+    let value = if depth > MAX_DEPTH {
+        Y::Null
+    } else {
+        match v {
+            Value::Missing | Value::Nil => Y::Null,
+            Value::Bool(b) => Y::Bool(*b),
+            Value::Int(i) | Value::Int64(i) => Y::Int(*i),
+            #[allow(clippy::cast_possible_truncation)] // only integral values in range
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
+                if f.abs() < 9.2e18 {
+                    Y::Int(*f as i64)
+                } else {
+                    Y::Float(*f)
+                }
+            }
+            Value::Float(f) => Y::Float(*f),
+            Value::String(s) => Y::String(s.to_string()),
+            Value::Bytes(b) => Y::String(base64_std(b)),
+            Value::List(l) => Y::Seq(
+                l.borrow()
+                    .iter()
+                    .map(|x| to_yaml_node(x, loc, depth + 1))
+                    .collect(),
+            ),
+            Value::Map(m) => {
+                let mut out = Map::new();
+                for (k, x) in m.borrow().iter() {
+                    out.insert(k.clone(), to_yaml_node(x, loc, depth + 1));
+                }
+                Y::Map(out)
+            }
+            Value::Object(o) => Y::String(o.display()),
+        }
+    };
+    Node::new(value, loc.clone())
+}
+
+fn base64_std(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// Helm's `toYaml`: the YAML text without its final newline.
+pub fn to_yaml(v: &Value) -> String {
+    let loc = Location::new("toYaml", 0, 0);
+    let node = to_yaml_node(v, &loc, 0);
+    let out = emit_node(
+        &node,
+        EmitOptions {
+            sort_keys: true,
+            origins: false,
+        },
+    );
+    out.strip_suffix('\n').unwrap_or(&out).to_string()
+}
+
+/// `encoding/json`'s `Marshal` (with `escape_html`) or `MarshalIndent` with two spaces.
+pub fn to_json(v: &Value, escape_html: bool, indent: bool) -> String {
+    let mut out = String::new();
+    write_json(&mut out, v, escape_html, indent.then_some(0), 0);
+    out
+}
+
+fn write_json(out: &mut String, v: &Value, esc: bool, indent: Option<usize>, depth: usize) {
+    if depth > MAX_DEPTH {
+        out.push_str("null");
+        return;
+    }
+    let nl = |out: &mut String, level: usize| {
+        if indent.is_some() {
+            out.push('\n');
+            out.push_str(&"  ".repeat(level));
+        }
+    };
+    let level = indent.unwrap_or(0);
+    match v {
+        Value::Missing | Value::Nil => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) | Value::Int64(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => out.push_str(&json_float(*f)),
+        Value::String(s) => json_string(out, s, esc),
+        Value::Bytes(b) => json_string(out, &base64_std(b), esc),
+        Value::Object(o) => json_string(out, &o.display(), esc),
+        Value::List(l) => {
+            let l = l.borrow().clone();
+            if l.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                nl(out, level + 1);
+                write_json(out, x, esc, indent.map(|l| l + 1), depth + 1);
+            }
+            nl(out, level);
+            out.push(']');
+        }
+        Value::Map(m) => {
+            let m: BTreeMap<String, Value> = m.borrow().clone();
+            if m.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                nl(out, level + 1);
+                json_string(out, k, esc);
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+                write_json(out, x, esc, indent.map(|l| l + 1), depth + 1);
+            }
+            nl(out, level);
+            out.push('}');
+        }
+    }
+}
+
+/// encoding/json's float64: `'f'` form between 1e-6 and 1e21, else `'e'` with a short
+/// exponent (`1e-07`, `1e+21`).
+pub fn json_float(f: f64) -> String {
+    if !f.is_finite() {
+        return "null".into();
+    }
+    let abs = f.abs();
+    if abs == 0.0 || (1e-6..1e21).contains(&abs) {
+        let s = format!("{f}");
+        return s;
+    }
+    // Shortest mantissa (strconv 'e' with -1 precision); Go shortens `e-07` to `e-7`.
+    let short = format!("{f:e}");
+    let (mant, exp) = short.split_once('e').unwrap_or((&short, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < 0 {
+        format!("{mant}e-{}", exp.abs())
+    } else {
+        format!("{mant}e+{exp:02}")
+    }
+}
+
+fn json_string(out: &mut String, s: &str, esc: bool) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' if esc => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A JSON document as `encoding/json` decodes it into `interface{}` (numbers float64).
+pub fn from_json(text: &str) -> Result<Value, String> {
+    let j: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        if e.is_eof() {
+            "unexpected end of JSON input".to_string()
+        } else {
+            e.to_string()
+        }
+    })?;
+    Ok(from_json_value(&j, 0))
+}
+
+fn from_json_value(j: &serde_json::Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Nil;
+    }
+    match j {
+        serde_json::Value::Null => Value::Nil,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::String(s) => Value::str(s),
+        serde_json::Value::Array(a) => {
+            Value::list(a.iter().map(|x| from_json_value(x, depth + 1)).collect())
+        }
+        serde_json::Value::Object(o) => Value::map(
+            o.iter()
+                .map(|(k, v)| (k.clone(), from_json_value(v, depth + 1)))
+                .collect(),
+        ),
+    }
+}

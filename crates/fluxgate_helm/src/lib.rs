@@ -1,0 +1,103 @@
+//! Helm charts rendered in Rust, on [`fluxgate_gotemplate`]: chart loading (folders and
+//! `.tgz`, `.helmignore`, subcharts), values as Helm coalesces them, sprig and Helm's own
+//! functions (`include`, `tpl`, `required`, `fail`, `toYaml`, `lookup` offline), and the
+//! text `helm template` v4.3.2 prints.
+//!
+//! ```no_run
+//! use fluxgate_helm::{Chart, Options};
+//! let chart = Chart::load(std::path::Path::new("charts/podinfo")).unwrap();
+//! let opts = Options { release_name: "demo".into(), namespace: "default".into(), ..Options::default() };
+//! print!("{}", fluxgate_helm::template(chart, &opts).unwrap());
+//! ```
+//!
+//! Randomness and time are deterministic (see [`sprig::crypto`]): the same release renders
+//! the same text, where Helm prints new values on every run.
+
+// Helm compares file names case-sensitively (`Chart.yaml`, `.tgz`, `crds/*.yaml`).
+#![allow(clippy::case_sensitive_file_extension_comparisons)]
+// SHA-1, splitmix and the civil-date algorithm use their papers' one-letter names.
+#![allow(clippy::many_single_char_names)]
+// The small `s`/`i`/`list` helpers return `Result` so that function bodies end in them.
+#![allow(clippy::unnecessary_wraps)]
+
+mod chart;
+pub mod convert;
+mod helmignore;
+mod objects;
+mod render;
+mod request;
+pub mod setvals;
+pub mod sprig;
+mod toml;
+pub mod values;
+
+pub use chart::{Chart, Dependency};
+pub use render::{helm_funcs, template};
+pub use request::{Request, run, user_values};
+
+use fluxgate_gotemplate::Value;
+
+/// The Helm version `.Capabilities.HelmVersion` reports.
+pub const HELM_VERSION: &str = "v4.3";
+/// `.Capabilities.KubeVersion` when none is given (helm v4.3.2's client-go).
+pub const DEFAULT_KUBE_VERSION: &str = "v1.37.0";
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// The chart cannot be loaded (no Chart.yaml, bad YAML, a bad subchart).
+    #[error("{chart}: {message}")]
+    Chart { chart: String, message: String },
+    /// Values cannot be read or coalesced.
+    #[error("{0}")]
+    Values(String),
+    /// A template failed to parse or execute (Helm's text).
+    #[error("{0}")]
+    Render(String),
+    /// A bad option.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// The arguments of `helm template`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub release_name: String,
+    pub namespace: String,
+    /// User values (from `-f` and `--set*`), merged.
+    pub values: Value,
+    pub kube_version: Option<String>,
+    pub api_versions: Vec<String>,
+    pub skip_tests: bool,
+    pub include_crds: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            release_name: "release-name".into(),
+            namespace: "default".into(),
+            values: Value::empty_map(),
+            kube_version: None,
+            api_versions: Vec::new(),
+            skip_tests: false,
+            include_crds: false,
+        }
+    }
+}
+
+/// The seed of the deterministic random functions for a release.
+pub fn seed(release: &str, namespace: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in release.bytes().chain([0]).chain(namespace.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+pub(crate) fn sprig_path_base(p: &str) -> String {
+    sprig::path_base(p)
+}

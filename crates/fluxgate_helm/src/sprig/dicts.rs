@@ -1,0 +1,187 @@
+//! sprig's dictionary functions, with Go's aliasing: `set`, `unset` and `merge` change the
+//! map they are given (and every variable that holds it), `merge` and `mergeOverwrite`
+//! follow mergo's rules (empty values are filled, nil in the source is skipped or, when
+//! overwriting, written).
+
+use std::collections::BTreeMap;
+
+use fluxgate_gotemplate::{Arity, Funcs, MapRef, Value};
+
+use super::{empty, strval};
+
+fn map_arg(a: &[Value], i: usize) -> Result<MapRef, String> {
+    match a.get(i) {
+        Some(Value::Map(m)) => Ok(m.clone()),
+        Some(other) => Err(format!(
+            "wrong type for value; expected map[string]interface {{}}; got {}",
+            other.type_name()
+        )),
+        None => Err("invalid value; expected map[string]interface {}".into()),
+    }
+}
+
+/// mergo's `Merge` (and with `overwrite`, `WithOverride`) of `src` into `dst`.
+pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
+    if depth > fluxgate_gotemplate::MAX_DEPTH || std::rc::Rc::ptr_eq(dst, src) {
+        return;
+    }
+    let entries: Vec<(String, Value)> = src
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, sv) in entries {
+        let dv = dst.borrow().get(&k).cloned();
+        if sv.is_nil() {
+            if overwrite {
+                dst.borrow_mut().insert(k, Value::Nil);
+            }
+            continue;
+        }
+        if let (Value::Map(sm), Some(Value::Map(dm))) = (&sv, &dv) {
+            mergo(dm, sm, overwrite, depth + 1);
+        }
+        if let Some(d) = &dv
+            && !empty(d)
+            && (matches!(sv, Value::List(_)) || matches!((&sv, d), (Value::Map(_), Value::Map(_))))
+        {
+            {
+                if matches!(sv, Value::List(_)) && overwrite {
+                    dst.borrow_mut().insert(k, sv);
+                }
+                continue;
+            }
+        }
+        if overwrite || dv.as_ref().is_none_or(empty) {
+            dst.borrow_mut().insert(k, sv);
+        }
+    }
+}
+
+pub fn add(f: &mut Funcs) {
+    f.insert("dict", Arity::AtLeast(0), |_, a| {
+        let mut m = BTreeMap::new();
+        for pair in a.chunks(2) {
+            let key = strval(&pair[0]);
+            m.insert(key, pair.get(1).cloned().unwrap_or_else(|| Value::str("")));
+        }
+        Ok(Value::map(m))
+    });
+    f.insert("get", Arity::Exact(2), |_, a| {
+        let m = map_arg(a, 0)?;
+        let k = super::arg_str(a, 1)?;
+        Ok(m.borrow()
+            .get(&k)
+            .cloned()
+            .unwrap_or_else(|| Value::str("")))
+    });
+    f.insert("set", Arity::Exact(3), |_, a| {
+        let m = map_arg(a, 0)?;
+        let k = super::arg_str(a, 1)?;
+        m.borrow_mut().insert(k, a[2].clone());
+        Ok(Value::Map(m))
+    });
+    f.insert("unset", Arity::Exact(2), |_, a| {
+        let m = map_arg(a, 0)?;
+        let k = super::arg_str(a, 1)?;
+        m.borrow_mut().remove(&k);
+        Ok(Value::Map(m))
+    });
+    f.insert("hasKey", Arity::Exact(2), |_, a| {
+        let m = map_arg(a, 0)?;
+        let k = super::arg_str(a, 1)?;
+        Ok(Value::Bool(m.borrow().contains_key(&k)))
+    });
+    f.insert("pluck", Arity::AtLeast(1), |_, a| {
+        let k = super::arg_str(a, 0)?;
+        let mut out = Vec::new();
+        for i in 1..a.len() {
+            if let Some(v) = map_arg(a, i)?.borrow().get(&k) {
+                out.push(v.clone());
+            }
+        }
+        Ok(Value::list(out))
+    });
+    // Go ranges over a map in random order; sorted here, so that output is stable.
+    f.insert("keys", Arity::AtLeast(0), |_, a| {
+        let mut out = Vec::new();
+        for i in 0..a.len() {
+            out.extend(map_arg(a, i)?.borrow().keys().map(|k| Value::str(k)));
+        }
+        Ok(Value::list(out))
+    });
+    f.insert("values", Arity::Exact(1), |_, a| {
+        Ok(Value::list(
+            map_arg(a, 0)?.borrow().values().cloned().collect(),
+        ))
+    });
+    f.insert("pick", Arity::AtLeast(1), |_, a| {
+        let m = map_arg(a, 0)?;
+        let mut out = BTreeMap::new();
+        for k in &a[1..] {
+            let k = strval(k);
+            if let Some(v) = m.borrow().get(&k) {
+                out.insert(k, v.clone());
+            }
+        }
+        Ok(Value::map(out))
+    });
+    f.insert("omit", Arity::AtLeast(1), |_, a| {
+        let m = map_arg(a, 0)?;
+        let drop: Vec<String> = a[1..].iter().map(strval).collect();
+        Ok(Value::map(
+            m.borrow()
+                .iter()
+                .filter(|(k, _)| !drop.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ))
+    });
+    for (name, overwrite) in [
+        ("merge", false),
+        ("mustMerge", false),
+        ("mergeOverwrite", true),
+        ("mustMergeOverwrite", true),
+    ] {
+        f.insert(name, Arity::AtLeast(1), move |_, a| {
+            let dst = map_arg(a, 0)?;
+            for i in 1..a.len() {
+                let src = map_arg(a, i)?;
+                mergo(&dst, &src, overwrite, 0);
+            }
+            Ok(Value::Map(dst))
+        });
+    }
+    for name in ["deepCopy", "mustDeepCopy"] {
+        f.insert(name, Arity::Exact(1), |_, a| Ok(a[0].deep_copy()));
+    }
+    f.insert("dig", Arity::AtLeast(3), |_, a| {
+        let n = a.len();
+        let mut cur = map_arg(a, n - 1)?;
+        let def = a[n - 2].clone();
+        let keys = &a[..n - 2];
+        for (i, k) in keys.iter().enumerate() {
+            let Value::String(k) = k else {
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not string",
+                    k.type_name()
+                ));
+            };
+            let step = cur.borrow().get(&**k).cloned();
+            let Some(step) = step else { return Ok(def) };
+            if i == keys.len() - 1 {
+                return Ok(step);
+            }
+            cur = match step {
+                Value::Map(m) => m,
+                other => {
+                    return Err(format!(
+                        "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                        other.type_name()
+                    ));
+                }
+            };
+        }
+        Ok(def)
+    });
+}
