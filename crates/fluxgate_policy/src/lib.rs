@@ -35,12 +35,14 @@
 pub mod autogen;
 pub mod cel;
 mod check;
+mod error;
 pub mod kyverno;
 mod load;
 pub mod resource;
 pub mod test_runner;
 pub mod vap;
 
+pub use error::Error;
 pub use check::{L0Report, check, field_location, policy_rule};
 pub use load::{load_paths, policy_documents};
 pub use resource::Resource;

@@ -299,7 +299,7 @@ impl CelPolicy {
                     Verdict::Error(format!("the validation is not a bool: {}", display(&other)))
                 }
                 Err(e) => {
-                    let mut why = e;
+                    let mut why = e.to_string();
                     if !failed_vars.is_empty() {
                         why.push_str(&format!(" ({})", failed_vars.join("; ")));
                     }
