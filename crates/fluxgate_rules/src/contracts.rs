@@ -23,6 +23,8 @@ use kube_cel::cel::objects::{Key, Map};
 use kube_cel::cel::{Context, ExecutionError, Program, Value};
 use regex::Regex;
 
+use crate::Error;
+
 /// The rule name of a contract's findings.
 pub fn rule_name(c: &Contract) -> String {
     format!("contract:{}", c.id)
@@ -177,7 +179,7 @@ fn evaluate(
     for (name, v) in &b.values {
         ctx.add_variable_from_value(*name, v.clone());
     }
-    let mut templates: HashMap<String, Result<Value, String>> = HashMap::new();
+    let mut templates: HashMap<String, Result<Value, Error>> = HashMap::new();
     for path in template_paths(&c.assert) {
         let rendered = match (&env.bootstrap, &b.first_host) {
             (Some(boot), Some(host)) => match boot.project.render_template(&path, host) {
@@ -185,10 +187,13 @@ fn evaluate(
                     .value
                     .as_ref()
                     .map(to_cel)
-                    .ok_or_else(|| format!("{path} does not render to YAML")),
-                Err(d) => Err(d.message),
+                    .ok_or_else(|| Error::TemplateNotYaml { path: path.clone() }),
+                Err(d) => Err(Error::TemplateRender {
+                    path: path.clone(),
+                    message: d.message,
+                }),
             },
-            _ => Err("the environment has no Ansible bootstrap".into()),
+            _ => Err(Error::NoBootstrap),
         };
         templates.insert(path, rendered);
     }

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod contracts;
+mod error;
 pub mod problems;
 pub mod registry;
 pub mod rules;
@@ -21,6 +22,7 @@ mod support;
 
 use std::path::Path;
 
+pub use error::Error;
 pub use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_model::config::{Config, RuleConfig};
 use fluxgate_model::{Environment, RepoIndex};
