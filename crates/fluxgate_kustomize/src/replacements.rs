@@ -12,8 +12,8 @@ use std::path::Path;
 use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Map, Node, Schema, Value, parse_stream, resolve_plain};
 
-use crate::build::{Builder, seq, stringify_metadata_maps};
 use crate::Error;
+use crate::build::{Builder, seq, stringify_metadata_maps};
 use crate::patch;
 use crate::resource::{ResId, Resource};
 

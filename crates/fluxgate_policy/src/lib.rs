@@ -42,8 +42,8 @@ pub mod resource;
 pub mod test_runner;
 pub mod vap;
 
-pub use error::Error;
 pub use check::{L0Report, check, field_location, policy_rule};
+pub use error::Error;
 pub use load::{load_paths, policy_documents};
 pub use resource::Resource;
 pub use test_runner::{TestReport, kyverno_test};

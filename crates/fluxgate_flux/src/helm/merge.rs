@@ -149,11 +149,9 @@ fn parse_target_path(path: &str) -> Result<Vec<Seg>, Error> {
                     }
                     digits.push(d);
                 }
-                let i = digits
-                    .parse::<usize>()
-                    .map_err(|_| Error::NotAListIndex {
-                        text: digits.clone(),
-                    })?;
+                let i = digits.parse::<usize>().map_err(|_| Error::NotAListIndex {
+                    text: digits.clone(),
+                })?;
                 if i > 65_536 {
                     return Err(Error::ListIndexTooLarge { index: i });
                 }

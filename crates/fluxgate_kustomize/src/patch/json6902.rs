@@ -19,8 +19,16 @@ pub fn json6902(target: &mut Node, ops: &Node) -> Result<(), Error> {
     for (i, op) in list.iter().enumerate() {
         apply_op(target, op).map_err(|e| Error::Operation {
             index: i,
-            op: op.get("op").and_then(Node::as_str).unwrap_or("?").to_string(),
-            path: op.get("path").and_then(Node::as_str).unwrap_or("").to_string(),
+            op: op
+                .get("op")
+                .and_then(Node::as_str)
+                .unwrap_or("?")
+                .to_string(),
+            path: op
+                .get("path")
+                .and_then(Node::as_str)
+                .unwrap_or("")
+                .to_string(),
             reason: Box::new(e),
         })?;
     }
@@ -28,7 +36,10 @@ pub fn json6902(target: &mut Node, ops: &Node) -> Result<(), Error> {
 }
 
 fn apply_op(target: &mut Node, op: &Node) -> Result<(), Error> {
-    let name = op.get("op").and_then(Node::as_str).ok_or_else(|| missing("op"))?;
+    let name = op
+        .get("op")
+        .and_then(Node::as_str)
+        .ok_or_else(|| missing("op"))?;
     let path = pointer(op, "path")?;
     let value = || op.get("value").cloned().ok_or_else(|| missing("value"));
     match name {
@@ -106,11 +117,9 @@ fn index(token: &str, len: usize, allow_end: bool) -> Result<usize, Error> {
         && token.bytes().all(|b| b.is_ascii_digit())
         && (token == "0" || !token.starts_with('0'));
     let i: usize = if valid {
-        token
-            .parse()
-            .map_err(|_| Error::IndexTooLarge {
-                token: token.to_string(),
-            })?
+        token.parse().map_err(|_| Error::IndexTooLarge {
+            token: token.to_string(),
+        })?
     } else {
         return Err(Error::NotAnIndex {
             token: token.to_string(),
@@ -186,11 +195,9 @@ fn remove(target: &mut Node, path: &[String]) -> Result<Node, Error> {
     };
     let parent = get_mut(target, parent_path)?;
     match &mut parent.value {
-        Value::Map(m) => m
-            .shift_remove(last)
-            .ok_or_else(|| Error::NoSuchPath {
-                path: format!("/{}", path.join("/")),
-            }),
+        Value::Map(m) => m.shift_remove(last).ok_or_else(|| Error::NoSuchPath {
+            path: format!("/{}", path.join("/")),
+        }),
         Value::Seq(s) => {
             let i = index(last, s.len(), false)?;
             Ok(s.remove(i))

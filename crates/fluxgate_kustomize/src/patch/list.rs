@@ -15,8 +15,8 @@
 use fluxgate_yaml::{Node, Value};
 
 use super::merge_keys::Schema;
-use crate::Error;
 use super::smp::{Kind, is_empty, is_empty_map, kind_of, raw, walk, wrong_kind};
+use crate::Error;
 
 /// Merges the patch's `origin` elements into the target's `dest` elements. `keys` empty:
 /// a list of scalars merged as a set.

@@ -275,13 +275,10 @@ fn parse_requirement(part: &str) -> Result<Requirement, Error> {
     }
     for (sym, greater) in [(">", true), ("<", false)] {
         if let Some((k, v)) = part.split_once(sym) {
-            let n: i64 = v
-                .trim()
-                .parse()
-                .map_err(|_| Error::NotAnInteger {
-                    value: v.trim().to_string(),
-                    requirement: part.to_string(),
-                })?;
+            let n: i64 = v.trim().parse().map_err(|_| Error::NotAnInteger {
+                value: v.trim().to_string(),
+                requirement: part.to_string(),
+            })?;
             return req(k, if greater { Op::Greater(n) } else { Op::Less(n) });
         }
     }

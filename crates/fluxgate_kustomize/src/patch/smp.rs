@@ -22,8 +22,8 @@
 use fluxgate_yaml::{Map, Node, Value, format_float};
 
 use super::list;
-use crate::Error;
 use super::merge_keys::{self, Schema};
+use crate::Error;
 
 /// Applies a strategic merge `patch` to `target` (a whole object). When the patch deletes
 /// the object (`$patch: delete` at its top), `target` becomes a null node; callers check

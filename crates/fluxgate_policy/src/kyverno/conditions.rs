@@ -41,12 +41,11 @@ pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, Error
         | "durationgreaterthanorequals"
         | "durationlessthan"
         | "durationlessthanorequals" => {
-            let (a, b) = numbers(key, value)
-                .ok_or_else(|| Error::Incomparable {
-                    operator: operator.to_string(),
-                    key: key.clone(),
-                    value: value.clone(),
-                })?;
+            let (a, b) = numbers(key, value).ok_or_else(|| Error::Incomparable {
+                operator: operator.to_string(),
+                key: key.clone(),
+                value: value.clone(),
+            })?;
             match op.trim_start_matches("duration") {
                 "greaterthan" => a > b,
                 "greaterthanorequals" => a >= b,

@@ -440,14 +440,10 @@ fn compiled(expr: &str) -> Result<Arc<jmespath::Expression<'static>>, Error> {
         return Ok(Arc::clone(e));
     }
     let runtime: &'static Runtime = &RUNTIME;
-    let e = Arc::new(
-        runtime
-            .compile(expr)
-            .map_err(|e| Error::JmesPathParse {
-                expr: expr.to_string(),
-                reason: e.reason,
-            })?,
-    );
+    let e = Arc::new(runtime.compile(expr).map_err(|e| Error::JmesPathParse {
+        expr: expr.to_string(),
+        reason: e.reason,
+    })?);
     if let Ok(mut cache) = COMPILED.lock() {
         if cache.len() >= COMPILED_BOUND {
             cache.clear();

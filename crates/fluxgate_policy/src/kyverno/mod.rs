@@ -14,8 +14,8 @@ use fluxgate_diagnostics::Location;
 use jmespath::{Rcvar, Variable};
 use serde_json::{Value as Json, json};
 
-use crate::autogen;
 use crate::Error;
+use crate::autogen;
 use crate::resource::{Namespaces, Resource, selector_matches};
 use crate::{Action, FieldPath, Offline, Outcome, Verdict};
 use pattern::{Mismatch, wildcard};
