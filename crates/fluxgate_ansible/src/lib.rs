@@ -37,6 +37,7 @@ mod resolve;
 mod values;
 mod varfiles;
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 

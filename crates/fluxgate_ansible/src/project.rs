@@ -1,6 +1,7 @@
 //! Loading a project (inventory, ansible.cfg, playbook, roles, variable files) and the
 //! precedence layers each host sees.
 
+use fluxgate_diagnostics::Annotate;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

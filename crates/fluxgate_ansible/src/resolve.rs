@@ -2,6 +2,7 @@
 //! reads it, in the context of one host and one scope, with cycle detection and the origin
 //! chain of every value it was derived from.
 
+use fluxgate_diagnostics::Annotate;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

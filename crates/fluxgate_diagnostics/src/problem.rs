@@ -3,7 +3,7 @@
 //! its places, notes and help. A renderer decides neither the rule nor the severity: the rules
 //! layer maps each kind to both and makes the [`Diagnostic`] users see.
 
-use crate::{Diagnostic, Location, Related, Severity};
+use crate::{Annotate, Diagnostic, Location, Parts, Related, Severity};
 
 /// One problem of kind `K`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +17,17 @@ pub struct Problem<K> {
     pub help: Option<String>,
 }
 
+impl<K> Annotate for Problem<K> {
+    fn parts(&mut self) -> Parts<'_> {
+        Parts {
+            location: &mut self.location,
+            related: &mut self.related,
+            notes: &mut self.notes,
+            help: &mut self.help,
+        }
+    }
+}
+
 impl<K> Problem<K> {
     pub fn new(kind: K, message: impl Into<String>, location: Option<Location>) -> Self {
         Problem {
@@ -27,33 +38,6 @@ impl<K> Problem<K> {
             notes: Vec::new(),
             help: None,
         }
-    }
-
-    #[must_use]
-    pub fn at(mut self, location: Location) -> Self {
-        self.location = Some(location);
-        self
-    }
-
-    #[must_use]
-    pub fn related(mut self, location: Location, message: impl Into<String>) -> Self {
-        self.related.push(Related {
-            location,
-            message: message.into(),
-        });
-        self
-    }
-
-    #[must_use]
-    pub fn note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(note.into());
-        self
-    }
-
-    #[must_use]
-    pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
     }
 
     /// The same problem as a kind of the crate above (a kustomize problem inside a Flux

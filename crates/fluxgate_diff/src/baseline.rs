@@ -187,6 +187,7 @@ fn split_punct(word: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fluxgate_diagnostics::Annotate;
     use fluxgate_diagnostics::{Location, Severity};
 
     #[test]

@@ -11,6 +11,7 @@
 //! The runtime is `kube_cel::cel` (cel 0.13, with the Kubernetes string, list, regex, IP and
 //! quantity libraries); the optional-field syntax `.?` is not available in it.
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 

@@ -20,6 +20,7 @@ pub mod registry;
 pub mod rules;
 mod support;
 
+use fluxgate_diagnostics::Annotate;
 use std::path::Path;
 
 pub use error::Error;

@@ -5,6 +5,7 @@
 //! not do its job (bad arguments, an unreadable repository). Layers that need a cluster (L2
 //! drift, L3 runtime probes) are reported as skipped, never as passed.
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

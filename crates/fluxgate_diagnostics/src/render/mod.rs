@@ -17,6 +17,7 @@ pub use text::{SourceLookup, render_text, render_text_styled};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Annotate;
     use crate::{Diagnostic, Location, Severity};
 
     fn sample() -> Vec<Diagnostic> {

@@ -1,6 +1,7 @@
 //! `ha-endpoint`: components that keep running dial an HA endpoint (SPEC §5.1).
 
 use fluxgate_ansible::symbolic_var;
+use fluxgate_diagnostics::Annotate;
 use fluxgate_diagnostics::Diagnostic;
 
 use super::vips;
