@@ -45,6 +45,21 @@ pub enum Error {
         /// Why.
         reason: Box<Error>,
     },
+    /// A ValidatingAdmissionPolicyBinding whose `paramRef` finds no object in the render and
+    /// says `parameterNotFoundAction: Deny`.
+    #[error(
+        "binding `{binding}`: no {kind} {which} in namespace `{namespace}` of the render (parameterNotFoundAction: Deny)"
+    )]
+    ParamNotFound {
+        /// The binding's name.
+        binding: String,
+        /// The param kind.
+        kind: String,
+        /// `` `name` `` or `matching the selector`.
+        which: String,
+        /// The namespace searched.
+        namespace: String,
+    },
     /// A condition `operator` Kyverno does not have.
     #[error("unknown operator `{operator}`")]
     UnknownOperator {

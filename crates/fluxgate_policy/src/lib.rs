@@ -405,7 +405,7 @@ impl PolicySet {
                             policy: p.name.clone(),
                             rule: "paramRef".into(),
                             resource: i,
-                            verdict: Verdict::Error(why),
+                            verdict: Verdict::Error(why.to_string()),
                             action,
                             path: Vec::new(),
                         }),
