@@ -13,6 +13,14 @@ pub enum Error {
         #[source]
         source: rayon::ThreadPoolBuildError,
     },
+    /// The requirements file fluxgate.yaml names cannot be read.
+    #[error("cannot read the requirements file {file}")]
+    ReadRequirements {
+        /// The file, as fluxgate.yaml names it.
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// A scalar that is a Jinja expression: the variables it reads are mutated instead.
     #[error(
         "the value is a Jinja expression; the variables it reads are mutated where they are defined"
