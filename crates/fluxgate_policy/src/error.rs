@@ -71,9 +71,9 @@ pub enum Error {
     Incomparable {
         /// The operator as written.
         operator: String,
-        /// The condition's key, substituted.
-        key: Json,
+        /// The condition's key, substituted (boxed: the error stays small).
+        key: Box<Json>,
         /// The condition's value, substituted.
-        value: Json,
+        value: Box<Json>,
     },
 }

@@ -424,7 +424,7 @@ impl Binding {
                 .map_or_else(|| "matching the selector".to_string(), |n| format!("`{n}`"));
             return Err(Error::ParamNotFound {
                 binding: self.name.clone(),
-                kind: kind.to_string(),
+                kind: kind.clone(),
                 which,
                 namespace: ns,
             });

@@ -43,8 +43,8 @@ pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, Error
         | "durationlessthanorequals" => {
             let (a, b) = numbers(key, value).ok_or_else(|| Error::Incomparable {
                 operator: operator.to_string(),
-                key: key.clone(),
-                value: value.clone(),
+                key: Box::new(key.clone()),
+                value: Box::new(value.clone()),
             })?;
             match op.trim_start_matches("duration") {
                 "greaterthan" => a > b,
