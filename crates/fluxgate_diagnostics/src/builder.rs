@@ -59,3 +59,22 @@ pub trait Annotate: Sized {
         self
     }
 }
+
+/// Implements [`Annotate`] for a finding type with the four fields `location`, `related`,
+/// `notes` and `help` (one implementation for [`Diagnostic`](crate::Diagnostic) and
+/// [`Problem`](crate::Problem)).
+macro_rules! impl_annotate {
+    ($ty:ty $(, $generic:ident)?) => {
+        impl$(<$generic>)? $crate::Annotate for $ty {
+            fn parts(&mut self) -> $crate::Parts<'_> {
+                $crate::Parts {
+                    location: &mut self.location,
+                    related: &mut self.related,
+                    notes: &mut self.notes,
+                    help: &mut self.help,
+                }
+            }
+        }
+    };
+}
+pub(crate) use impl_annotate;

@@ -127,16 +127,7 @@ pub struct Diagnostic {
     pub requirements: Vec<String>,
 }
 
-impl Annotate for Diagnostic {
-    fn parts(&mut self) -> Parts<'_> {
-        Parts {
-            location: &mut self.location,
-            related: &mut self.related,
-            notes: &mut self.notes,
-            help: &mut self.help,
-        }
-    }
-}
+builder::impl_annotate!(Diagnostic);
 
 impl Diagnostic {
     pub fn new(rule: impl Into<String>, severity: Severity, message: impl Into<String>) -> Self {

@@ -3,7 +3,7 @@
 //! its places, notes and help. A renderer decides neither the rule nor the severity: the rules
 //! layer maps each kind to both and makes the [`Diagnostic`] users see.
 
-use crate::{Annotate, Diagnostic, Location, Parts, Related, Severity};
+use crate::{Diagnostic, Location, Related, Severity};
 
 /// One problem of kind `K`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,16 +17,7 @@ pub struct Problem<K> {
     pub help: Option<String>,
 }
 
-impl<K> Annotate for Problem<K> {
-    fn parts(&mut self) -> Parts<'_> {
-        Parts {
-            location: &mut self.location,
-            related: &mut self.related,
-            notes: &mut self.notes,
-            help: &mut self.help,
-        }
-    }
-}
+crate::builder::impl_annotate!(Problem<K>, K);
 
 impl<K> Problem<K> {
     pub fn new(kind: K, message: impl Into<String>, location: Option<Location>) -> Self {
@@ -93,6 +84,7 @@ pub fn sort_and_dedup<K: PartialEq>(problems: &mut Vec<Problem<K>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Annotate;
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     enum Inner {
