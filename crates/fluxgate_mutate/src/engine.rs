@@ -351,7 +351,7 @@ fn fingerprint(env: &Environment) -> u64 {
             }
             for (name, e) in &vars.errors {
                 name.hash(&mut h);
-                e.message.hash(&mut h);
+                e.to_string().hash(&mut h);
             }
         }
     }
