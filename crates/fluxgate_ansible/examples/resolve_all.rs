@@ -38,7 +38,7 @@ fn main() {
             .map(|(k, e)| {
                 (
                     k.clone(),
-                    json!({"message": e.message, "source": e.chain.first().map(|o| o.via.clone())}),
+                    json!({"message": e.to_string(), "source": e.chain.first().map(|o| o.via.clone())}),
                 )
             })
             .collect();

@@ -4,6 +4,7 @@
 // Quote-scanning state machines keep one arm per state, even where two act alike.
 #![allow(clippy::match_same_arms)]
 
+use fluxgate_diagnostics::Annotate;
 use std::path::Path;
 
 use fluxgate_diagnostics::Location;

@@ -25,6 +25,7 @@
 //! ```
 
 mod cfg;
+mod error;
 mod files;
 mod filters;
 pub mod inventory;
@@ -37,6 +38,7 @@ mod resolve;
 mod values;
 mod varfiles;
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -45,6 +47,7 @@ use fluxgate_yaml::{Node, Schema, parse_stream};
 use indexmap::IndexMap;
 
 pub use cfg::{AnsibleCfg, parse_cfg};
+pub use error::Error;
 pub use inventory::{
     Group, Host, Inventory, REPRESENTATIVE_PREFIX, expand_hostname, parse_inventory_text,
 };
@@ -213,7 +216,9 @@ impl Project {
     ) -> Result<Resolved, ResolveError> {
         if !self.data.inventory.hosts.contains_key(host) {
             return Err(ResolveError {
-                message: format!("host '{host}' is not in the inventory"),
+                reason: Error::UnknownHost {
+                    host: host.to_string(),
+                },
                 chain: Vec::new(),
             });
         }
@@ -414,8 +419,8 @@ impl Project {
             Err((e, line)) => {
                 let loc = Location::new(rel.clone(), line.unwrap_or(0), u32::from(line.is_some()));
                 let mut d = Problem::new(
-                    ProblemKind::of_template_error(&e.message),
-                    format!("cannot render {rel} for {host}: {}", e.message),
+                    ProblemKind::of_template_error(&e),
+                    format!("cannot render {rel} for {host}: {}", e.reason),
                     Some(loc),
                 );
                 for o in &e.chain {

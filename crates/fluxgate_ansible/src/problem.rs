@@ -47,13 +47,13 @@ impl ProblemKind {
     }
 
     /// The kind of a template failure, from the engine's message.
-    pub(crate) fn of_template_error(message: &str) -> ProblemKind {
-        if message.contains("syntax error") {
-            ProblemKind::TemplateSyntax
-        } else if message.contains("is undefined") {
-            ProblemKind::TemplateUndefined
-        } else {
-            ProblemKind::Template
+    pub(crate) fn of_template_error(e: &crate::ResolveError) -> ProblemKind {
+        match &e.reason {
+            crate::Error::Template { reason } if reason.contains("syntax error") => {
+                ProblemKind::TemplateSyntax
+            }
+            _ if e.is_undefined() => ProblemKind::TemplateUndefined,
+            _ => ProblemKind::Template,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Loading a project (inventory, ansible.cfg, playbook, roles, variable files) and the
 //! precedence layers each host sees.
 
+use fluxgate_diagnostics::Annotate;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -669,7 +670,7 @@ impl Data {
             let name = if text.contains("{{") || text.contains("{%") {
                 match crate::resolve::render_value(self, &scope, host, &text, &[]) {
                     Ok(v) => v.as_str().map_or_else(|| py_str(&v), str::to_string),
-                    Err(e) => return PerHostVarsFile::Undefined(e.message),
+                    Err(e) => return PerHostVarsFile::Undefined(e.reason.to_string()),
                 }
             } else {
                 text

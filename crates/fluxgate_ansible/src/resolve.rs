@@ -2,10 +2,12 @@
 //! reads it, in the context of one host and one scope, with cycle detection and the origin
 //! chain of every value it was derived from.
 
+use fluxgate_diagnostics::Annotate;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::Error;
 use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value as Y};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
@@ -49,19 +51,29 @@ pub struct Resolved {
 /// Why a variable could not be resolved: this crate's error. It is reported as a finding
 /// ([`ResolveError::to_diagnostic`]), so its message is the finding's.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{message}")]
+#[error("{reason}")]
 pub struct ResolveError {
-    pub message: String,
+    pub reason: Error,
     /// The chain that led there, outermost first.
     pub chain: Vec<Origin>,
 }
 
 impl ResolveError {
+    /// Whether a variable was undefined (directly, or as the Jinja engine reports it).
+    #[must_use]
+    pub fn is_undefined(&self) -> bool {
+        match &self.reason {
+            Error::Undefined { .. } => true,
+            Error::Template { reason } => reason.contains("is undefined"),
+            _ => false,
+        }
+    }
+
     /// The problem: at the innermost definition, with the chain as notes.
     #[must_use]
     pub fn to_problem(&self) -> Problem {
         let loc = self.chain.last().map(|o| o.location.clone());
-        let mut d = Problem::new(ProblemKind::Invalid, self.message.clone(), loc);
+        let mut d = Problem::new(ProblemKind::Invalid, self.reason.to_string(), loc);
         for o in &self.chain {
             d = d.note(format!(
                 "while resolving '{}' for {} ({}, {})",
@@ -153,7 +165,7 @@ impl Object for VarsView {
         match resolve(&self.data, &self.scope, &self.host, name) {
             Ok(r) => Some(node_to_value(&r.value)),
             Err(e) => {
-                let undefined = e.message.contains("is undefined") && e.chain.len() <= 1;
+                let undefined = e.is_undefined() && e.chain.len() <= 1;
                 if undefined
                     && self
                         .data
@@ -227,7 +239,9 @@ pub fn resolve(data: &Arc<Data>, scope: &Scope, host: &str, var: &str) -> Outcom
     let table = data.table(scope, host);
     let Some(def) = table.get(var).cloned() else {
         return Err(ResolveError {
-            message: format!("'{var}' is undefined"),
+            reason: Error::Undefined {
+                var: var.to_string(),
+            },
             chain: Vec::new(),
         });
     };
@@ -236,22 +250,23 @@ pub fn resolve(data: &Arc<Data>, scope: &Scope, host: &str, var: &str) -> Outcom
     let cycle = STACK.with(|s| {
         let s = s.borrow();
         if let Some(pos) = s.iter().position(|f| f.key == key) {
-            let names: Vec<String> = s[pos..].iter().map(|f| f.key.2.clone()).collect();
-            Some(format!(
-                "recursive loop detected in template: {} -> {var}",
-                names.join(" -> ")
-            ))
+            let path: Vec<String> = s[pos..].iter().map(|f| f.key.2.clone()).collect();
+            Some(Error::RecursiveLoop {
+                path,
+                var: var.to_string(),
+            })
         } else if s.len() >= MAX_DEPTH {
-            Some(format!(
-                "variables nest more than {MAX_DEPTH} levels deep at '{var}'"
-            ))
+            Some(Error::TooDeep {
+                max: MAX_DEPTH,
+                var: var.to_string(),
+            })
         } else {
             None
         }
     });
-    if let Some(message) = cycle {
+    if let Some(reason) = cycle {
         return Err(ResolveError {
-            message,
+            reason,
             chain: vec![own],
         });
     }
@@ -463,11 +478,7 @@ fn jinja_error(
         && let Some(construct) = percent_formatting(text)
     {
         return ResolveError {
-            message: format!(
-                "Python '%' string formatting (`{construct}`) is not supported by fluxgate's \
-                 Jinja engine; write it with the format filter (`'%s:%d' | format(a, b)`), \
-                 which ansible-core renders the same"
-            ),
+            reason: Error::PercentFormatting { construct },
             chain: Vec::new(),
         };
     }
@@ -477,7 +488,7 @@ fn jinja_error(
         }
         if let Some(name) = missing.last() {
             return ResolveError {
-                message: format!("'{name}' is undefined"),
+                reason: Error::Undefined { var: name.clone() },
                 chain: Vec::new(),
             };
         }
@@ -492,7 +503,7 @@ fn jinja_error(
         msg = format!("{msg} (template line {line})");
     }
     ResolveError {
-        message: format!("template error: {msg}"),
+        reason: Error::Template { reason: msg },
         chain: Vec::new(),
     }
 }

@@ -18,7 +18,7 @@ fn project() -> Project {
 #[test]
 fn recursion_is_a_finding() {
     let e = project().resolve("web-1", "a").unwrap_err();
-    assert!(e.message.contains("recursive loop"), "{}", e.message);
+    assert!(e.to_string().contains("recursive loop"), "{e}");
     let d = e.to_problem();
     let loc = d.location.expect("located");
     assert_eq!((loc.file.as_ref(), loc.line), ("group_vars/all.yml", 1));
@@ -28,10 +28,10 @@ fn recursion_is_a_finding() {
 fn undefined_and_syntax_errors_are_findings() {
     let p = project();
     let e = p.resolve("web-1", "undefined_ref").unwrap_err();
-    assert!(e.message.contains("'nope' is undefined"), "{}", e.message);
+    assert!(e.to_string().contains("'nope' is undefined"), "{e}");
     assert_eq!(e.chain[0].location.line, 3);
     let e = p.resolve("web-1", "bad_syntax").unwrap_err();
-    assert!(e.message.contains("syntax error"), "{}", e.message);
+    assert!(e.to_string().contains("syntax error"), "{e}");
     // Everything else still resolves.
     let all = p.host_vars("web-1");
     assert_eq!(all.vars["good"].value.as_i64(), Some(8081));
@@ -110,17 +110,16 @@ fn python_percent_formatting_is_named() {
     let p = project();
     let e = p.resolve("web-1", "percent_tuple").unwrap_err();
     assert!(
-        e.message.starts_with(
+        e.to_string().starts_with(
             "Python '%' string formatting (`'%s:%d' % (inventory_hostname, 80)`) is not supported"
         ),
-        "{}",
-        e.message
+        "{e}"
     );
-    assert!(e.message.contains("format filter"), "{}", e.message);
+    assert!(e.to_string().contains("format filter"), "{e}");
     let loc = e.to_problem().location.expect("located");
     assert_eq!((loc.file.as_ref(), loc.line), ("group_vars/all.yml", 12));
     let e = p.resolve("web-1", "percent_one").unwrap_err();
-    assert!(e.message.contains(r#"(`"%s" % port`)"#), "{}", e.message);
+    assert!(e.to_string().contains(r#"(`"%s" % port`)"#), "{e}");
     assert_eq!(
         p.resolve("web-1", "modulo_ok").unwrap().value.as_i64(),
         Some(1)

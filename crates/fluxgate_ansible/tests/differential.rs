@@ -100,7 +100,7 @@ fn run_repo(venv: &Path, repo: &Repo) -> Option<(usize, usize, Vec<String>)> {
                 let outcome = match project.resolve_in(&Scope::Play(p.index), h, &n) {
                     Ok(r) if r.opaque => Outcome::Opaque,
                     Ok(r) => Outcome::Value(r.value.to_json()),
-                    Err(e) => Outcome::Error(e.message),
+                    Err(e) => Outcome::Error(e.to_string()),
                 };
                 ours.insert((p.index, h.clone(), n.clone()), outcome);
                 if !names.contains(&n) {

@@ -124,7 +124,7 @@ fn role_tasks_inherit_the_role_reference_keywords() {
 
 fn value(p: &Project, scope: &Scope, host: &str, var: &str) -> serde_json::Value {
     p.resolve_in(scope, host, var)
-        .unwrap_or_else(|e| panic!("{var} for {host}: {}", e.message))
+        .unwrap_or_else(|e| panic!("{var} for {host}: {}", e.reason))
         .value
         .to_json()
 }

@@ -20,7 +20,7 @@ pub mod timings;
 use std::path::Path;
 use std::sync::Arc;
 
-use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+use fluxgate_diagnostics::{Annotate, Diagnostic, Location, Severity};
 use fluxgate_kustomize::Fs;
 use fluxgate_model::config::EnvConfig;
 use fluxgate_model::{Environment, Model, load_environment_in};

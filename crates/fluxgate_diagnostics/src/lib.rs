@@ -7,18 +7,20 @@
 //! [`Problem`] instead, and the rules layer decides its rule and severity.
 //!
 //! ```
-//! use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+//! use fluxgate_diagnostics::{Annotate, Diagnostic, Location, Severity};
 //! let d = Diagnostic::new("render", Severity::Error, "mapping values are not allowed here")
 //!     .at(Location::new("clusters/prod/kustomization.yaml", 3, 7));
 //! assert_eq!(d.location.as_ref().map(|l| l.line), Some(3));
 //! ```
 
+mod builder;
 mod error;
 pub mod origin;
 pub mod problem;
 pub mod redact;
 pub mod render;
 
+pub use builder::{Annotate, Parts};
 pub use error::Error;
 pub use problem::Problem;
 
@@ -125,6 +127,8 @@ pub struct Diagnostic {
     pub requirements: Vec<String>,
 }
 
+builder::impl_annotate!(Diagnostic);
+
 impl Diagnostic {
     pub fn new(rule: impl Into<String>, severity: Severity, message: impl Into<String>) -> Self {
         Diagnostic {
@@ -147,33 +151,6 @@ impl Diagnostic {
         let mut d = Diagnostic::new("render", Severity::Error, message);
         d.location = location;
         d
-    }
-
-    #[must_use]
-    pub fn at(mut self, location: Location) -> Self {
-        self.location = Some(location);
-        self
-    }
-
-    #[must_use]
-    pub fn related(mut self, location: Location, message: impl Into<String>) -> Self {
-        self.related.push(Related {
-            location,
-            message: message.into(),
-        });
-        self
-    }
-
-    #[must_use]
-    pub fn note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(note.into());
-        self
-    }
-
-    #[must_use]
-    pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
     }
 
     #[must_use]

@@ -17,6 +17,8 @@ pub struct Problem<K> {
     pub help: Option<String>,
 }
 
+crate::builder::impl_annotate!(Problem<K>, K);
+
 impl<K> Problem<K> {
     pub fn new(kind: K, message: impl Into<String>, location: Option<Location>) -> Self {
         Problem {
@@ -27,33 +29,6 @@ impl<K> Problem<K> {
             notes: Vec::new(),
             help: None,
         }
-    }
-
-    #[must_use]
-    pub fn at(mut self, location: Location) -> Self {
-        self.location = Some(location);
-        self
-    }
-
-    #[must_use]
-    pub fn related(mut self, location: Location, message: impl Into<String>) -> Self {
-        self.related.push(Related {
-            location,
-            message: message.into(),
-        });
-        self
-    }
-
-    #[must_use]
-    pub fn note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(note.into());
-        self
-    }
-
-    #[must_use]
-    pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
     }
 
     /// The same problem as a kind of the crate above (a kustomize problem inside a Flux
@@ -109,6 +84,7 @@ pub fn sort_and_dedup<K: PartialEq>(problems: &mut Vec<Problem<K>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Annotate;
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     enum Inner {

@@ -308,6 +308,7 @@ pub fn mask_from_column(line: &str, column: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Annotate;
 
     #[test]
     fn a_plain_word_is_masked_only_where_it_stands_alone() {

@@ -5,7 +5,7 @@
 //! paths and line numbers taken out. Not the line number, nor the folder of the file.
 //!
 //! ```
-//! use fluxgate_diagnostics::{Diagnostic, Location, Severity};
+//! use fluxgate_diagnostics::{Annotate, Diagnostic, Location, Severity};
 //! use fluxgate_diff::baseline::{fingerprints, split};
 //! let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n";
 //! let shifted = format!("# a comment\n{text}");
@@ -187,6 +187,7 @@ fn split_punct(word: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fluxgate_diagnostics::Annotate;
     use fluxgate_diagnostics::{Location, Severity};
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use fluxgate_diagnostics::render::{FINDINGS_HEADER, cell, findings_row};
 use serde_json::{Value as Json, json};
 
 use crate::{Category, EnvDiff, FieldChange, ObjectChange, Report, Status};
@@ -278,10 +279,9 @@ fn delta_text(out: &mut String, d: &FindingsDelta) {
     }
 }
 
+/// Text for a table cell or inline code inside `<details>`: also `<` escaped.
 fn md(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace('\n', " ")
-        .replace('<', "&lt;")
+    cell(s).replace('<', "&lt;")
 }
 
 /// The report as a pull-request comment.
@@ -367,22 +367,22 @@ pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -
             }
             let _ = writeln!(
                 out,
-                "<details{}><summary>{title} ({})</summary>\n\n| severity | rule | environment | location | message |\n|---|---|---|---|---|",
+                "<details{}><summary>{title} ({})</summary>\n\n{FINDINGS_HEADER}",
                 if open { " open" } else { "" },
                 group.len()
             );
             for f in group {
                 let _ = writeln!(
                     out,
-                    "| {} | `{}` | {} | {} | {} |",
-                    f.severity,
-                    f.rule,
-                    f.environment.as_deref().unwrap_or("—"),
-                    f.location
-                        .as_deref()
-                        .map(|l| format!("`{l}`"))
-                        .unwrap_or_default(),
-                    md(&f.message)
+                    "{}",
+                    findings_row(
+                        &f.severity,
+                        &f.rule,
+                        f.environment.as_deref(),
+                        f.location.as_ref().map(|l| l as &dyn std::fmt::Display),
+                        // Inside <details>, `<` would start a tag.
+                        &f.message.replace('<', "&lt;"),
+                    )
                 );
             }
             out.push_str("\n</details>\n\n");

@@ -314,14 +314,6 @@ impl Fs for IgnoreFs<'_> {
         self.inner.is_file(path) && !self.hidden(path, false)
     }
 
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        Ok(self
-            .list_dir_kinds(path)?
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect())
-    }
-
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
         let mut entries = self.inner.list_dir_kinds(path)?;
         entries.retain(|(p, dir)| !self.hidden(p, *dir));

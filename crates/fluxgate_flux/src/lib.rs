@@ -3,6 +3,7 @@
 //! origin of every value kept. What cannot be rendered is a typed [`problem::Problem`]. Lookups among rendered objects go through [`lookup`].
 
 pub mod envsubst;
+mod error;
 pub mod helm;
 pub mod ignore;
 pub mod lookup;
@@ -11,3 +12,5 @@ pub mod problem;
 pub mod substitute;
 pub mod tree;
 pub mod vars;
+
+pub use error::Error;

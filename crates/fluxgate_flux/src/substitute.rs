@@ -27,6 +27,7 @@
 //! assert_eq!(out.substituted[0].consumer.line, 2);
 //! ```
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeMap;
 
 use fluxgate_diagnostics::Location;

@@ -15,6 +15,7 @@
 //! `.git/`, `.github/`, `**/.sops.yaml`, `*.png`) hide files from every Kustomization, generated
 //! or not (see [`crate::ignore`]).
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 

@@ -9,6 +9,7 @@
 //! A SOPS-encrypted Secret defines its keys, but its values are never decrypted: they read as
 //! [`OPAQUE_VALUE`] and are flagged so that no rule treats them as real.
 
+use fluxgate_diagnostics::Annotate;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

@@ -30,7 +30,17 @@ pub trait Fs: Send + Sync {
     }
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
+    /// The entries of folder `path`, each with whether it is a folder (what [`Fs::is_dir`]
+    /// says of it): the one listing every file system implements.
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>>;
+    /// The entries of folder `path`: [`Fs::list_dir_kinds`] without the kinds.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        Ok(self
+            .list_dir_kinds(path)?
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect())
+    }
     /// Whether `path` stays inside what this filesystem serves (a symlink that leaves the
     /// root does not); a missing path is inside when its folders are. Everything is inside
     /// by default.
@@ -48,18 +58,6 @@ pub trait Fs: Send + Sync {
     fn is_symlink(&self, path: &Path) -> bool {
         let _ = path;
         false
-    }
-    /// [`Fs::list_dir`] with what [`Fs::is_dir`] says of each entry. The default asks
-    /// `is_dir`; a file system that learns it while listing answers without asking again.
-    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
-        let entries = self.list_dir(path)?;
-        Ok(entries
-            .into_iter()
-            .map(|p| {
-                let dir = self.is_dir(&p);
-                (p, dir)
-            })
-            .collect())
     }
 }
 
@@ -169,10 +167,6 @@ impl<F: Fs> Fs for CachedFs<F> {
 
     fn is_file(&self, path: &Path) -> bool {
         self.kind(path, |k| &mut k.file, || self.inner.is_file(path))
-    }
-
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        self.inner.list_dir(path)
     }
 
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
@@ -324,16 +318,6 @@ impl Fs for RealFs {
         }
     }
 
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        self.check(path)?;
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(path)? {
-            out.push(entry?.path());
-        }
-        out.sort();
-        Ok(out)
-    }
-
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
         self.check(path)?;
         let mut out = Vec::new();
@@ -400,7 +384,7 @@ impl Fs for MemFs {
         self.files.contains_key(&normalize(path))
     }
 
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
         let p = normalize(path);
         let mut out: Vec<PathBuf> = self
             .files
@@ -412,7 +396,13 @@ impl Fs for MemFs {
             })
             .collect();
         out.dedup();
-        Ok(out)
+        Ok(out
+            .into_iter()
+            .map(|e| {
+                let dir = self.is_dir(&e);
+                (e, dir)
+            })
+            .collect())
     }
 }
 
@@ -429,9 +419,6 @@ impl<T: Fs + ?Sized> Fs for Arc<T> {
     }
     fn is_file(&self, path: &Path) -> bool {
         (**self).is_file(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        (**self).list_dir(path)
     }
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
         (**self).list_dir_kinds(path)
@@ -536,14 +523,6 @@ impl<F: Fs> Fs for Overlay<F> {
 
     fn is_symlink(&self, path: &Path) -> bool {
         !self.files.contains_key(&normalize(path)) && self.inner.is_symlink(path)
-    }
-
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        Ok(self
-            .list_dir_kinds(path)?
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect())
     }
 
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {

@@ -68,8 +68,8 @@ mod tests {
         fn is_file(&self, path: &Path) -> bool {
             self.0.is_file(path)
         }
-        fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-            self.0.list_dir(path)
+        fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+            self.0.list_dir_kinds(path)
         }
     }
     #[test]

@@ -26,6 +26,7 @@
 
 mod build;
 mod config;
+mod error;
 mod fieldspec;
 mod fs;
 mod generate;
@@ -45,6 +46,7 @@ use fluxgate_diagnostics::Location;
 use fluxgate_yaml::Node;
 
 pub use build::KUSTOMIZATION_FILES;
+pub use error::Error;
 pub use fs::{CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normalize, parse};
 pub use generate::content_hash;
 pub use problem::{Problem, ProblemKind, from_yaml};

@@ -12,6 +12,7 @@ use std::path::Path;
 use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Map, Node, Schema, Value, parse_stream, resolve_plain};
 
+use crate::Error;
 use crate::build::{Builder, seq, stringify_metadata_maps};
 use crate::patch;
 use crate::resource::{ResId, Resource};
@@ -96,7 +97,7 @@ fn selected_by(id: &ResId, sel: &Node) -> bool {
 }
 
 /// A selector's `labelSelector` and `annotationSelector` (a selector without them matches).
-fn meta_selected(obj: &Node, sel: &Node) -> Result<bool, String> {
+fn meta_selected(obj: &Node, sel: &Node) -> Result<bool, Error> {
     let mut only = Map::new();
     for k in ["labelSelector", "annotationSelector"] {
         if let Some(v) = sel.get(k) {
@@ -107,7 +108,6 @@ fn meta_selected(obj: &Node, sel: &Node) -> Result<bool, String> {
         return Ok(true);
     }
     patch::selector_matches(obj, &Node::new(Value::Map(only), sel.loc.clone()))
-        .map_err(|e| e.to_string())
 }
 
 /// The options `delimiter` and `index` (kustomize's `FieldOptions`).
@@ -120,11 +120,11 @@ fn split_options(opts: Option<&Node>) -> Option<(String, i64)> {
     Some((delim, opts.get("index").and_then(Node::as_i64).unwrap_or(0)))
 }
 
-fn apply(r: &Replacement, acc: &mut [Resource]) -> Result<(), String> {
+fn apply(r: &Replacement, acc: &mut [Resource]) -> Result<(), Error> {
     let value = source_value(&r.node, acc)?;
     for target in seq(r.node.get("targets")) {
         let Some(select) = target.get("select") else {
-            return Err("a target must say which resources to select (select:)".into());
+            return Err(Error::TargetWithoutSelect);
         };
         let paths: Vec<String> = match target.get("fieldPaths").and_then(Node::as_seq) {
             Some(p) if !p.is_empty() => p.iter().filter_map(Node::scalar_text).collect(),
@@ -172,27 +172,25 @@ fn has_id_fields(sel: &Node) -> bool {
         .any(|k| !text(sel, k).is_empty())
 }
 
-fn source_value(r: &Node, acc: &[Resource]) -> Result<Node, String> {
+fn source_value(r: &Node, acc: &[Resource]) -> Result<Node, Error> {
     let Some(source) = r.get("source") else {
-        return Err("a replacement needs a source".into());
+        return Err(Error::NoSource);
     };
     let mut found: Option<&Resource> = None;
     for res in acc {
         if res.all_ids().iter().any(|id| selected_by(id, source)) {
             if found.is_some() {
-                return Err(format!(
-                    "more than one resource matches the source {}",
-                    describe(source)
-                ));
+                return Err(Error::AmbiguousSource {
+                    source_id: describe(source),
+                });
             }
             found = Some(res);
         }
     }
     let Some(res) = found else {
-        return Err(format!(
-            "nothing selected by the source {}",
-            describe(source)
-        ));
+        return Err(Error::SourceNotFound {
+            source_id: describe(source),
+        });
     };
     let field_path = match text(source, "fieldPath") {
         p if p.is_empty() => "metadata.name".to_string(),
@@ -206,11 +204,9 @@ fn source_value(r: &Node, acc: &[Resource]) -> Result<Node, String> {
         .next()
         .filter(|n| !is_nil_or_empty(n))
         .cloned()
-        .ok_or_else(|| {
-            format!(
-                "fieldPath `{field_path}` is missing for replacement source {}",
-                describe(source)
-            )
+        .ok_or_else(|| Error::SourceFieldMissing {
+            field_path: field_path.clone(),
+            source_id: describe(source),
         })?;
     let Some((delim, index)) = split_options(source.get("options")) else {
         return Ok(value);
@@ -220,7 +216,10 @@ fn source_value(r: &Node, acc: &[Resource]) -> Result<Node, String> {
     let part = usize::try_from(index)
         .ok()
         .and_then(|i| parts.get(i))
-        .ok_or_else(|| format!("options.index {index} is out of bounds for value {whole}"))?;
+        .ok_or_else(|| Error::OptionsIndexOutOfBounds {
+            index,
+            value: whole.clone(),
+        })?;
     Ok(Node::string(*part, value.loc.clone()))
 }
 
@@ -335,9 +334,9 @@ fn visit_mut(
     parts: &[String],
     create: bool,
     loc: &Location,
-    f: &mut dyn FnMut(&mut Node, bool) -> Result<(), String>,
+    f: &mut dyn FnMut(&mut Node, bool) -> Result<(), Error>,
     created: bool,
-) -> Result<usize, String> {
+) -> Result<usize, Error> {
     let Some((first, rest)) = parts.split_first() else {
         f(node, created)?;
         return Ok(1);
@@ -404,7 +403,7 @@ fn copy_to_target(
     value: &Node,
     target: &Node,
     paths: &[String],
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let opts = target.get("options");
     let create = opts
         .and_then(|o| o.get("create"))
@@ -417,10 +416,11 @@ fn copy_to_target(
             |field: &mut Node, created: bool| set_field(field, value, split.as_ref(), created);
         let n = visit_mut(obj, &parts, create, &value.loc, &mut set, false)?;
         if n == 0 {
+            let path = path.clone();
             return Err(if create {
-                format!("unable to find or create field {path:?} in replacement target")
+                Error::TargetFieldNotCreated { path }
             } else {
-                format!("unable to find field {path:?} in replacement target")
+                Error::TargetFieldNotFound { path }
             });
         }
     }
@@ -434,12 +434,12 @@ fn set_field(
     value: &Node,
     split: Option<&(String, i64)>,
     created: bool,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let is_scalar = !matches!(field.value, Value::Map(_) | Value::Seq(_));
     let mut value = value.clone();
     if let Some((delim, index)) = split {
         if !is_scalar {
-            return Err("the delimiter option can only be used with scalar nodes".into());
+            return Err(Error::DelimiterOnCollection);
         }
         let current = field.scalar_text().unwrap_or_default();
         let mut parts: Vec<String> = current.split(delim.as_str()).map(str::to_string).collect();

@@ -18,6 +18,7 @@ use fluxgate_diagnostics::Location;
 use crate::problem::{Problem, ProblemKind};
 use fluxgate_yaml::{Node, Value};
 
+use crate::Error;
 use crate::build::stringify_metadata_maps;
 use crate::fieldspec::FieldSpec;
 use crate::resource::{ResId, Resource};
@@ -202,8 +203,8 @@ fn expand(s: &str, values: &HashMap<String, Node>, own: &Location) -> Option<Nod
     (out != s).then(|| Node::string(out, loc.unwrap_or_else(|| own.clone())))
 }
 
-fn value_of(var: &Node, resources: &[Resource]) -> Result<Node, String> {
-    let objref = var.get("objref").ok_or("has no objref")?;
+fn value_of(var: &Node, resources: &[Resource]) -> Result<Node, Error> {
+    let objref = var.get("objref").ok_or(Error::NoObjref)?;
     let s = |k: &str| objref.str_at(&[k]).unwrap_or("").to_string();
     let (group, version) = match objref.str_at(&["apiVersion"]).filter(|a| !a.is_empty()) {
         Some(api) => match api.rsplit_once('/') {
@@ -232,12 +233,9 @@ fn value_of(var: &Node, resources: &[Resource]) -> Result<Node, String> {
         .collect();
     let res = match found.as_slice() {
         [one] => *one,
-        [] => return Err("cannot be mapped to a field in the set of known resources".into()),
+        [] => return Err(Error::VarUnmapped),
         many => {
-            return Err(format!(
-                "matches {} objects (unable to disambiguate)",
-                many.len()
-            ));
+            return Err(Error::VarAmbiguous { count: many.len() });
         }
     };
     let path = var
@@ -245,9 +243,13 @@ fn value_of(var: &Node, resources: &[Resource]) -> Result<Node, String> {
         .and_then(Node::as_str)
         .filter(|p| !p.is_empty())
         .unwrap_or("metadata.name");
-    let value = lookup(&res.node, path).ok_or_else(|| format!("field {path:?} not found"))?;
+    let value = lookup(&res.node, path).ok_or_else(|| Error::VarFieldNotFound {
+        path: path.to_string(),
+    })?;
     match value.value {
-        Value::Map(_) | Value::Seq(_) => Err(format!("field {path:?} is not a scalar")),
+        Value::Map(_) | Value::Seq(_) => Err(Error::VarFieldNotScalar {
+            path: path.to_string(),
+        }),
         _ => Ok(value.clone()),
     }
 }

@@ -1,6 +1,7 @@
 //! `fluxgate.yaml` (SPEC §2). Every key is optional except `environments.<name>.flux`;
 //! unknown keys are findings (rule `config`), so typos surface instead of being ignored.
 
+use fluxgate_diagnostics::Annotate;
 use std::path::Path;
 use std::sync::Arc;
 

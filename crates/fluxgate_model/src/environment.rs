@@ -3,6 +3,7 @@
 //! records), HelmRelease effective values over the chart cache, and the bootstrap: the
 //! Ansible project with this environment's hosts.
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

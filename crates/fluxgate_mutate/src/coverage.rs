@@ -460,13 +460,16 @@ pub fn inputs(
     root: &std::path::Path,
     config: &Config,
     index: &RepoIndex,
-) -> Result<Option<Inputs>, String> {
+) -> Result<Option<Inputs>, crate::Error> {
     let Some(file) = config.requirements.clone() else {
         return Ok(None);
     };
     let text = fs
         .read(&root.join(&file))
-        .map_err(|e| format!("cannot read the requirements file {file}: {e}"))?;
+        .map_err(|source| crate::Error::ReadRequirements {
+            file: file.clone(),
+            source,
+        })?;
     let (registry, problems) = crate::requirements::parse_registry(&file, &text);
     let serving = serving_files(fs, root, index);
     let mut checks = config_checks(config);

@@ -19,7 +19,7 @@ use regex::Regex;
 use crate::fs::{Recorder, Snapshot};
 use crate::operators::{Ctx, generate};
 use crate::requirements::Serving;
-use crate::{Mutant, Outcome, Run, Skipped, Status};
+use crate::{Error, Mutant, Outcome, Run, Skipped, Status};
 
 /// How to run.
 pub struct Options<'a> {
@@ -50,11 +50,14 @@ pub fn run(
     index: &RepoIndex,
     serving: &Serving,
     opts: &Options<'_>,
-) -> Result<Run, String> {
+) -> Result<Run, Error> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
-        .map_err(|e| format!("cannot start {} worker threads: {e}", opts.jobs))?;
+        .map_err(|source| Error::ThreadPool {
+            jobs: opts.jobs,
+            source,
+        })?;
     Ok(pool.install(|| run_in_pool(root, config, index, serving, opts)))
 }
 
@@ -371,7 +374,7 @@ fn fingerprint(env: &Environment) -> u64 {
             }
             for (name, e) in &vars.errors {
                 name.hash(&mut h);
-                e.message.hash(&mut h);
+                e.to_string().hash(&mut h);
             }
         }
     }

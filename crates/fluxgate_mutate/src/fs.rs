@@ -86,14 +86,6 @@ impl Fs for Snapshot {
         self.kind(path).0
     }
 
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        Ok(self
-            .list_dir_kinds(path)?
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect())
-    }
-
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
         let key = normalize(path);
         if let Some(known) = lock(&self.listings).get(&key) {
@@ -160,9 +152,6 @@ impl Fs for Recorder {
     }
     fn is_file(&self, path: &Path) -> bool {
         self.inner.is_file(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        self.inner.list_dir(path)
     }
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
         self.inner.list_dir_kinds(path)

@@ -17,12 +17,15 @@
 
 pub mod coverage;
 pub mod engine;
+mod error;
 pub mod fs;
 pub mod operators;
 pub mod outline;
 pub mod report;
 pub mod requirements;
 pub mod scalar;
+
+pub use error::Error;
 
 /// One edit of a mutant: a file's whole new text.
 #[derive(Clone, Debug, PartialEq, Eq)]

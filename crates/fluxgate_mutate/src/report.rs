@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use fluxgate_diagnostics::render::cell;
 use serde_json::{Value, json};
 
 use crate::coverage::{Coverage, Status as CovStatus};
@@ -206,10 +207,6 @@ pub fn mutate_json(run: &Run) -> Value {
     })
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
 /// The Markdown report (a pull-request comment).
 #[must_use]
 pub fn mutate_markdown(run: &Run) -> String {
@@ -247,7 +244,7 @@ pub fn mutate_markdown(run: &Run) -> String {
                 o.mutant.file,
                 o.mutant.line,
                 o.mutant.operator,
-                md_cell(&what)
+                cell(&what)
             ));
         }
     }
@@ -367,7 +364,7 @@ pub fn coverage_markdown(c: &Coverage, problems: &[RegistryProblem]) -> String {
             "- `{}:{}`: {}\n",
             p.loc.file,
             p.loc.line,
-            md_cell(&p.message)
+            cell(&p.message)
         ));
     }
     let critical = c.safety_critical_gaps();
@@ -377,8 +374,8 @@ pub fn coverage_markdown(c: &Coverage, problems: &[RegistryProblem]) -> String {
             out.push_str(&format!(
                 "- **{}** {}: {}\n",
                 r.requirement.id,
-                md_cell(&r.requirement.title),
-                md_cell(r.why.as_deref().unwrap_or_default())
+                cell(&r.requirement.title),
+                cell(r.why.as_deref().unwrap_or_default())
             ));
         }
         out.push('\n');
@@ -399,14 +396,14 @@ pub fn coverage_markdown(c: &Coverage, problems: &[RegistryProblem]) -> String {
         out.push_str(&format!(
             "| {} {} | {} | {} | {} | {} |\n",
             r.requirement.id,
-            md_cell(&r.requirement.title),
+            cell(&r.requirement.title),
             if r.requirement.safety_critical {
                 "yes"
             } else {
                 "no"
             },
             r.status.as_str(),
-            md_cell(&checks),
+            cell(&checks),
             r.files.len()
         ));
     }

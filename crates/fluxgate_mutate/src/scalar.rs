@@ -2,20 +2,22 @@
 //! bumped, an address moved to its neighbour, a network moved, a word changed. The quotes of
 //! the original are kept, so the mutant is the one-token diff a person would make.
 
+use crate::Error;
+
 /// The mutated text of `raw` (a scalar as written in YAML), or why it cannot be mutated.
-pub fn mutate(raw: &str) -> Result<String, String> {
+pub fn mutate(raw: &str) -> Result<String, Error> {
     let raw = raw.trim();
     if raw.contains("{{") || raw.contains("{%") {
-        return Err("the value is a Jinja expression; the variables it reads are mutated where they are defined".into());
+        return Err(Error::JinjaExpression);
     }
     if raw.contains("${") {
-        return Err("the value is a post-build substitution reference; the variable's definition is mutated instead".into());
+        return Err(Error::SubstitutionReference);
     }
     if raw.contains("ENC[") || raw.starts_with("!vault") || raw.contains("$ANSIBLE_VAULT") {
-        return Err("the value is encrypted".into());
+        return Err(Error::Encrypted);
     }
     if raw.is_empty() || matches!(raw, "~" | "null" | "Null" | "NULL") {
-        return Err("the value is empty".into());
+        return Err(Error::Empty);
     }
     let (quote, inner) = match raw.chars().next() {
         Some(q @ ('"' | '\'')) if raw.len() >= 2 && raw.ends_with(q) => {

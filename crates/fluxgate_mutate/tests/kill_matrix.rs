@@ -144,7 +144,8 @@ fn without_a_requirements_file_coverage_says_so_and_mutate_still_runs() {
     config.requirements = Some("spec/missing.yaml".into());
     let err = inputs(&fs, &root, &config, &index)
         .err()
-        .expect("a missing file is an error");
+        .expect("a missing file is an error")
+        .to_string();
     assert!(err.contains("spec/missing.yaml"), "{err}");
     config.requirements = None;
     let opts = Options {

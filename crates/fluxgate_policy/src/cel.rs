@@ -18,6 +18,8 @@ use kube_cel::cel::objects::{Key, Map, Opaque, OpaqueEq};
 use kube_cel::cel::{Context, ExecutionError, Program, Value};
 use serde_json::Value as Json;
 
+use crate::Error;
+
 /// A value that may be absent: CEL's `optional_type`.
 #[derive(Debug)]
 pub(crate) struct Optional(pub Option<Value>);
@@ -243,7 +245,7 @@ fn is_zero(v: &Value) -> bool {
 /// A compiled expression, or why it could not be compiled.
 pub(crate) struct Expr {
     pub source: String,
-    pub program: Result<Program, String>,
+    pub program: Result<Program, Error>,
 }
 
 impl Expr {
@@ -252,7 +254,7 @@ impl Expr {
         let program = Program::compile(&lowered).map_err(|e| {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or("").trim().to_string();
-            format!("the CEL expression does not compile: {first}")
+            Error::CelCompile { reason: first }
         });
         Expr {
             source: source.to_string(),
@@ -260,9 +262,9 @@ impl Expr {
         }
     }
 
-    pub fn eval(&self, ctx: &Context) -> Result<Value, String> {
+    pub fn eval(&self, ctx: &Context) -> Result<Value, Error> {
         let p = self.program.as_ref().map_err(Clone::clone)?;
-        p.execute(ctx).map_err(|e| e.to_string())
+        Ok(p.execute(ctx)?)
     }
 }
 
@@ -616,7 +618,7 @@ mod tests {
         let root = root_context();
         let mut ctx = root.new_inner_scope();
         ctx.add_variable_from_value("object", to_cel(object));
-        Expr::compile(expr).eval(&ctx)
+        Expr::compile(expr).eval(&ctx).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! L0 inside `fluxgate check`: the policies of `policies:` and the policy objects each
 //! environment renders, over that environment's objects.
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeSet;
 use std::path::Path;
 

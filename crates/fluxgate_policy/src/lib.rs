@@ -35,6 +35,7 @@
 pub mod autogen;
 pub mod cel;
 mod check;
+mod error;
 pub mod kyverno;
 mod load;
 pub mod resource;
@@ -42,6 +43,7 @@ pub mod test_runner;
 pub mod vap;
 
 pub use check::{L0Report, check, field_location, policy_rule};
+pub use error::Error;
 pub use load::{load_paths, policy_documents};
 pub use resource::Resource;
 pub use test_runner::{TestReport, kyverno_test};
@@ -403,7 +405,7 @@ impl PolicySet {
                             policy: p.name.clone(),
                             rule: "paramRef".into(),
                             resource: i,
-                            verdict: Verdict::Error(why),
+                            verdict: Verdict::Error(why.to_string()),
                             action,
                             path: Vec::new(),
                         }),

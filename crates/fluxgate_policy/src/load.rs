@@ -1,5 +1,6 @@
 //! Policies from the files and folders named in `policies:` of fluxgate.yaml.
 
+use fluxgate_diagnostics::Annotate;
 use std::path::Path;
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use crate::autogen;
 use crate::cel::{Expr, display, map, object_paths, to_cel};
 use crate::resource::{Namespaces, Resource, is_cluster_scoped, selector_matches};
-use crate::{Action, FieldPath, Outcome, Verdict, deepest};
+use crate::{Action, Error, FieldPath, Outcome, Verdict, deepest};
 
 /// Which of the two CEL kinds a policy is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,7 +299,7 @@ impl CelPolicy {
                     Verdict::Error(format!("the validation is not a bool: {}", display(&other)))
                 }
                 Err(e) => {
-                    let mut why = e;
+                    let mut why = e.to_string();
                     if !failed_vars.is_empty() {
                         why.push_str(&format!(" ({})", failed_vars.join("; ")));
                     }
@@ -394,7 +394,7 @@ impl Binding {
         policy: &CelPolicy,
         r: &Resource,
         all: &[Resource],
-    ) -> Result<Vec<Json>, String> {
+    ) -> Result<Vec<Json>, Error> {
         let (Some(pref), Some((api_version, kind))) = (&self.param_ref, policy.param_kind()) else {
             return Ok(vec![Json::Null]);
         };
@@ -422,10 +422,12 @@ impl Binding {
                 .get("name")
                 .and_then(Json::as_str)
                 .map_or_else(|| "matching the selector".to_string(), |n| format!("`{n}`"));
-            return Err(format!(
-                "binding `{}`: no {kind} {which} in namespace `{ns}` of the render (parameterNotFoundAction: Deny)",
-                self.name
-            ));
+            return Err(Error::ParamNotFound {
+                binding: self.name.clone(),
+                kind: kind.clone(),
+                which,
+                namespace: ns,
+            });
         }
         Ok(found)
     }

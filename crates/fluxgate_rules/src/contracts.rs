@@ -11,6 +11,7 @@
 //! The runtime is `kube_cel::cel` (cel 0.13, with the Kubernetes string, list, regex, IP and
 //! quantity libraries); the optional-field syntax `.?` is not available in it.
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -22,6 +23,8 @@ use kube_cel::KubeCelExt;
 use kube_cel::cel::objects::{Key, Map};
 use kube_cel::cel::{Context, ExecutionError, Program, Value};
 use regex::Regex;
+
+use crate::Error;
 
 /// The rule name of a contract's findings.
 pub fn rule_name(c: &Contract) -> String {
@@ -168,7 +171,7 @@ fn evaluate(
     for (name, v) in &b.values {
         ctx.add_variable_from_value(*name, v.clone());
     }
-    let mut templates: HashMap<String, Result<Value, String>> = HashMap::new();
+    let mut templates: HashMap<String, Result<Value, Error>> = HashMap::new();
     for path in c.template_paths() {
         let rendered = match (&env.bootstrap, &b.first_host) {
             (Some(boot), Some(host)) => match boot.template(&path, host) {
@@ -176,11 +179,17 @@ fn evaluate(
                     .value
                     .as_ref()
                     .map(to_cel)
-                    .ok_or_else(|| format!("{path} does not render to YAML")),
-                Some(Err(d)) => Err(d.message.clone()),
-                None => Err(format!("{path} was not rendered for {host}")),
+                    .ok_or_else(|| Error::TemplateNotYaml { path: path.clone() }),
+                Some(Err(d)) => Err(Error::TemplateRender {
+                    path: path.clone(),
+                    message: d.message.clone(),
+                }),
+                None => Err(Error::NotRendered {
+                    path: path.clone(),
+                    host: host.clone(),
+                }),
             },
-            _ => Err("the environment has no Ansible bootstrap".into()),
+            _ => Err(Error::NoBootstrap),
         };
         templates.insert(path, rendered);
     }

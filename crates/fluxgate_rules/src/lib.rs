@@ -14,11 +14,15 @@
 //! ```
 
 pub mod contracts;
+mod error;
 pub mod problems;
 pub mod registry;
 pub mod rules;
 mod support;
 
+use fluxgate_diagnostics::Annotate;
+
+pub use error::Error;
 pub use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_model::config::{Config, RuleConfig};
 use fluxgate_model::{Documents, Environment, Model, Schemas};

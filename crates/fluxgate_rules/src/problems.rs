@@ -50,7 +50,7 @@ pub fn finding<K: Clone + Into<ProblemKind>>(p: &Problem<K>) -> Diagnostic {
 
 #[cfg(test)]
 mod tests {
-
+    use fluxgate_diagnostics::Annotate;
     use fluxgate_diagnostics::Location;
     use fluxgate_kustomize::ProblemKind as KustomizeKind;
 

@@ -1,6 +1,7 @@
 //! Builds [`Node`] trees from saphyr-parser's event stream, with aliases expanded under a hard
 //! budget, merge keys applied, duplicate keys reported and scalars resolved per [`Schema`].
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::HashMap;
 use std::sync::Arc;
 

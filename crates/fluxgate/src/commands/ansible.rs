@@ -227,7 +227,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     .map(|(k, e)| {
                         (
                             k.clone(),
-                            json!({"message": e.message, "chain": origin_json(&e.chain)}),
+                            json!({"message": e.to_string(), "chain": origin_json(&e.chain)}),
                         )
                     })
                     .collect();
@@ -239,7 +239,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     let _ = writeln!(out, "  from {}", origin_text(&r.origin));
                 }
                 for (k, e) in &all.errors {
-                    let _ = writeln!(out, "{k}: error: {}", e.message);
+                    let _ = writeln!(out, "{k}: error: {}", e.reason);
                     let _ = writeln!(out, "  via {}", origin_text(&e.chain));
                 }
             }

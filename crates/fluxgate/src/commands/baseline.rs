@@ -234,23 +234,12 @@ fn markdown(
     if !existing.is_empty() {
         let _ = writeln!(
             out,
-            "<details><summary>Existing findings ({}), already in the base</summary>\n\n\
-             | severity | rule | environment | location | message |\n|---|---|---|---|---|",
-            existing.len()
+            "<details><summary>Existing findings ({}), already in the base</summary>\n\n{}",
+            existing.len(),
+            fluxgate_diagnostics::render::FINDINGS_HEADER
         );
         for d in existing {
-            let _ = writeln!(
-                out,
-                "| {} | `{}` | {} | {} | {} |",
-                d.severity,
-                d.rule,
-                d.environment_label().as_deref().unwrap_or("—"),
-                d.location
-                    .as_ref()
-                    .map(|l| format!("`{l}`"))
-                    .unwrap_or_default(),
-                d.message.replace('|', "\\|").replace('\n', " ")
-            );
+            let _ = writeln!(out, "{}", fluxgate_diagnostics::render::diagnostic_row(d));
         }
         out.push_str("\n</details>\n");
     }

@@ -30,7 +30,7 @@ pub struct Args {
 
 fn load(repo: &Repo) -> anyhow::Result<Option<Inputs>> {
     let fs = RealFs::new(&repo.root);
-    inputs(&fs, &repo.root, &repo.config, &repo.index).map_err(anyhow::Error::msg)
+    Ok(inputs(&fs, &repo.root, &repo.config, &repo.index)?)
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {

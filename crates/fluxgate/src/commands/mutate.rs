@@ -89,8 +89,7 @@ pub fn mutation_run(repo: &Repo, jobs: usize) -> anyhow::Result<Run> {
         progress: &progress,
         planned: &planned,
     };
-    let run = engine::run(&repo.root, &repo.config, &repo.index, &serving, &opts)
-        .map_err(anyhow::Error::msg)?;
+    let run = engine::run(&repo.root, &repo.config, &repo.index, &serving, &opts)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -45,6 +45,7 @@ pub fn diagnostic_to_json(d: &Diagnostic) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Annotate;
     use crate::{Location, Severity};
 
     #[test]

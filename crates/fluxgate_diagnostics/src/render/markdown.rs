@@ -1,4 +1,4 @@
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use crate::{Diagnostic, Severity};
 
@@ -33,22 +33,50 @@ pub fn render_markdown(diags: &[Diagnostic], passed: bool, environments: &[Strin
         out.push_str("No findings.\n");
         return out;
     }
-    out.push_str("| severity | rule | environment | location | message |\n|---|---|---|---|---|\n");
+    let _ = writeln!(out, "{FINDINGS_HEADER}");
     for d in diags {
-        let at = d
-            .location
-            .as_ref()
-            .map(|l| format!("`{l}`"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "| {} | `{}` | {} | {} | {} |",
-            d.severity,
-            d.rule,
-            d.environment_label().as_deref().unwrap_or("—"),
-            at,
-            d.message.replace('|', "\\|").replace('\n', " ")
-        );
+        let _ = writeln!(out, "{}", diagnostic_row(d));
     }
     out
+}
+
+/// The head of a findings table (its two lines, without the final line break).
+pub const FINDINGS_HEADER: &str =
+    "| severity | rule | environment | location | message |\n|---|---|---|---|---|";
+
+/// Text made safe for one Markdown table cell: `|` escaped, line breaks as spaces.
+#[must_use]
+pub fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// One row of a findings table (without the line break): every findings table (`check`,
+/// `baseline`, `diff`) writes its rows with this. `location` is shown as code, a missing
+/// environment as `—`.
+#[must_use]
+pub fn findings_row(
+    severity: &dyn fmt::Display,
+    rule: &str,
+    environment: Option<&str>,
+    location: Option<&dyn fmt::Display>,
+    message: &str,
+) -> String {
+    format!(
+        "| {severity} | `{rule}` | {} | {} | {} |",
+        environment.unwrap_or("—"),
+        location.map(|l| format!("`{l}`")).unwrap_or_default(),
+        cell(message)
+    )
+}
+
+/// The findings row of a diagnostic.
+#[must_use]
+pub fn diagnostic_row(d: &Diagnostic) -> String {
+    findings_row(
+        &d.severity,
+        &d.rule,
+        d.environment_label().as_deref(),
+        d.location.as_ref().map(|l| l as &dyn fmt::Display),
+        &d.message,
+    )
 }

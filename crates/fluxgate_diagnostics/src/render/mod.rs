@@ -10,13 +10,14 @@ mod text;
 pub use github::render_github;
 pub use json::diagnostic_to_json;
 pub use junit::render_junit;
-pub use markdown::render_markdown;
+pub use markdown::{FINDINGS_HEADER, cell, diagnostic_row, findings_row, render_markdown};
 pub use sarif::{SarifLog, render_sarif, render_sarif_fingerprinted, sarif_log};
 pub use text::{SourceLookup, render_text, render_text_styled};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Annotate;
     use crate::{Diagnostic, Location, Severity};
 
     fn sample() -> Vec<Diagnostic> {

@@ -162,6 +162,7 @@ fn element<'a>(loc: &'a Location, line: Option<&'a str>, label: Option<&'a str>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Annotate;
     use crate::Severity;
     use std::sync::Arc;
 

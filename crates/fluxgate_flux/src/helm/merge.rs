@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Map, Node, Value};
 
+use crate::Error;
+
 /// One link of a value's history (the shared provenance type).
 pub use fluxgate_diagnostics::Origin;
 
@@ -121,7 +123,7 @@ enum Seg {
 }
 
 /// Splits `a.b\.c[0].d` into keys and list indices.
-fn parse_target_path(path: &str) -> Result<Vec<Seg>, String> {
+fn parse_target_path(path: &str) -> Result<Vec<Seg>, Error> {
     let mut segs = Vec::new();
     let mut key = String::new();
     let mut chars = path.chars().peekable();
@@ -129,7 +131,7 @@ fn parse_target_path(path: &str) -> Result<Vec<Seg>, String> {
         match c {
             '\\' => match chars.next() {
                 Some(n) => key.push(n),
-                None => return Err("a path cannot end with `\\`".into()),
+                None => return Err(Error::TrailingBackslash),
             },
             '.' => {
                 if !key.is_empty() {
@@ -147,11 +149,11 @@ fn parse_target_path(path: &str) -> Result<Vec<Seg>, String> {
                     }
                     digits.push(d);
                 }
-                let i = digits
-                    .parse::<usize>()
-                    .map_err(|_| format!("`[{digits}]` is not a list index"))?;
+                let i = digits.parse::<usize>().map_err(|_| Error::NotAListIndex {
+                    text: digits.clone(),
+                })?;
                 if i > 65_536 {
-                    return Err(format!("list index {i} is too large"));
+                    return Err(Error::ListIndexTooLarge { index: i });
                 }
                 segs.push(Seg::Index(i));
             }
@@ -162,7 +164,7 @@ fn parse_target_path(path: &str) -> Result<Vec<Seg>, String> {
         segs.push(Seg::Key(key));
     }
     if segs.is_empty() {
-        return Err("empty targetPath".into());
+        return Err(Error::EmptyTargetPath);
     }
     Ok(segs)
 }
@@ -172,7 +174,7 @@ fn parse_target_path(path: &str) -> Result<Vec<Seg>, String> {
 /// A backslash takes the next character literally (`\,` is a comma inside the value); an
 /// unescaped comma would start a second assignment. The value itself never appears in the
 /// error: it may come from a Secret.
-pub(crate) fn typed_value(raw: &str, loc: &Location) -> Result<Node, String> {
+pub(crate) fn typed_value(raw: &str, loc: &Location) -> Result<Node, Error> {
     let quoted = raw.len() >= 2
         && ((raw.starts_with('"') && raw.ends_with('"'))
             || (raw.starts_with('\'') && raw.ends_with('\'')));
@@ -197,7 +199,7 @@ pub(crate) fn typed_value(raw: &str, loc: &Location) -> Result<Node, String> {
 
 /// Helm strvals' value escapes: `\x` is `x`; an unescaped `,` ends the value (an error here,
 /// since what follows would be read as another `key=value`).
-fn unescape_strvals(raw: &str) -> Result<String, String> {
+fn unescape_strvals(raw: &str) -> Result<String, Error> {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.char_indices();
     while let Some((at, c)) = chars.next() {
@@ -208,12 +210,7 @@ fn unescape_strvals(raw: &str) -> Result<String, String> {
                 }
             }
             ',' => {
-                return Err(format!(
-                    "the value ({} bytes) has an unescaped comma at byte {at}, which Helm's \
-                     --set syntax reads as a second assignment; escape it as `\\,` or quote \
-                     the value",
-                    raw.len()
-                ));
+                return Err(Error::UnescapedComma { len: raw.len(), at });
             }
             c => out.push(c),
         }
@@ -223,7 +220,7 @@ fn unescape_strvals(raw: &str) -> Result<String, String> {
 
 /// Sets `value` at `target` inside `root`, creating maps and lists on the way; returns the
 /// dotted path of the value.
-pub(crate) fn set_path(root: &mut Node, target: &str, value: Node) -> Result<String, String> {
+pub(crate) fn set_path(root: &mut Node, target: &str, value: Node) -> Result<String, Error> {
     let segs = parse_target_path(target)?;
     let loc = value.loc.clone();
     let mut cur = root;
@@ -339,7 +336,7 @@ mod tests {
             t("10.0.0.0/8\\,fd00::/8\n"),
             Ok(Value::String("10.0.0.0/8,fd00::/8\n".into()))
         );
-        let err = t("hunter2,more").unwrap_err();
+        let err = t("hunter2,more").unwrap_err().to_string();
         assert!(!err.contains("hunter2"), "the value is never echoed: {err}");
     }
 }

@@ -8,28 +8,40 @@
 
 use fluxgate_yaml::{Node, Value};
 
+use crate::Error;
+
 /// Applies a sequence of operations to `target`. On error the target may be partly patched;
 /// the message names the operation's index, op and path.
-pub fn json6902(target: &mut Node, ops: &Node) -> Result<(), super::PatchError> {
+pub fn json6902(target: &mut Node, ops: &Node) -> Result<(), Error> {
     let Some(list) = ops.as_seq() else {
-        return Err(super::PatchError::Json6902(
-            "a JSON patch must be a list of operations".to_string(),
-        ));
+        return Err(Error::NotAnOperationList);
     };
     for (i, op) in list.iter().enumerate() {
-        apply_op(target, op).map_err(|e| {
-            let name = op.get("op").and_then(Node::as_str).unwrap_or("?");
-            let path = op.get("path").and_then(Node::as_str).unwrap_or("");
-            super::PatchError::Json6902(format!("JSON patch operation {i} ({name} {path}): {e}"))
+        apply_op(target, op).map_err(|e| Error::Operation {
+            index: i,
+            op: op
+                .get("op")
+                .and_then(Node::as_str)
+                .unwrap_or("?")
+                .to_string(),
+            path: op
+                .get("path")
+                .and_then(Node::as_str)
+                .unwrap_or("")
+                .to_string(),
+            reason: Box::new(e),
         })?;
     }
     Ok(())
 }
 
-fn apply_op(target: &mut Node, op: &Node) -> Result<(), String> {
-    let name = op.get("op").and_then(Node::as_str).ok_or("missing `op`")?;
+fn apply_op(target: &mut Node, op: &Node) -> Result<(), Error> {
+    let name = op
+        .get("op")
+        .and_then(Node::as_str)
+        .ok_or_else(|| missing("op"))?;
     let path = pointer(op, "path")?;
-    let value = || op.get("value").cloned().ok_or("missing `value`");
+    let value = || op.get("value").cloned().ok_or_else(|| missing("value"));
     match name {
         "add" => add(target, &path, value()?),
         "remove" => remove(target, &path).map(drop),
@@ -41,7 +53,7 @@ fn apply_op(target: &mut Node, op: &Node) -> Result<(), String> {
         "move" => {
             let from = pointer(op, "from")?;
             if path.len() > from.len() && path[..from.len()] == from[..] {
-                return Err("cannot move a value into one of its own children".to_string());
+                return Err(Error::MoveIntoChild);
             }
             let v = remove(target, &from)?;
             add(target, &path, v)
@@ -57,34 +69,35 @@ fn apply_op(target: &mut Node, op: &Node) -> Result<(), String> {
             if *got == want {
                 Ok(())
             } else {
-                Err(format!(
-                    "test failed: the value is {}, not {}",
-                    got.to_json(),
-                    want.to_json()
-                ))
+                Err(Error::TestFailed {
+                    got: got.to_json().to_string(),
+                    want: want.to_json().to_string(),
+                })
             }
         }
-        other => Err(format!("unknown op `{other}`")),
+        other => Err(Error::UnknownOp {
+            op: other.to_string(),
+        }),
     }
 }
 
 /// Splits an RFC 6901 pointer into unescaped tokens.
-fn pointer(op: &Node, field: &str) -> Result<Vec<String>, String> {
+fn pointer(op: &Node, field: &str) -> Result<Vec<String>, Error> {
     let text = op
         .get(field)
         .and_then(Node::as_str)
-        .ok_or_else(|| format!("missing `{field}`"))?;
+        .ok_or_else(|| missing(field))?;
     parse_pointer(text)
 }
 
-fn parse_pointer(text: &str) -> Result<Vec<String>, String> {
+fn parse_pointer(text: &str) -> Result<Vec<String>, Error> {
     if text.is_empty() {
         return Ok(Vec::new());
     }
     let Some(rest) = text.strip_prefix('/') else {
-        return Err(format!(
-            "`{text}` is not a JSON pointer (it must start with /)"
-        ));
+        return Err(Error::NotAPointer {
+            text: text.to_string(),
+        });
     };
     Ok(rest
         .split('/')
@@ -92,23 +105,25 @@ fn parse_pointer(text: &str) -> Result<Vec<String>, String> {
         .collect())
 }
 
-fn index(token: &str, len: usize, allow_end: bool) -> Result<usize, String> {
+fn index(token: &str, len: usize, allow_end: bool) -> Result<usize, Error> {
     if token == "-" {
         return if allow_end {
             Ok(len)
         } else {
-            Err("`-` names no existing element".to_string())
+            Err(Error::EndIsNoElement)
         };
     }
     let valid = !token.is_empty()
         && token.bytes().all(|b| b.is_ascii_digit())
         && (token == "0" || !token.starts_with('0'));
     let i: usize = if valid {
-        token
-            .parse()
-            .map_err(|_| format!("array index `{token}` is too large"))?
+        token.parse().map_err(|_| Error::IndexTooLarge {
+            token: token.to_string(),
+        })?
     } else {
-        return Err(format!("`{token}` is not an array index"));
+        return Err(Error::NotAnIndex {
+            token: token.to_string(),
+        });
     };
     let bound = if allow_end {
         len
@@ -116,30 +131,39 @@ fn index(token: &str, len: usize, allow_end: bool) -> Result<usize, String> {
         len.saturating_sub(1)
     };
     if i > bound || (!allow_end && len == 0) {
-        return Err(format!("array index {i} is out of bounds (length {len})"));
+        return Err(Error::IndexOutOfBounds { index: i, len });
     }
     Ok(i)
 }
 
-fn get_mut<'a>(mut node: &'a mut Node, path: &[String]) -> Result<&'a mut Node, String> {
+fn get_mut<'a>(mut node: &'a mut Node, path: &[String]) -> Result<&'a mut Node, Error> {
     for (depth, token) in path.iter().enumerate() {
         let here = || format!("/{}", path[..=depth].join("/"));
         node = match &mut node.value {
             Value::Map(m) => m
                 .get_mut(token)
-                .ok_or_else(|| format!("path {} does not exist", here()))?,
+                .ok_or_else(|| Error::NoSuchPath { path: here() })?,
             Value::Seq(s) => {
                 let len = s.len();
-                let i = index(token, len, false).map_err(|e| format!("{}: {e}", here()))?;
+                let i = index(token, len, false).map_err(|e| Error::AtIndex {
+                    path: here(),
+                    reason: Box::new(e),
+                })?;
                 &mut s[i]
             }
-            _ => return Err(format!("path {} does not exist", here())),
+            _ => return Err(Error::NoSuchPath { path: here() }),
         };
     }
     Ok(node)
 }
 
-fn add(target: &mut Node, path: &[String], value: Node) -> Result<(), String> {
+fn missing(field: &str) -> Error {
+    Error::MissingField {
+        field: field.to_string(),
+    }
+}
+
+fn add(target: &mut Node, path: &[String], value: Node) -> Result<(), Error> {
     let Some((last, parent_path)) = path.split_last() else {
         *target = value;
         return Ok(());
@@ -159,27 +183,28 @@ fn add(target: &mut Node, path: &[String], value: Node) -> Result<(), String> {
             s.insert(i, value);
             Ok(())
         }
-        _ => Err(format!(
-            "the parent of /{} is not an object or an array",
-            path.join("/")
-        )),
+        _ => Err(Error::ParentNotContainer {
+            path: format!("/{}", path.join("/")),
+        }),
     }
 }
 
-fn remove(target: &mut Node, path: &[String]) -> Result<Node, String> {
+fn remove(target: &mut Node, path: &[String]) -> Result<Node, Error> {
     let Some((last, parent_path)) = path.split_last() else {
-        return Err("cannot remove the whole document".to_string());
+        return Err(Error::RemoveWholeDocument);
     };
     let parent = get_mut(target, parent_path)?;
     match &mut parent.value {
-        Value::Map(m) => m
-            .shift_remove(last)
-            .ok_or_else(|| format!("path /{} does not exist", path.join("/"))),
+        Value::Map(m) => m.shift_remove(last).ok_or_else(|| Error::NoSuchPath {
+            path: format!("/{}", path.join("/")),
+        }),
         Value::Seq(s) => {
             let i = index(last, s.len(), false)?;
             Ok(s.remove(i))
         }
-        _ => Err(format!("path /{} does not exist", path.join("/"))),
+        _ => Err(Error::NoSuchPath {
+            path: format!("/{}", path.join("/")),
+        }),
     }
 }
 

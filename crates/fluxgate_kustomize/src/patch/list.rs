@@ -16,6 +16,7 @@ use fluxgate_yaml::{Node, Value};
 
 use super::merge_keys::Schema;
 use super::smp::{Kind, is_empty, is_empty_map, kind_of, raw, walk, wrong_kind};
+use crate::Error;
 
 /// Merges the patch's `origin` elements into the target's `dest` elements. `keys` empty:
 /// a list of scalars merged as a set.
@@ -25,7 +26,7 @@ pub(super) fn merge(
     keys: &[String],
     elem_schema: Option<&Schema>,
     path: &mut Vec<String>,
-) -> Result<Vec<Node>, String> {
+) -> Result<Vec<Node>, Error> {
     let mut values = element_values(origin, &dest, keys);
     let scalar_key = [String::new()];
     let keys: &[String] = if values.is_empty() && keys.is_empty() {
@@ -206,7 +207,7 @@ fn element_index(list: &[Node], keys: &[String], values: &[String]) -> Option<us
 
 /// kyaml's `FieldMatcher` as `ElementSetter` uses it: an empty value matches any element
 /// that has the key at all.
-fn field_matches(elem: &Node, key: &str, value: &str, path: &[String]) -> Result<bool, String> {
+fn field_matches(elem: &Node, key: &str, value: &str, path: &[String]) -> Result<bool, Error> {
     if elem.is_null() {
         return Ok(false);
     }
@@ -232,7 +233,7 @@ pub(super) fn set_element(
     keys: &[String],
     values: &[String],
     path: &[String],
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let scalar_key = [String::new()];
     let keys = if keys.is_empty() {
         &scalar_key[..]
@@ -289,7 +290,7 @@ fn append_elements(
     src: &[Node],
     keys: &[String],
     path: &[String],
-) -> Result<(), String> {
+) -> Result<(), Error> {
     for elem in src {
         if keys.first().is_none_or(String::is_empty) {
             set_element(

@@ -27,6 +27,8 @@ mod smp;
 
 use fluxgate_yaml::Node;
 
+pub use crate::Error;
+
 pub use custom_schema::{CustomSchema, SchemaGuard};
 pub(crate) use custom_schema::{
     is_active as custom_schema_is_active, set_active as set_custom_schema,
@@ -34,22 +36,6 @@ pub(crate) use custom_schema::{
 pub use json6902::json6902;
 pub use select::{Selector, selector_matches};
 pub use smp::strategic_merge;
-
-/// Why a patch or a `target:` selector could not be applied. Each message is the one
-/// kustomize gives (a build that hits one fails, and the message says where).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PatchError {
-    /// A strategic merge patch that kustomize refuses (a bad `$patch` directive, a list
-    /// element without its merge key, a type clash).
-    #[error("{0}")]
-    StrategicMerge(String),
-    /// A JSON 6902 operation that failed: its index, op and path, and why.
-    #[error("{0}")]
-    Json6902(String),
-    /// A `target:` with an invalid regex or label selector.
-    #[error("{0}")]
-    Selector(String),
-}
 
 /// Whether a strategic merge patch deletes its whole target (`$patch: delete` at its top):
 /// kustomize then drops the object from the output.

@@ -11,11 +11,11 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 use fluxgate_yaml::Node;
 use regex::Regex;
 
+use crate::Error;
+
 /// Whether `obj` is selected by `selector`. Errors name an invalid regex or label selector.
-pub fn selector_matches(obj: &Node, selector: &Node) -> Result<bool, super::PatchError> {
-    Selector::compile(selector)
-        .matches(obj)
-        .map_err(super::PatchError::Selector)
+pub fn selector_matches(obj: &Node, selector: &Node) -> Result<bool, Error> {
+    Selector::compile(selector).matches(obj)
 }
 
 /// A `target:` compiled once (regexes, label selectors) to be matched against many objects.
@@ -25,9 +25,9 @@ pub fn selector_matches(obj: &Node, selector: &Node) -> Result<bool, super::Patc
 #[derive(Debug)]
 pub struct Selector {
     /// group, version, kind, name, namespace.
-    ids: [Option<Result<Pattern, String>>; 5],
+    ids: [Option<Result<Pattern, Error>>; 5],
     /// labelSelector, annotationSelector.
-    meta: [Option<Result<Vec<Requirement>, String>>; 2],
+    meta: [Option<Result<Vec<Requirement>, Error>>; 2],
 }
 
 const ID_FIELDS: [&str; 5] = ["group", "version", "kind", "name", "namespace"];
@@ -48,7 +48,7 @@ enum Pattern {
 }
 
 impl Pattern {
-    fn new(field: &str, pattern: String) -> Result<Pattern, String> {
+    fn new(field: &'static str, pattern: String) -> Result<Pattern, Error> {
         if pattern
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | ':'))
@@ -59,8 +59,16 @@ impl Pattern {
         if let Some(re) = compiled.get(&pattern) {
             return Ok(Pattern::Regex(re.clone()));
         }
-        let re = Regex::new(&format!("^(?:{pattern})$"))
-            .map_err(|e| format!("target {field} `{pattern}` is not a valid regex: {e}"))?;
+        let re = match Regex::new(&format!("^(?:{pattern})$")) {
+            Ok(re) => re,
+            Err(reason) => {
+                return Err(Error::InvalidRegex {
+                    field,
+                    pattern,
+                    reason,
+                });
+            }
+        };
         compiled.insert(pattern, re.clone());
         Ok(Pattern::Regex(re))
     }
@@ -84,7 +92,10 @@ impl Selector {
         let meta = META_FIELDS.map(|(field, _)| {
             selector_text(selector, field).transpose().map(|text| {
                 text.and_then(|t| {
-                    parse_label_selector(&t).map_err(|e| format!("target {field}: {e}"))
+                    parse_label_selector(&t).map_err(|e| Error::InvalidLabelSelector {
+                        field,
+                        reason: Box::new(e),
+                    })
                 })
             })
         });
@@ -92,7 +103,7 @@ impl Selector {
     }
 
     /// Whether `obj` is selected. Errors name an invalid regex or label selector.
-    pub fn matches(&self, obj: &Node) -> Result<bool, String> {
+    pub fn matches(&self, obj: &Node) -> Result<bool, Error> {
         let name = obj.str_at(&["metadata", "name"]).unwrap_or("");
         let namespace = obj.str_at(&["metadata", "namespace"]).unwrap_or("");
         self.matches_as(obj, name, namespace)
@@ -100,7 +111,7 @@ impl Selector {
 
     /// Whether `obj` is selected when its name and namespace are `name` and `namespace` (an
     /// empty namespace is the object written without one).
-    pub fn matches_as(&self, obj: &Node, name: &str, namespace: &str) -> Result<bool, String> {
+    pub fn matches_as(&self, obj: &Node, name: &str, namespace: &str) -> Result<bool, Error> {
         let api_version = obj.str_at(&["apiVersion"]).unwrap_or("");
         let (group, version) = match api_version.rsplit_once('/') {
             Some((g, v)) => (g, v),
@@ -143,14 +154,14 @@ fn effective_namespace<'a>(namespace: &'a str, group: &str, version: &str, kind:
     }
 }
 
-fn selector_text(selector: &Node, field: &str) -> Result<Option<String>, String> {
+fn selector_text(selector: &Node, field: &'static str) -> Result<Option<String>, Error> {
     match selector.get(field) {
         None => Ok(None),
         Some(n) if n.is_null() => Ok(None),
         Some(n) => match n.scalar_text() {
             Some(t) if t.is_empty() => Ok(None),
             Some(t) => Ok(Some(t)),
-            None => Err(format!("target {field} must be a string")),
+            None => Err(Error::SelectorNotString { field }),
         },
     }
 }
@@ -194,14 +205,14 @@ impl Requirement {
 }
 
 /// Splits on commas that are not inside `( )`.
-fn split_requirements(text: &str) -> Result<Vec<&str>, String> {
+fn split_requirements(text: &str) -> Result<Vec<&str>, Error> {
     let mut parts = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
     for (i, c) in text.char_indices() {
         match c {
             '(' => depth += 1,
-            ')' => depth = depth.checked_sub(1).ok_or("unbalanced `)`")?,
+            ')' => depth = depth.checked_sub(1).ok_or(Error::UnbalancedClose)?,
             ',' if depth == 0 => {
                 parts.push(&text[start..i]);
                 start = i + 1;
@@ -210,31 +221,33 @@ fn split_requirements(text: &str) -> Result<Vec<&str>, String> {
         }
     }
     if depth != 0 {
-        return Err("unbalanced `(`".to_string());
+        return Err(Error::UnbalancedOpen);
     }
     parts.push(&text[start..]);
     Ok(parts)
 }
 
-fn parse_label_selector(text: &str) -> Result<Vec<Requirement>, String> {
+fn parse_label_selector(text: &str) -> Result<Vec<Requirement>, Error> {
     let mut reqs = Vec::new();
     for part in split_requirements(text)? {
         let part = part.trim();
         if part.is_empty() {
-            return Err(format!("empty requirement in `{text}`"));
+            return Err(Error::EmptyRequirement {
+                selector: text.to_string(),
+            });
         }
         reqs.push(parse_requirement(part)?);
     }
     Ok(reqs)
 }
 
-fn parse_requirement(part: &str) -> Result<Requirement, String> {
+fn parse_requirement(part: &str) -> Result<Requirement, Error> {
     let valid_key = |k: &str| {
         !k.is_empty()
             && k.chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
     };
-    let req = |key: &str, op: Op| -> Result<Requirement, String> {
+    let req = |key: &str, op: Op| -> Result<Requirement, Error> {
         let key = key.trim();
         if valid_key(key) {
             Ok(Requirement {
@@ -242,7 +255,10 @@ fn parse_requirement(part: &str) -> Result<Requirement, String> {
                 op,
             })
         } else {
-            Err(format!("invalid key `{key}` in `{part}`"))
+            Err(Error::InvalidKey {
+                key: key.to_string(),
+                requirement: part.to_string(),
+            })
         }
     };
     if let Some(key) = part.strip_prefix('!') {
@@ -259,10 +275,10 @@ fn parse_requirement(part: &str) -> Result<Requirement, String> {
     }
     for (sym, greater) in [(">", true), ("<", false)] {
         if let Some((k, v)) = part.split_once(sym) {
-            let n: i64 = v
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{}` is not an integer in `{part}`", v.trim()))?;
+            let n: i64 = v.trim().parse().map_err(|_| Error::NotAnInteger {
+                value: v.trim().to_string(),
+                requirement: part.to_string(),
+            })?;
             return req(k, if greater { Op::Greater(n) } else { Op::Less(n) });
         }
     }
@@ -275,7 +291,10 @@ fn parse_requirement(part: &str) -> Result<Requirement, String> {
                 let inner = set
                     .strip_prefix('(')
                     .and_then(|s| s.strip_suffix(')'))
-                    .ok_or_else(|| format!("expected `(values)` after {word} in `{part}`"))?;
+                    .ok_or_else(|| Error::ExpectedValues {
+                        word,
+                        requirement: part.to_string(),
+                    })?;
                 let values: Vec<String> = inner
                     .split(',')
                     .map(|v| v.trim().to_string())
@@ -291,7 +310,9 @@ fn parse_requirement(part: &str) -> Result<Requirement, String> {
                 );
             }
         }
-        return Err(format!("cannot parse requirement `{part}`"));
+        return Err(Error::BadRequirement {
+            requirement: part.to_string(),
+        });
     }
     req(part, Op::Exists)
 }

@@ -23,15 +23,12 @@ use fluxgate_yaml::{Map, Node, Value, format_float};
 
 use super::list;
 use super::merge_keys::{self, Schema};
+use crate::Error;
 
 /// Applies a strategic merge `patch` to `target` (a whole object). When the patch deletes
 /// the object (`$patch: delete` at its top), `target` becomes a null node; callers check
 /// [`super::is_delete_patch`] first to drop the object instead.
-pub fn strategic_merge(target: &mut Node, patch: &Node) -> Result<(), super::PatchError> {
-    merge_object(target, patch).map_err(super::PatchError::StrategicMerge)
-}
-
-fn merge_object(target: &mut Node, patch: &Node) -> Result<(), String> {
+pub fn strategic_merge(target: &mut Node, patch: &Node) -> Result<(), Error> {
     let schema = merge_keys::for_object(
         target.str_at(&["apiVersion"]).unwrap_or(""),
         target.str_at(&["kind"]).unwrap_or(""),
@@ -142,13 +139,12 @@ pub(super) fn raw(n: &Node) -> String {
     }
 }
 
-pub(super) fn wrong_kind(want: Kind, got: &Node, path: &[String]) -> String {
-    format!(
-        "wrong node kind at {}: expected {} but got {}",
-        display_path(path),
-        kind_name(want),
-        kind_name(kind_of(got))
-    )
+pub(super) fn wrong_kind(want: Kind, got: &Node, path: &[String]) -> Error {
+    Error::WrongNodeKind {
+        path: display_path(path),
+        want: kind_name(want),
+        got: kind_name(kind_of(got)),
+    }
 }
 
 fn display_path(path: &[String]) -> String {
@@ -164,7 +160,7 @@ pub(super) fn walk(
     origin: Option<Node>,
     schema: Option<&Schema>,
     path: &mut Vec<String>,
-) -> Result<Walked, String> {
+) -> Result<Walked, Error> {
     let kind = [dest.as_ref(), origin.as_ref()]
         .into_iter()
         .find(|n| !is_empty(*n))
@@ -212,7 +208,7 @@ enum Directive {
 }
 
 /// Reads (and removes) a `$patch` directive from a patch node.
-fn directive(origin: Option<&mut Node>, path: &[String]) -> Result<Directive, String> {
+fn directive(origin: Option<&mut Node>, path: &[String]) -> Result<Directive, Error> {
     let Some(origin) = origin else {
         return Ok(Directive::Merge);
     };
@@ -227,26 +223,25 @@ fn directive(origin: Option<&mut Node>, path: &[String]) -> Result<Directive, St
                 "replace" => Directive::Replace,
                 "merge" => Directive::Merge,
                 other => {
-                    return Err(format!(
-                        "unknown patch strategy '{other}' at {}",
-                        display_path(path)
-                    ));
+                    return Err(Error::UnknownPatchStrategy {
+                        strategy: other.to_string(),
+                        path: display_path(path),
+                    });
                 }
             };
             m.shift_remove("$patch");
             Ok(d)
         }
-        _ => Err(format!(
-            "no implemented strategic merge patch strategy for '{}' at {}",
-            raw(origin),
-            display_path(path)
-        )),
+        _ => Err(Error::NoPatchStrategy {
+            value: raw(origin),
+            path: display_path(path),
+        }),
     }
 }
 
 /// A list's directive: an element that is only `$patch: <directive>`; it is removed (with
 /// kyaml's element setter, which also drops empty elements).
-fn list_directive(elems: &mut Vec<Node>, path: &[String]) -> Result<Directive, String> {
+fn list_directive(elems: &mut Vec<Node>, path: &[String]) -> Result<Directive, Error> {
     let Some(m) = elems
         .iter()
         .find_map(|e| e.as_map().filter(|m| m.contains_key("$patch")))
@@ -262,10 +257,10 @@ fn list_directive(elems: &mut Vec<Node>, path: &[String]) -> Result<Directive, S
         "replace" => Directive::Replace,
         "merge" => Directive::Merge,
         other => {
-            return Err(format!(
-                "unknown patch strategy '{other}' at {}",
-                display_path(path)
-            ));
+            return Err(Error::UnknownPatchStrategy {
+                strategy: other.to_string(),
+                path: display_path(path),
+            });
         }
     };
     list::set_element(elems, None, &["$patch".to_string()], &[v], path)?;
@@ -277,7 +272,7 @@ fn walk_map(
     mut origin: Option<Node>,
     schema: Option<&Schema>,
     path: &mut Vec<String>,
-) -> Result<Walked, String> {
+) -> Result<Walked, Error> {
     let (merged, in_place) = if is_missing_or_null(dest.as_ref()) {
         // Adding: the patch's subtree, minus what its own directives and nulls remove.
         let d = directive(origin.as_mut(), path).unwrap_or(Directive::Merge);
@@ -354,7 +349,7 @@ fn walk_merged_list(
     origin: Option<Node>,
     schema: Option<&Schema>,
     path: &mut Vec<String>,
-) -> Result<Walked, String> {
+) -> Result<Walked, Error> {
     let mut origin = origin;
     let (list, in_place) = if is_missing_or_null(dest.as_ref()) {
         (origin.clone(), false)

@@ -8,9 +8,10 @@ use serde_json::Value as Json;
 
 use super::jmes::{duration, quantity};
 use super::pattern::wildcard;
+use crate::Error;
 
 /// Evaluates one substituted condition.
-pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, String> {
+pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, Error> {
     let op = operator.to_ascii_lowercase();
     // The set operators need a list or a string (a JSON list in text, a range, a value);
     // anything else (null: a variable that resolved to nothing) makes them false, as Kyverno's
@@ -40,8 +41,11 @@ pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, Strin
         | "durationgreaterthanorequals"
         | "durationlessthan"
         | "durationlessthanorequals" => {
-            let (a, b) = numbers(key, value)
-                .ok_or_else(|| format!("{operator}: cannot compare {key} with {value}"))?;
+            let (a, b) = numbers(key, value).ok_or_else(|| Error::Incomparable {
+                operator: operator.to_string(),
+                key: Box::new(key.clone()),
+                value: Box::new(value.clone()),
+            })?;
             match op.trim_start_matches("duration") {
                 "greaterthan" => a > b,
                 "greaterthanorequals" => a >= b,
@@ -49,7 +53,11 @@ pub fn condition(key: &Json, operator: &str, value: &Json) -> Result<bool, Strin
                 _ => a <= b,
             }
         }
-        _ => return Err(format!("unknown operator `{operator}`")),
+        _ => {
+            return Err(Error::UnknownOperator {
+                operator: operator.to_string(),
+            });
+        }
     })
 }
 

@@ -11,6 +11,8 @@ use base64::Engine;
 use jmespath::{Context, ErrorReason, JmespathError, Rcvar, Runtime, Variable};
 use serde_json::Value as Json;
 
+use crate::Error;
+
 fn err(ctx: &Context<'_>, msg: impl Into<String>) -> JmespathError {
     JmespathError::from_ctx(ctx, ErrorReason::Parse(msg.into()))
 }
@@ -410,14 +412,17 @@ pub fn to_json(v: &Variable) -> Json {
 }
 
 /// Evaluates `expr` over `data`.
-pub fn search(expr: &str, data: &Rcvar) -> Result<Json, String> {
+pub fn search(expr: &str, data: &Rcvar) -> Result<Json, Error> {
     let compiled = compiled(expr)?;
     // `Expression::search` would first copy `data` through serde (jmespath's `specialized`
     // feature, which avoids it, needs a nightly compiler); the interpreter reads it as is.
     let mut ctx = jmespath::Context::new(expr, &RUNTIME);
     jmespath::interpret(data, compiled.as_ast(), &mut ctx)
         .map(|v| to_json(&v))
-        .map_err(|e| format!("JMESPath `{expr}`: {}", e.reason))
+        .map_err(|e| Error::JmesPath {
+            expr: expr.to_string(),
+            reason: e.reason,
+        })
 }
 
 /// Expressions compiled so far: the same few expressions are searched over every object.
@@ -428,18 +433,17 @@ static COMPILED: LazyLock<Mutex<HashMap<String, Arc<jmespath::Expression<'static
 
 const COMPILED_BOUND: usize = 4096;
 
-fn compiled(expr: &str) -> Result<Arc<jmespath::Expression<'static>>, String> {
+fn compiled(expr: &str) -> Result<Arc<jmespath::Expression<'static>>, Error> {
     if let Ok(cache) = COMPILED.lock()
         && let Some(e) = cache.get(expr)
     {
         return Ok(Arc::clone(e));
     }
     let runtime: &'static Runtime = &RUNTIME;
-    let e = Arc::new(
-        runtime
-            .compile(expr)
-            .map_err(|e| format!("JMESPath `{expr}` does not parse: {}", e.reason))?,
-    );
+    let e = Arc::new(runtime.compile(expr).map_err(|e| Error::JmesPathParse {
+        expr: expr.to_string(),
+        reason: e.reason,
+    })?);
     if let Ok(mut cache) = COMPILED.lock() {
         if cache.len() >= COMPILED_BOUND {
             cache.clear();

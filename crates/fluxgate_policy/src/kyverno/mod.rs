@@ -14,6 +14,7 @@ use fluxgate_diagnostics::Location;
 use jmespath::{Rcvar, Variable};
 use serde_json::{Value as Json, json};
 
+use crate::Error;
 use crate::autogen;
 use crate::resource::{Namespaces, Resource, selector_matches};
 use crate::{Action, FieldPath, Offline, Outcome, Verdict};
@@ -608,7 +609,7 @@ fn image_parts(image: &str) -> Json {
 }
 
 /// A rule's `context` entries that hold plain variables (`variable.value`/`jmesPath`).
-fn add_context(rule: &Json, data: &Rcvar) -> Result<Rcvar, String> {
+fn add_context(rule: &Json, data: &Rcvar) -> Result<Rcvar, Error> {
     let mut data = data.clone();
     for entry in rule
         .get("context")
@@ -647,12 +648,12 @@ fn add_context(rule: &Json, data: &Rcvar) -> Result<Rcvar, String> {
 ///
 /// A key or value whose variables cannot be resolved (an undefined field, a JMESPath function
 /// given null) is the empty string, as Kyverno reads `preconditions` and `deny.conditions`.
-fn conditions(block: &Json, data: &Rcvar) -> Result<bool, String> {
+fn conditions(block: &Json, data: &Rcvar) -> Result<bool, Error> {
     let resolve = |v: Option<&Json>| {
         vars::substitute(v.unwrap_or(&Json::Null), data)
             .unwrap_or_else(|_| Json::String(String::new()))
     };
-    let eval = |c: &Json| -> Result<bool, String> {
+    let eval = |c: &Json| -> Result<bool, Error> {
         let key = resolve(c.get("key"));
         let value = resolve(c.get("value"));
         let op = c.get("operator").and_then(Json::as_str).unwrap_or("Equals");
@@ -744,7 +745,7 @@ fn evaluate_rule(
             });
             (verdict, path)
         }
-        Err(e) => (Verdict::Error(e), Vec::new()),
+        Err(e) => (Verdict::Error(e.to_string()), Vec::new()),
     }
 }
 
@@ -810,7 +811,7 @@ fn pattern_path(text: &str) -> FieldPath {
 }
 
 /// Substitutes a pattern's variables; most patterns have none and are used as written.
-fn with_values<'p>(p: &'p Json, vdata: &Rcvar) -> Result<std::borrow::Cow<'p, Json>, String> {
+fn with_values<'p>(p: &'p Json, vdata: &Rcvar) -> Result<std::borrow::Cow<'p, Json>, Error> {
     if locate::has_variables(p) {
         Ok(std::borrow::Cow::Owned(vars::substitute(p, vdata)?))
     } else {
@@ -820,7 +821,7 @@ fn with_values<'p>(p: &'p Json, vdata: &Rcvar) -> Result<std::borrow::Cow<'p, Js
 
 /// `pattern`, `anyPattern`, `deny`, `foreach` of one validate (or foreach) block over
 /// `target` (the object, or a foreach element).
-fn validate_block(v: &Json, target: &Json, vdata: &Rcvar, at: &At) -> Result<Step, String> {
+fn validate_block(v: &Json, target: &Json, vdata: &Rcvar, at: &At) -> Result<Step, Error> {
     if let Some(p) = v.get("pattern") {
         let p = with_values(p, vdata)?;
         return Ok(match pattern::validate(Some(target), &p, "/") {
@@ -869,10 +870,12 @@ fn validate_block(v: &Json, target: &Json, vdata: &Rcvar, at: &At) -> Result<Ste
     Ok(Step::Pass)
 }
 
-fn foreach(list: &[Json], data: &Rcvar, at: &At) -> Result<Step, String> {
+fn foreach(list: &[Json], data: &Rcvar, at: &At) -> Result<Step, Error> {
     let mut applied = 0;
     for fe in list {
-        let vdata = add_context(fe, data).map_err(|e| format!("foreach context: {e}"))?;
+        let vdata = add_context(fe, data).map_err(|e| Error::ForeachContext {
+            reason: Box::new(e),
+        })?;
         let expr = fe.get("list").and_then(Json::as_str).unwrap_or("");
         let expr = vars::substitute_str(expr, &vdata)?;
         let expr = expr.as_str().unwrap_or("");

@@ -6,9 +6,10 @@ use jmespath::Rcvar;
 use serde_json::Value as Json;
 
 use super::jmes::search;
+use crate::Error;
 
 /// Substitutes the variables of every string in `v` (not keys).
-pub fn substitute(v: &Json, data: &Rcvar) -> Result<Json, String> {
+pub fn substitute(v: &Json, data: &Rcvar) -> Result<Json, Error> {
     Ok(match v {
         Json::String(s) => substitute_str(s, data)?,
         Json::Array(a) => Json::Array(
@@ -19,7 +20,7 @@ pub fn substitute(v: &Json, data: &Rcvar) -> Result<Json, String> {
         Json::Object(m) => Json::Object(
             m.iter()
                 .map(|(k, x)| Ok((k.clone(), substitute(x, data)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, Error>>()?,
         ),
         other => other.clone(),
     })
@@ -66,7 +67,7 @@ fn is_plain_path(expr: &str) -> bool {
 }
 
 /// Substitutes the variables of one string.
-pub fn substitute_str(s: &str, data: &Rcvar) -> Result<Json, String> {
+pub fn substitute_str(s: &str, data: &Rcvar) -> Result<Json, Error> {
     if !s.contains("{{") {
         return Ok(Json::String(s.to_string()));
     }
@@ -93,7 +94,9 @@ pub fn substitute_str(s: &str, data: &Rcvar) -> Result<Json, String> {
                 // Kyverno's JMESPath fails on a missing key of a plain path; projections,
                 // functions and `||` may give null.
                 if value.is_null() && is_plain_path(expr) {
-                    return Err(format!("variable `{expr}` is not defined"));
+                    return Err(Error::UndefinedVariable {
+                        expr: expr.to_string(),
+                    });
                 }
                 if i == 0 && end + 2 == chars.len() {
                     return Ok(value);

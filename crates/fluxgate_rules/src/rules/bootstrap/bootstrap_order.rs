@@ -1,5 +1,6 @@
 //! `bootstrap-order`: a cold bootstrap can complete in the site playbook's order (SPEC §5.3).
 
+use fluxgate_diagnostics::Annotate;
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_model::Environment;
 use fluxgate_model::ansible::{PlayOrder, Project};

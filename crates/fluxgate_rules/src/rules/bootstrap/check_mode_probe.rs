@@ -1,5 +1,6 @@
 //! `check-mode-probe`: a read-only probe skipped under `--check` (SPEC §5.8).
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeSet;
 
 use fluxgate_diagnostics::Diagnostic;

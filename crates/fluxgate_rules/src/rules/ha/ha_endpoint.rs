@@ -1,5 +1,6 @@
 //! `ha-endpoint`: components that keep running dial an HA endpoint (SPEC §5.1).
 
+use fluxgate_diagnostics::Annotate;
 use fluxgate_diagnostics::Diagnostic;
 use fluxgate_model::ansible::symbolic_var;
 

@@ -1,5 +1,6 @@
 //! `tls-san`: the API server's certificate covers every address consumers dial (SPEC §5.2).
 
+use fluxgate_diagnostics::Annotate;
 use std::sync::LazyLock;
 
 use fluxgate_diagnostics::{Diagnostic, Location};

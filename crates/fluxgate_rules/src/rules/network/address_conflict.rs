@@ -1,5 +1,6 @@
 //! `address-conflict`: no address of an environment has two claimants (SPEC §5.9).
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::HashMap;
 use std::net::IpAddr;
 

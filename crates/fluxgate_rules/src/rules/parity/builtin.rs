@@ -3,6 +3,7 @@
 //! adoption breaks the datapath or its control-plane path must agree. It applies only when
 //! fluxgate.yaml configures no parity group.
 
+use fluxgate_diagnostics::Annotate;
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_model::{Environment, Release};
 use fluxgate_yaml::Node;

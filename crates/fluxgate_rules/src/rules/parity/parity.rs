@@ -1,5 +1,6 @@
 //! `parity`: configured groups of sources must agree per environment (SPEC §5.5).
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeSet;
 
 use fluxgate_diagnostics::{Diagnostic, Location};

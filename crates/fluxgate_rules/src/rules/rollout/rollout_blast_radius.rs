@@ -1,6 +1,7 @@
 //! `rollout-blast-radius`: a critical DaemonSet may replace at most a minority of the nodes at
 //! once (SPEC §5.4).
 
+use fluxgate_diagnostics::Annotate;
 use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_model::Release;
 use fluxgate_yaml::{Node, Value};

@@ -1,5 +1,6 @@
 //! `schema`: every rendered object against its schema, offline (SPEC §7, layer L0).
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeMap;
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};

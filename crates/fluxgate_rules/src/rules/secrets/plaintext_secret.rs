@@ -1,5 +1,6 @@
 //! `plaintext-secret`: a Kubernetes Secret with values in clear text (SPEC §5.7).
 
+use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeSet;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
