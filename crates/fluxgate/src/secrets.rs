@@ -54,6 +54,13 @@ impl Secrets {
                 }
             }
         }
+        for env in &envs {
+            if let Some(b) = &env.bootstrap {
+                for v in b.project.secret_values(&b.hosts) {
+                    collect.derived(&v);
+                }
+            }
+        }
         // Taint: a scalar that substitution derived from a Secret's value (`${PW:3}`,
         // `${PW^^}`, `pre-${PW}`) is located at that value; its whole text is secret too,
         // wherever a message quotes it.
@@ -65,6 +72,16 @@ impl Secrets {
             for rel in env.releases.values() {
                 collect.tainted(&rel.values.tree);
             }
+        }
+        collect.finish()
+    }
+
+    /// The Ansible variables of `project` that are secrets on `hosts` (by name, by a vault
+    /// file), with their common derived forms.
+    pub fn from_ansible(project: &fluxgate_ansible::Project, hosts: &[String]) -> Secrets {
+        let mut collect = Collector::default();
+        for v in project.secret_values(hosts) {
+            collect.derived(&v);
         }
         collect.finish()
     }
@@ -213,6 +230,14 @@ impl Collector {
                 }
             }
         }
+    }
+
+    /// A secret value and the forms a template's filters commonly give it (`| upper`,
+    /// `| lower`).
+    fn derived(&mut self, v: &str) {
+        self.redactor.add(v);
+        self.redactor.add(&v.to_uppercase());
+        self.redactor.add(&v.to_lowercase());
     }
 
     /// Drops from the places those that also hold a Secret's other scalars.

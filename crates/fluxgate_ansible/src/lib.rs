@@ -220,6 +220,38 @@ impl Project {
         resolve::resolve(&self.data, scope, host, var).map(|r| (*r).clone())
     }
 
+    /// The values of the variables that are secrets on `hosts` (issue 26 §2): by name
+    /// ([`is_secret_name`]), or by the file that defines them (a `vault*` file: vault files
+    /// hold what the project keeps secret even when one is committed unencrypted). Only
+    /// these variables are resolved, and each string leaf of a value is one secret. Vault
+    /// ciphertext is opaque already and gives nothing.
+    #[must_use]
+    pub fn secret_values(&self, hosts: &[String]) -> Vec<String> {
+        let mut out = std::collections::BTreeSet::new();
+        for host in hosts {
+            let table = self.data.table(&Scope::Host, host);
+            for (name, def) in table.iter() {
+                let by_file = || {
+                    def.node
+                        .loc
+                        .file
+                        .rsplit('/')
+                        .next()
+                        .is_some_and(|f| f.to_ascii_lowercase().starts_with("vault"))
+                };
+                if !is_secret_name(name) && !by_file() {
+                    continue;
+                }
+                if let Ok(r) = self.resolve(host, name)
+                    && !r.opaque
+                {
+                    string_leaves(&r.value, &mut out);
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
     /// Resolves every variable of a host.
     #[must_use]
     pub fn host_vars(&self, host: &str) -> HostVarsResolution {
@@ -529,6 +561,29 @@ fn relocate(node: &mut Node, lines: &[u32], source: &[&str], output: &[&str]) {
         fluxgate_yaml::Value::Seq(s) => s
             .iter_mut()
             .for_each(|v| relocate(v, lines, source, output)),
+        _ => {}
+    }
+}
+
+/// Whether a variable is a secret by its name: `*password*`, `*passwd*`, `*token*`,
+/// `*secret*`, `vault_*`, `*_key` (case-insensitive).
+#[must_use]
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["password", "passwd", "token", "secret"]
+        .iter()
+        .any(|w| n.contains(w))
+        || n.starts_with("vault_")
+        || n.ends_with("_key")
+}
+
+fn string_leaves(n: &fluxgate_yaml::Node, out: &mut std::collections::BTreeSet<String>) {
+    match &n.value {
+        fluxgate_yaml::Value::Map(m) => m.values().for_each(|v| string_leaves(v, out)),
+        fluxgate_yaml::Value::Seq(s) => s.iter().for_each(|v| string_leaves(v, out)),
+        fluxgate_yaml::Value::String(s) => {
+            out.insert(s.clone());
+        }
         _ => {}
     }
 }

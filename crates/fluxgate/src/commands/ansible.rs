@@ -31,6 +31,10 @@ pub struct Args {
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text", global = true)]
     pub format: Format,
+    /// Print the values of secret variables (by name: `*password*`, `*token*`, `*secret*`,
+    /// `vault_*`, `*_key`; or from a `vault*` file) instead of masking them; for local use.
+    #[arg(long, global = true)]
+    pub show_secrets: bool,
     #[command(subcommand)]
     pub what: What,
 }
@@ -159,8 +163,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let loaded = load(args)?;
     // Vault values are opaque already (`<vault-encrypted>`); a Vault payload or SOPS value
     // that reaches a template's text is masked on the way out.
-    crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
+    // Variables that are secrets by name or by their vault file are masked wherever their
+    // value (or its upper/lower-cased form) shows, unless --show-secrets.
     let project = &loaded.project;
+    if args.show_secrets {
+        crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
+    } else {
+        let secrets = crate::secrets::Secrets::from_ansible(project, &project.hosts());
+        crate::output::mask_with(secrets.redactor().clone());
+    }
     let mut findings: Vec<Diagnostic> = loaded.config_diags.clone();
     findings.extend(
         project
