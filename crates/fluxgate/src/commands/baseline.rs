@@ -244,12 +244,14 @@ fn markdown(
                 "| {} | `{}` | {} | {} | {} |",
                 d.severity,
                 d.rule,
-                d.environment_label().as_deref().unwrap_or("—"),
+                fluxgate_diagnostics::render::markdown_escape(
+                    d.environment_label().as_deref().unwrap_or("—")
+                ),
                 d.location
                     .as_ref()
-                    .map(|l| format!("`{l}`"))
+                    .map(|l| fluxgate_diagnostics::render::markdown_code(&l.to_string()))
                     .unwrap_or_default(),
-                d.message.replace('|', "\\|").replace('\n', " ")
+                fluxgate_diagnostics::render::markdown_escape(&d.message)
             );
         }
         out.push_str("\n</details>\n");

@@ -10,7 +10,7 @@ mod text;
 pub use github::render_github;
 pub use json::diagnostic_to_json;
 pub use junit::render_junit;
-pub use markdown::render_markdown;
+pub use markdown::{code as markdown_code, escape as markdown_escape, render_markdown};
 pub use sarif::{SarifLog, render_sarif, render_sarif_fingerprinted, sarif_log};
 pub use text::{SourceLookup, render_text, render_text_styled};
 
