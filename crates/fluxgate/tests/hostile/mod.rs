@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// The address space of one run (`ulimit -v`, KiB): 1 GiB.
 const MEMORY_LIMIT_KIB: u64 = 1024 * 1024;
 /// One run's wall-clock limit.
-const TIME_LIMIT: Duration = Duration::from_secs(40);
+const TIME_LIMIT: Duration = Duration::from_secs(30);
 
 struct Probe {
     name: &'static str,
