@@ -700,6 +700,7 @@ fn run(dir: &Path, args: &[String]) -> Outcome {
 /// What a probe's runs did wrong, by count.
 #[derive(Default)]
 struct Counts {
+    seconds: f64,
     runs: usize,
     leaks: usize,
     wrong_pass: usize,
@@ -733,17 +734,19 @@ fn hostile_inputs_under_a_memory_limit() {
             .collect()
     });
     let mut total = Counts::default();
-    let mut report = String::from("probe | runs | leaks | wrong PASS | aborts | peak MiB\n");
+    let mut report =
+        String::from("probe | runs | leaks | wrong PASS | aborts | peak MiB | seconds\n");
     let mut problems = Vec::new();
     for (name, c, p) in &results {
         let _ = writeln!(
             report,
-            "{name} | {} | {} | {} | {} | {}",
+            "{name} | {} | {} | {} | {} | {} | {:.1}",
             c.runs,
             c.leaks,
             c.wrong_pass,
             c.aborts,
-            c.peak_kib / 1024
+            c.peak_kib / 1024,
+            c.seconds
         );
         total.runs += c.runs;
         total.leaks += c.leaks;
@@ -774,6 +777,7 @@ fn run_probe(probe: &Probe, root: &Path, base_dir: &Path) -> (String, Counts, Ve
     write_tree(&dir, &tree(probe), &probe.links);
     let mut c = Counts::default();
     let mut problems = Vec::new();
+    let started = Instant::now();
     for args in matrix(probe, base_dir) {
         let o = run(&dir, &args);
         c.runs += 1;
@@ -809,10 +813,16 @@ fn run_probe(probe: &Probe, root: &Path, base_dir: &Path) -> (String, Counts, Ve
             ));
         }
         let looked = !probe.markdown_only || args.iter().any(|a| a == "markdown");
+        // Markdown shows code spans and fenced blocks literally: raw HTML counts outside them.
+        let text = if probe.markdown_only {
+            outside_code(&o.out)
+        } else {
+            o.out.clone()
+        };
         let leaked: Vec<&String> = probe
             .secrets
             .iter()
-            .filter(|s| looked && o.out.contains(s.as_str()))
+            .filter(|s| looked && text.contains(s.as_str()))
             .collect();
         if !leaked.is_empty() {
             c.leaks += leaked.len();
@@ -838,5 +848,43 @@ fn run_probe(probe: &Probe, root: &Path, base_dir: &Path) -> (String, Counts, Ve
             ));
         }
     }
+    c.seconds = started.elapsed().as_secs_f64();
     (probe.name.to_string(), c, problems)
+}
+
+/// The text of a Markdown document outside fenced blocks and code spans (which GitHub shows
+/// literally, HTML included).
+fn outside_code(md: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in md.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut in_span = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                if let Some(n) = chars.next()
+                    && !in_span
+                {
+                    out.push(n);
+                }
+                continue;
+            }
+            if c == '`' {
+                in_span = !in_span;
+                continue;
+            }
+            if !in_span {
+                out.push(c);
+            }
+        }
+        out.push('\n');
+    }
+    out
 }

@@ -56,7 +56,7 @@ pub fn render_markdown(diags: &[Diagnostic], passed: bool, environments: &[Strin
 /// Repository text (a message, a name) as one line of Markdown that holds no raw HTML and no
 /// link or image: inside balanced code spans (`` `...` ``) only `|` is escaped (a code span
 /// shows its text literally); elsewhere `&`, `<`, `>` become entities and `|`, `[`, `]`,
-/// `*`, `_`, `\` are backslash-escaped. With unbalanced backticks every backtick is escaped
+/// `\` are backslash-escaped (emphasis marks are left: they cannot carry HTML or a link). With unbalanced backticks every backtick is escaped
 /// too, so that no code span can swallow the rest of the line.
 #[must_use]
 pub fn escape(s: &str) -> String {
@@ -76,7 +76,7 @@ pub fn escape(s: &str) -> String {
                 '&' => out.push_str("&amp;"),
                 '<' => out.push_str("&lt;"),
                 '>' => out.push_str("&gt;"),
-                '[' | ']' | '*' | '_' | '\\' => {
+                '[' | ']' | '\\' => {
                     out.push('\\');
                     out.push(c);
                 }
@@ -115,7 +115,7 @@ mod tests {
     fn repository_text_carries_no_html() {
         assert_eq!(
             escape("a <script>alert(1)</script> | [x](y) `<b>` & _z_"),
-            "a &lt;script&gt;alert(1)&lt;/script&gt; \\| \\[x\\](y) `<b>` &amp; \\_z\\_"
+            "a &lt;script&gt;alert(1)&lt;/script&gt; \\| \\[x\\](y) `<b>` &amp; _z_"
         );
         assert_eq!(escape("odd ` <img src=x>"), "odd \\` &lt;img src=x&gt;");
         assert_eq!(code("apps/<img>.yaml:3"), "`apps/<img>.yaml:3`");
