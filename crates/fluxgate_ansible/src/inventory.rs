@@ -254,7 +254,7 @@ impl Inventory {
         let mut todo: Vec<String> = self
             .groups
             .values()
-            .filter(|g| g.hosts.iter().any(|h| h == host))
+            .filter(|g| self.members.contains(&(g.name.clone(), host.to_string())))
             .map(|g| g.name.clone())
             .collect();
         while let Some(g) = todo.pop() {
@@ -310,10 +310,11 @@ impl Inventory {
             i += 1;
         }
         let mut hosts: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashSet<&String> = std::collections::HashSet::new();
         for g in &order {
             if let Some(grp) = self.groups.get(g) {
                 for h in &grp.hosts {
-                    if !hosts.contains(h) {
+                    if seen.insert(h) {
                         hosts.push(h.clone());
                     }
                 }

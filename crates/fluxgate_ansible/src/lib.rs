@@ -228,7 +228,21 @@ impl Project {
     #[must_use]
     pub fn secret_values(&self, hosts: &[String]) -> Vec<String> {
         let mut out = std::collections::BTreeSet::new();
+        // Hosts without variables of their own see what their groups give them: one host
+        // per set of groups is enough (10,000 hosts of one range are one table, not 10,000).
+        let mut seen_groups = std::collections::HashSet::new();
         for host in hosts {
+            let own = self
+                .data
+                .inventory
+                .hosts
+                .get(host)
+                .is_some_and(|h| !h.vars.is_empty())
+                || self.data.host_vars_inv.contains_key(host)
+                || self.data.host_vars_play.contains_key(host);
+            if !own && !seen_groups.insert(self.data.inventory.sorted_host_groups(host)) {
+                continue;
+            }
             let table = self.data.table(&Scope::Host, host);
             for (name, def) in table.iter() {
                 let by_file = || {
