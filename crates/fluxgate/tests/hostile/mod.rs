@@ -39,6 +39,9 @@ struct Probe {
     only: bool,
     /// The secrets are looked for in markdown output only (raw HTML, class 6).
     markdown_only: bool,
+    /// A cost probe: one format per command (the cost does not depend on the format), and
+    /// run first.
+    heavy: bool,
 }
 
 impl Probe {
@@ -54,6 +57,7 @@ impl Probe {
             ansible: false,
             only: false,
             markdown_only: false,
+            heavy: false,
         }
     }
     fn file(mut self, path: &str, text: impl Into<Vec<u8>>) -> Probe {
@@ -99,6 +103,10 @@ impl Probe {
     }
     fn only(mut self) -> Probe {
         self.only = true;
+        self
+    }
+    fn heavy(mut self) -> Probe {
+        self.heavy = true;
         self
     }
     fn markdown_only(mut self) -> Probe {
@@ -412,6 +420,7 @@ fn probes() -> Vec<Probe> {
     p.push(
         Probe::new("alias-bytes", "4 bounded cost")
             .app("aliases.yaml", alias_bomb())
+            .heavy()
             .fails(),
     );
     p.push(
@@ -423,7 +432,7 @@ fn probes() -> Vec<Probe> {
     for (path, text) in fan_out(18) {
         fanout = fanout.file(&path, text);
     }
-    p.push(fanout.fails());
+    p.push(fanout.heavy().fails());
     p.push(
         Probe::new("host-ranges", "4 bounded cost")
             .ansible()
@@ -431,6 +440,7 @@ fn probes() -> Vec<Probe> {
                 "ansible/inventory/hosts.yml",
                 "all:\n  children:\n    k3s:\n      hosts:\n        a[0001:4000]:\n        b[0001:4000]:\n        c[0001:4000]:\n",
             )
+            .heavy()
             .fails(),
     );
     p.push(
@@ -592,20 +602,23 @@ fn tree(probe: &Probe) -> Vec<(String, Vec<u8>)> {
 fn matrix(probe: &Probe, base_dir: &Path) -> Vec<Vec<String>> {
     let mut m: Vec<Vec<String>> = Vec::new();
     let s = |a: &[&str]| a.iter().map(ToString::to_string).collect::<Vec<String>>();
+    let pick = |all: &'static [&'static str]| -> &'static [&'static str] {
+        if probe.heavy { &all[..1] } else { all }
+    };
     if !probe.only {
-        for f in ["text", "json", "sarif", "junit", "github", "markdown"] {
+        for f in pick(&["markdown", "text", "json", "sarif", "junit", "github"]) {
             m.push(s(&["check", "--format", f]));
         }
-        for f in ["yaml", "json"] {
+        for f in pick(&["json", "yaml"]) {
             m.push(s(&["render", "--env", "prod", "--format", f]));
         }
         let base = base_dir.to_string_lossy().into_owned();
-        for f in ["text", "markdown", "json"] {
+        for f in pick(&["markdown", "text", "json"]) {
             m.push(s(&["diff", "--base-path", &base, "--format", f]));
         }
         m.push(s(&["envs"]));
         if probe.ansible {
-            for f in ["text", "json"] {
+            for f in pick(&["json", "text"]) {
                 m.push(s(&[
                     "ansible", "--env", "prod", "--format", f, "vars", "node-1",
                 ]));
@@ -714,17 +727,23 @@ fn hostile_inputs_under_a_memory_limit() {
     let base_dir = root.join("_base");
     write_tree(&base_dir, &base(true), &[]);
     let started = Instant::now();
-    let probes = probes();
-    let results: Vec<(String, Counts, Vec<String>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = probes
-            .chunks(probes.len().div_ceil(2))
-            .map(|chunk| {
-                let (root, base_dir) = (&root, &base_dir);
+    let mut probes = probes();
+    probes.sort_by_key(|p| !p.heavy);
+    // Two workers take the probes in turn (the heaviest first), so that neither waits.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, String, Counts, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (root, base_dir, probes, next) = (&root, &base_dir, &probes, &next);
                 scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|probe| run_probe(probe, root, base_dir))
-                        .collect::<Vec<_>>()
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(probe) = probes.get(i) else { break };
+                        let (name, c, p) = run_probe(probe, root, base_dir);
+                        done.push((i, name, c, p));
+                    }
+                    done
                 })
             })
             .collect();
@@ -733,6 +752,9 @@ fn hostile_inputs_under_a_memory_limit() {
             .flat_map(|h| h.join().expect("a probe thread"))
             .collect()
     });
+    results.sort_by_key(|r| r.0);
+    let results: Vec<(String, Counts, Vec<String>)> =
+        results.into_iter().map(|(_, n, c, p)| (n, c, p)).collect();
     let mut total = Counts::default();
     let mut report =
         String::from("probe | runs | leaks | wrong PASS | aborts | peak MiB | seconds\n");
