@@ -186,6 +186,9 @@ fn base(ansible: bool) -> Vec<(String, Vec<u8>)> {
             "    ansible:\n      inventory: ansible/inventory/hosts.yml\n      group: k3s\n      playbook: ansible/site.yml\n",
         );
     }
+    // The substituteFrom Secret holds its values in clear so that derived values can be
+    // followed; the base must pass, so plaintext-secret leaves that one file alone.
+    config.push_str(&format!("{IGNORE_CLUSTER_SECRETS}\n"));
     let mut files: Vec<(String, String)> = vec![
         ("fluxgate.yaml".into(), config),
         (
@@ -232,6 +235,8 @@ fn base(ansible: bool) -> Vec<(String, Vec<u8>)> {
         .map(|(p, t)| (p, t.into_bytes()))
         .collect()
 }
+
+const IGNORE_CLUSTER_SECRETS: &str = "rules:\n  plaintext-secret:\n    settings:\n      ignore: [clusters/prod/cluster-secrets.yaml]";
 
 fn configmap(name: &str, data: &str) -> String {
     format!(
@@ -339,7 +344,7 @@ fn probes() -> Vec<Probe> {
         Probe::new("config-names-nothing", "3 fail closed")
             .file(
                 "fluxgate.yaml",
-                "environments:\n  prod:\n    flux: clusters/prod\nparity:\n  - name: ghost\n    sources:\n      - helmrelease: default/ghost\n      - file: apps/cm.yaml\n    keys: [a]\n",
+                "environments:\n  prod:\n    flux: clusters/prod\nrules:\n  plaintext-secret:\n    settings:\n      ignore: [clusters/prod/cluster-secrets.yaml]\nparity:\n  - name: ghost\n    sources:\n      - helmrelease: default/ghost\n      - file: apps/cm.yaml\n    keys: [a]\n",
             )
             .fails(),
     );
@@ -392,7 +397,7 @@ fn probes() -> Vec<Probe> {
         Probe::new("chart-values-symlink-out", "3 fail closed")
             .file(
                 "fluxgate.yaml",
-                "environments:\n  prod:\n    flux: clusters/prod\ncharts: charts\n",
+                "environments:\n  prod:\n    flux: clusters/prod\ncharts: charts\nrules:\n  plaintext-secret:\n    settings:\n      ignore: [clusters/prod/cluster-secrets.yaml]\n",
             )
             .file(
                 "charts/app/Chart.yaml",
@@ -726,6 +731,13 @@ fn hostile_inputs_under_a_memory_limit() {
     let root = std::env::temp_dir().join(format!("fluxgate-hostile-{}", std::process::id()));
     let base_dir = root.join("_base");
     write_tree(&base_dir, &base(true), &[]);
+    // The base passes: a probe that must fail fails for what it adds.
+    for ansible in [false, true] {
+        let dir = root.join(format!("_clean-{ansible}"));
+        write_tree(&dir, &base(ansible), &[]);
+        let o = run(&dir, &["check".to_string()]);
+        assert_eq!(o.code, Some(0), "the clean base must pass:\n{}", o.out);
+    }
     let started = Instant::now();
     let mut probes = probes();
     probes.sort_by_key(|p| !p.heavy);
