@@ -266,6 +266,59 @@ impl Project {
         out.into_iter().collect()
     }
 
+    /// Jinja syntax errors in the tasks of the play order (issue 26 §3): a `when:` that is
+    /// not an expression, a task argument whose `{{ }}`/`{% %}` does not parse. ansible-core
+    /// fails the task on each whatever the host, so each is a defect at its line.
+    #[must_use]
+    pub fn task_syntax_problems(&self) -> Vec<Problem> {
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for po in self.order() {
+            for task in &po.play.tasks {
+                if !seen.insert(task.loc.clone()) {
+                    continue;
+                }
+                let mut conditions: Vec<&fluxgate_yaml::Node> = Vec::new();
+                match task.when.as_ref().map(|w| &w.value) {
+                    Some(fluxgate_yaml::Value::Seq(items)) => conditions.extend(items),
+                    Some(_) => conditions.extend(task.when.as_ref()),
+                    None => {}
+                }
+                for c in conditions {
+                    let Some(text) = c.as_str() else { continue };
+                    let expr = text
+                        .trim()
+                        .strip_prefix("{{")
+                        .and_then(|t| t.strip_suffix("}}"))
+                        .unwrap_or(text);
+                    if let Err(e) = self.data.env.compile_expression(expr) {
+                        out.push(Problem::new(
+                            ProblemKind::TemplateSyntax,
+                            format!("`when: {text}` is not a Jinja expression: {e}; ansible-core fails the task"),
+                            Some(c.loc.clone()),
+                        ));
+                    }
+                }
+                let mut strings = Vec::new();
+                string_nodes(&task.args, &mut strings);
+                for n in strings {
+                    let Some(text) = n.as_str() else { continue };
+                    if !(text.contains("{{") || text.contains("{%")) {
+                        continue;
+                    }
+                    if let Err(e) = self.data.env.template_from_str(text) {
+                        out.push(Problem::new(
+                            ProblemKind::TemplateSyntax,
+                            format!("a task argument's template does not parse: {e}; ansible-core fails the task"),
+                            Some(n.loc.clone()),
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Resolves every variable of a host.
     #[must_use]
     pub fn host_vars(&self, host: &str) -> HostVarsResolution {
@@ -598,6 +651,15 @@ fn string_leaves(n: &fluxgate_yaml::Node, out: &mut std::collections::BTreeSet<S
         fluxgate_yaml::Value::String(s) => {
             out.insert(s.clone());
         }
+        _ => {}
+    }
+}
+
+fn string_nodes<'a>(n: &'a fluxgate_yaml::Node, out: &mut Vec<&'a fluxgate_yaml::Node>) {
+    match &n.value {
+        fluxgate_yaml::Value::Map(m) => m.values().for_each(|v| string_nodes(v, out)),
+        fluxgate_yaml::Value::Seq(s) => s.iter().for_each(|v| string_nodes(v, out)),
+        fluxgate_yaml::Value::String(_) => out.push(n),
         _ => {}
     }
 }

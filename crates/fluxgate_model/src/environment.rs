@@ -285,6 +285,13 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
     let mut failing: IndexMap<(String, Option<fluxgate_diagnostics::Location>), (usize, usize)> =
         IndexMap::new();
+    out.extend(
+        project
+            .task_syntax_problems()
+            .into_iter()
+            .map(|p| p.map_kind(ProblemKind::Ansible)),
+    );
+    let env_hosts: std::collections::HashSet<&String> = env_hosts.iter().collect();
     for po in project.order() {
         for task in &po.play.tasks {
             let Some(path) = task.template.as_ref().and_then(|t| t.resolved.clone()) else {
@@ -341,6 +348,19 @@ fn is_certain_template_defect(
     d: &fluxgate_ansible::Problem,
 ) -> bool {
     if d.kind == AnsibleKind::TemplateSyntax {
+        return true;
+    }
+    // A variable cycle fails wherever it is read (ansible-core: "recursive loop detected"),
+    // and a value past fluxgate's bound is not checked: both errors, unless the task may not
+    // run.
+    let runs_always = task.when.is_none()
+        && !task
+            .keywords
+            .keys()
+            .any(|k| k == "loop" || k.starts_with("with_"));
+    if runs_always
+        && (d.message.contains("recursive loop detected") || d.message.contains("MiB (variables"))
+    {
         return true;
     }
     let conditional = task.when.is_some()

@@ -190,6 +190,10 @@ pub fn check_rule_config(config: &Config) -> Vec<Diagnostic> {
         for (key, node) in &rc.settings {
             let mut known: Vec<&str> = vec!["enabled", "severity", "requirements"];
             known.extend(rule.settings);
+            if known.contains(&key.as_str()) {
+                // A setting the rule has (`ignore` of plaintext-secret): not a mistake.
+                continue;
+            }
             let hint = fluxgate_model::config::closest(key, &known)
                 .map(|c| format!(" (did you mean `{c}`?)"))
                 .unwrap_or_default();

@@ -236,7 +236,8 @@ fn base(ansible: bool) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-const IGNORE_CLUSTER_SECRETS: &str = "rules:\n  plaintext-secret:\n    settings:\n      ignore: [clusters/prod/cluster-secrets.yaml]";
+const IGNORE_CLUSTER_SECRETS: &str =
+    "rules:\n  plaintext-secret:\n    ignore: [clusters/prod/cluster-secrets.yaml]";
 
 fn configmap(name: &str, data: &str) -> String {
     format!(
@@ -344,7 +345,7 @@ fn probes() -> Vec<Probe> {
         Probe::new("config-names-nothing", "3 fail closed")
             .file(
                 "fluxgate.yaml",
-                "environments:\n  prod:\n    flux: clusters/prod\nrules:\n  plaintext-secret:\n    settings:\n      ignore: [clusters/prod/cluster-secrets.yaml]\nparity:\n  - name: ghost\n    sources:\n      - helmrelease: default/ghost\n      - file: apps/cm.yaml\n    keys: [a]\n",
+                "environments:\n  prod:\n    flux: clusters/prod\nrules:\n  plaintext-secret:\n    ignore: [clusters/prod/cluster-secrets.yaml]\nparity:\n  - name: ghost\n    sources:\n      - helmrelease: default/ghost\n      - file: apps/cm.yaml\n    keys: [a]\n",
             )
             .fails(),
     );
@@ -397,7 +398,7 @@ fn probes() -> Vec<Probe> {
         Probe::new("chart-values-symlink-out", "3 fail closed")
             .file(
                 "fluxgate.yaml",
-                "environments:\n  prod:\n    flux: clusters/prod\ncharts: charts\nrules:\n  plaintext-secret:\n    settings:\n      ignore: [clusters/prod/cluster-secrets.yaml]\n",
+                "environments:\n  prod:\n    flux: clusters/prod\ncharts: charts\nrules:\n  plaintext-secret:\n    ignore: [clusters/prod/cluster-secrets.yaml]\n",
             )
             .file(
                 "charts/app/Chart.yaml",

@@ -63,14 +63,14 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
         .iter()
         .flat_map(|e| e.objects().map(|o| o.loc.file.as_ref()))
         .collect();
+    let skipped = |file: &str| {
+        skip.iter()
+            .any(|s| file == *s || file.starts_with(&format!("{s}/")))
+    };
     let mut scanned: BTreeSet<&str> = BTreeSet::new();
     for f in ctx.repo.files() {
         let file = f.path.as_str();
-        if skip
-            .iter()
-            .any(|s| file == *s || file.starts_with(&format!("{s}/")))
-            || in_helm_chart(ctx.repo, file)
-        {
+        if skipped(file) || in_helm_chart(ctx.repo, file) {
             continue;
         }
         if !f.text.contains("Secret") {
@@ -97,7 +97,8 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
     // file, which the scan above does not see as a Secret.
     for env in ctx.envs {
         for obj in env.objects() {
-            if scanned.contains(obj.loc.file.as_ref()) {
+            // Scanned above, or left alone by `ignore` (then in the render too).
+            if scanned.contains(obj.loc.file.as_ref()) || skipped(obj.loc.file.as_ref()) {
                 continue;
             }
             if let Some(d) = finding(ctx, obj) {
