@@ -496,6 +496,15 @@ impl Project {
             ));
         }
         let Some(text) = self.data.root.read(&abs) else {
+            // A file that is there but not text: ansible-core's template module fails on
+            // invalid UTF-8 as on a syntax error.
+            if self.data.root.is_file(&abs) {
+                return Err(Problem::new(
+                    ProblemKind::TemplateSyntax,
+                    format!("template {rel} is not UTF-8 text: ansible-core fails the task"),
+                    Some(Location::file(rel)),
+                ));
+            }
             return Err(Problem::new(
                 ProblemKind::Invalid,
                 format!("template {rel} not found"),

@@ -292,8 +292,36 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Problem> {
             .map(|p| p.map_kind(ProblemKind::Ansible)),
     );
     let env_hosts: std::collections::HashSet<&String> = env_hosts.iter().collect();
+    let mut missing_src = std::collections::HashSet::new();
     for po in project.order() {
         for task in &po.play.tasks {
+            // A static `src` that resolves to no file: ansible-core fails the task when it
+            // runs (an error when it always runs; a conditional task may never).
+            if let Some(t) = &task.template
+                && t.resolved.is_none()
+                && !t.src.contains("{{")
+                && missing_src.insert(task.loc.clone())
+            {
+                let conditional = task.when.is_some()
+                    || task.keywords.keys().any(|k| k == "loop" || k.starts_with("with_"));
+                out.push(
+                    Problem::new(
+                        if conditional {
+                            ProblemKind::TemplateUnchecked(AnsibleKind::Invalid)
+                        } else {
+                            ProblemKind::Ansible(AnsibleKind::Invalid)
+                        },
+                        format!(
+                            "template task `{}` names src `{}`, which is in no templates folder \
+                             it searches: ansible-core fails the task",
+                            task.name.as_deref().unwrap_or(&task.module),
+                            t.src
+                        ),
+                        Some(task.loc.clone()),
+                    )
+                    .help("fix the src path, or add the file to the role's templates/ folder"),
+                );
+            }
             let Some(path) = task.template.as_ref().and_then(|t| t.resolved.clone()) else {
                 continue;
             };
