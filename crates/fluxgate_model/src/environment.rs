@@ -303,7 +303,10 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Problem> {
                 && missing_src.insert(task.loc.clone())
             {
                 let conditional = task.when.is_some()
-                    || task.keywords.keys().any(|k| k == "loop" || k.starts_with("with_"));
+                    || task
+                        .keywords
+                        .keys()
+                        .any(|k| k == "loop" || k.starts_with("with_"));
                 out.push(
                     Problem::new(
                         if conditional {

@@ -112,14 +112,14 @@ fn contained(
     p: &str,
     problems: &mut Vec<String>,
 ) -> Option<std::path::PathBuf> {
-    let f = base.join(p);
+    let file = base.join(p);
     let inside = Path::new(p).is_relative()
-        && match (f.canonicalize(), root.canonicalize()) {
-            (Ok(f), Ok(r)) => f.starts_with(r),
+        && match (file.canonicalize(), root.canonicalize()) {
+            (Ok(real), Ok(real_root)) => real.starts_with(real_root),
             // A missing file is reported by the read, if it would be inside.
-            (Err(_), Ok(r)) => {
-                let mut n = r.clone();
-                for c in f.strip_prefix(root).unwrap_or(&f).components() {
+            (Err(_), Ok(real_root)) => {
+                let mut n = real_root.clone();
+                for c in file.strip_prefix(root).unwrap_or(&file).components() {
                     match c {
                         std::path::Component::ParentDir => {
                             n.pop();
@@ -128,12 +128,12 @@ fn contained(
                         _ => {}
                     }
                 }
-                n.starts_with(&r)
+                n.starts_with(&real_root)
             }
             _ => false,
         };
     if inside {
-        Some(f)
+        Some(file)
     } else {
         problems.push(format!(
             "`{p}` is outside the test's folder {}: refused (policy test reads only inside it)",
