@@ -366,7 +366,14 @@ fn mask_secret_blocks(lines: &mut [String], original: &[String]) {
                 }
                 if let Some(ind) = block {
                     if indent(l) > ind {
-                        lines[i] = mask_keeping_key(l);
+                        // A block scalar's header (`key: |`) holds no value.
+                        let header = l.split_once(": ").is_some_and(|(_, v)| {
+                            let v = v.trim();
+                            v.starts_with('|') || v.starts_with('>')
+                        });
+                        if !header {
+                            lines[i] = mask_keeping_key(l);
+                        }
                         continue;
                     }
                     block = None;
@@ -580,6 +587,22 @@ mod tests {
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: ********\nstringData:\n  token: ********\n  config.ini: |\n    ********\n    ********\n\n    other: ********\n  next: ********\ntype: Opaque\n"
         );
         assert_eq!(masked.lines().count(), text.lines().count());
+    }
+
+    /// Issue 26 §1: what the parsed tree does not hold is masked by its text: the first
+    /// value of a duplicate key ("first defined here") and a Secret that does not parse.
+    #[test]
+    fn duplicate_keys_and_unparseable_secrets_are_masked() {
+        let dup = "apiVersion: v1\nkind: Secret\nstringData:\n  password: first-value\n  password: second-value\n";
+        let masked = structure(dup);
+        assert!(
+            !masked.contains("first-value") && !masked.contains("second-value"),
+            "{masked}"
+        );
+        let broken = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: b\nstringData:\n  password: \"unterminated\n  other: x\n";
+        let masked = structure(broken);
+        assert!(!masked.contains("unterminated"), "{masked}");
+        assert!(masked.contains("  name: b"), "{masked}");
     }
 
     #[test]
