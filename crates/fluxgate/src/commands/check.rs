@@ -271,6 +271,7 @@ pub fn findings_with_stats(
     let mut diags = repo.diagnostics.clone();
     diags.extend(unknown_rules(repo));
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
+    diags.extend(fluxgate_rules::check_config_refs(&repo.config, envs));
     let (found, layer_stats) = timings::phase("rules", || {
         fluxgate_rules::run_with_stats(&repo.index, &repo.config, envs)
     });
