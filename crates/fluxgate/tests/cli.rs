@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 mod diff;
 mod fail_closed;
 mod formats;
+mod hostile;
 mod policy_test;
 mod secrets;
 mod template_cli;

@@ -50,4 +50,13 @@ pub enum Error {
         /// minijinja's kind and detail, and the template line of a syntax error.
         reason: String,
     },
+    /// A value rendered past the size fluxgate evaluates (variables that double each other).
+    #[error(
+        "the value renders to more than {mib} MiB (variables that double each other?): \
+         fluxgate stops here, so what reads it is not checked"
+    )]
+    TooLarge {
+        /// The limit, in MiB.
+        mib: usize,
+    },
 }

@@ -19,10 +19,43 @@ use crate::VarMap;
 /// cannot exhaust memory. A pattern past it is a finding (never cut silently).
 pub const MAX_RANGE: usize = 10_000;
 
-/// [`expand_hostname`], reporting a pattern that expands past [`MAX_RANGE`] at `loc`.
-fn expand_checked(pattern: &str, loc: &Location, diags: &mut Vec<Problem>) -> Vec<String> {
-    let hosts = expand_hostname(pattern);
-    if hosts.len() >= MAX_RANGE {
+/// Upper bound on the hosts of a whole inventory (all files, all ranges): three ranges of
+/// 4,000 hosts each pass [`MAX_RANGE`] one by one. Past it, a finding.
+pub const MAX_HOSTS: usize = 10_000;
+
+/// [`expand_hostname`], reporting a pattern that expands past [`MAX_RANGE`] at `loc`, and
+/// keeping the inventory under [`MAX_HOSTS`] (reported once, where it is passed).
+fn expand_checked(
+    inv: &mut Inventory,
+    pattern: &str,
+    loc: &Location,
+    diags: &mut Vec<Problem>,
+) -> Vec<String> {
+    let mut hosts = expand_hostname(pattern);
+    let mut room = MAX_HOSTS.saturating_sub(inv.hosts.len());
+    let before = hosts.len();
+    hosts.retain(|h| {
+        if inv.hosts.contains_key(h) {
+            true
+        } else if room > 0 {
+            room -= 1;
+            true
+        } else {
+            false
+        }
+    });
+    if hosts.len() < before && !inv.capped {
+        inv.capped = true;
+        diags.push(Problem::new(
+            ProblemKind::Invalid,
+            format!(
+                "the inventory has more than {MAX_HOSTS} hosts (at `{pattern}`): fluxgate checks \
+                 only the first {MAX_HOSTS}, so this inventory is not fully checked"
+            ),
+            Some(loc.clone()),
+        ));
+    }
+    if before >= MAX_RANGE {
         diags.push(Problem::new(
             ProblemKind::Invalid,
             format!(
@@ -67,6 +100,10 @@ pub struct Group {
 pub struct Inventory {
     pub hosts: IndexMap<String, Host>,
     pub groups: IndexMap<String, Group>,
+    /// [`MAX_HOSTS`] was reached (and reported).
+    pub capped: bool,
+    /// (group, host) pairs of `groups[..].hosts`, so that adding a host stays linear.
+    members: std::collections::HashSet<(String, String)>,
 }
 
 impl Inventory {
@@ -110,9 +147,8 @@ impl Inventory {
     }
 
     fn add_host_to_group(&mut self, host: &str, group: &str) {
-        let g = self.group_mut(group);
-        if !g.hosts.iter().any(|h| h == host) {
-            g.hosts.push(host.to_string());
+        if self.members.insert((group.to_string(), host.to_string())) {
+            self.group_mut(group).hosts.push(host.to_string());
         }
     }
 
@@ -144,19 +180,35 @@ impl Inventory {
         for g in orphans {
             self.add_child("all", &g);
         }
-        let hosts: Vec<String> = self.hosts.keys().cloned().collect();
+        // Linear in the hosts: a set of those in a real group, one pass over `ungrouped`.
+        let grouped: std::collections::HashSet<&String> = self
+            .groups
+            .values()
+            .filter(|g| g.name != "all" && g.name != "ungrouped")
+            .flat_map(|g| g.hosts.iter())
+            .collect();
+        let hosts: Vec<String> = self
+            .hosts
+            .keys()
+            .filter(|h| !grouped.contains(h))
+            .cloned()
+            .collect();
+        let eligible: std::collections::HashSet<&String> = hosts.iter().collect();
+        let ungrouped = self.group_mut("ungrouped");
+        ungrouped.hosts.retain(|h| eligible.contains(h));
+        let present: std::collections::HashSet<String> = ungrouped.hosts.iter().cloned().collect();
         for h in hosts {
-            let in_real_group = self
-                .groups
-                .values()
-                .any(|g| g.name != "all" && g.name != "ungrouped" && g.hosts.contains(&h));
-            let ungrouped = self.group_mut("ungrouped");
-            if in_real_group {
-                ungrouped.hosts.retain(|x| x != &h);
-            } else if !ungrouped.hosts.contains(&h) {
-                ungrouped.hosts.push(h);
+            if !present.contains(&h) {
+                ungrouped.hosts.push(h.clone());
             }
         }
+        let pairs: Vec<(String, String)> = ungrouped
+            .hosts
+            .iter()
+            .map(|h| ("ungrouped".to_string(), h.clone()))
+            .collect();
+        self.members.retain(|(g, _)| g != "ungrouped");
+        self.members.extend(pairs);
     }
 
     /// Depth of a group: the longest path from `all` (`all` is 0), cycles cut.
@@ -203,7 +255,7 @@ impl Inventory {
         let mut todo: Vec<String> = self
             .groups
             .values()
-            .filter(|g| g.hosts.iter().any(|h| h == host))
+            .filter(|g| self.members.contains(&(g.name.clone(), host.to_string())))
             .map(|g| g.name.clone())
             .collect();
         while let Some(g) = todo.pop() {
@@ -259,10 +311,11 @@ impl Inventory {
             i += 1;
         }
         let mut hosts: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashSet<&String> = std::collections::HashSet::new();
         for g in &order {
             if let Some(grp) = self.groups.get(g) {
                 for h in &grp.hosts {
-                    if !hosts.contains(h) {
+                    if seen.insert(h) {
                         hosts.push(h.clone());
                     }
                 }
@@ -434,7 +487,7 @@ fn yaml_group(
             "hosts" => match &value.value {
                 Value::Map(hosts) => {
                     for (pattern, hvars) in hosts {
-                        for h in expand_checked(pattern, &hvars.loc, diags) {
+                        for h in expand_checked(inv, pattern, &hvars.loc, diags) {
                             let host = inv.add_host(&h, &hvars.loc);
                             if let Some(vars) = hvars.as_map() {
                                 for (k, v) in vars {
@@ -559,7 +612,7 @@ fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Proble
                     }
                 }
                 let (name_part, port) = split_port(first);
-                for h in expand_checked(name_part, &loc, diags) {
+                for h in expand_checked(inv, name_part, &loc, diags) {
                     let host = inv.add_host(&h, &loc);
                     if let Some(p) = port {
                         host.vars
@@ -671,6 +724,26 @@ mod tests {
         assert_eq!(expand_hostname("db[01:03:2]"), vec!["db01", "db03"]);
         assert_eq!(expand_hostname("n[a:c].x"), vec!["na.x", "nb.x", "nc.x"]);
         assert_eq!(expand_hostname("h[1:999999999]").len(), MAX_RANGE);
+    }
+
+    /// Issue 26 §4: the cap holds over the whole inventory (three ranges of 4,000 hosts
+    /// each pass the per-range bound), and adding hosts stays linear (this took 102 s).
+    #[test]
+    fn host_cap_is_over_the_whole_inventory() {
+        let mut inv = Inventory::default();
+        let mut d = Vec::new();
+        let text = "all:\n  children:\n    k3s:\n      hosts:\n        a[0001:4000]:\n        b[0001:4000]:\n        c[0001:4000]:\n";
+        let start = std::time::Instant::now();
+        parse_inventory_text(&mut inv, "hosts.yml", text, &mut d);
+        inv.reconcile();
+        assert_eq!(inv.hosts.len(), MAX_HOSTS);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(
+            d[0].message.contains("not fully checked"),
+            "{}",
+            d[0].message
+        );
+        assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
     }
 
     #[test]

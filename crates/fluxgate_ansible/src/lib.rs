@@ -225,6 +225,105 @@ impl Project {
         resolve::resolve(&self.data, scope, host, var).map(|r| (*r).clone())
     }
 
+    /// The values of the variables that are secrets on `hosts` (issue 26 §2): by name
+    /// ([`is_secret_name`]), or by the file that defines them (a `vault*` file: vault files
+    /// hold what the project keeps secret even when one is committed unencrypted). Only
+    /// these variables are resolved, and each string leaf of a value is one secret. Vault
+    /// ciphertext is opaque already and gives nothing.
+    #[must_use]
+    pub fn secret_values(&self, hosts: &[String]) -> Vec<String> {
+        let mut out = std::collections::BTreeSet::new();
+        // Hosts without variables of their own see what their groups give them: one host
+        // per set of groups is enough (10,000 hosts of one range are one table, not 10,000).
+        let mut seen_groups = std::collections::HashSet::new();
+        for host in hosts {
+            let own = self
+                .data
+                .inventory
+                .hosts
+                .get(host)
+                .is_some_and(|h| !h.vars.is_empty())
+                || self.data.host_vars_inv.contains_key(host)
+                || self.data.host_vars_play.contains_key(host);
+            if !own && !seen_groups.insert(self.data.inventory.sorted_host_groups(host)) {
+                continue;
+            }
+            let table = self.data.table(&Scope::Host, host);
+            for (name, def) in table.iter() {
+                let by_file = || {
+                    def.node
+                        .loc
+                        .file
+                        .rsplit('/')
+                        .next()
+                        .is_some_and(|f| f.to_ascii_lowercase().starts_with("vault"))
+                };
+                if !is_secret_name(name) && !by_file() {
+                    continue;
+                }
+                if let Ok(r) = self.resolve(host, name)
+                    && !r.opaque
+                {
+                    string_leaves(&r.value, &mut out);
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// Jinja syntax errors in the tasks of the play order (issue 26 §3): a `when:` that is
+    /// not an expression, a task argument whose `{{ }}`/`{% %}` does not parse. ansible-core
+    /// fails the task on each whatever the host, so each is a defect at its line.
+    #[must_use]
+    pub fn task_syntax_problems(&self) -> Vec<Problem> {
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for po in self.order() {
+            for task in &po.play.tasks {
+                if !seen.insert(task.loc.clone()) {
+                    continue;
+                }
+                let mut conditions: Vec<&fluxgate_yaml::Node> = Vec::new();
+                match task.when.as_ref().map(|w| &w.value) {
+                    Some(fluxgate_yaml::Value::Seq(items)) => conditions.extend(items),
+                    Some(_) => conditions.extend(task.when.as_ref()),
+                    None => {}
+                }
+                for c in conditions {
+                    let Some(text) = c.as_str() else { continue };
+                    let expr = text
+                        .trim()
+                        .strip_prefix("{{")
+                        .and_then(|t| t.strip_suffix("}}"))
+                        .unwrap_or(text);
+                    if let Err(e) = self.data.env.compile_expression(expr) {
+                        out.push(Problem::new(
+                            ProblemKind::TemplateSyntax,
+                            format!("`when: {text}` is not a Jinja expression: {e}; ansible-core fails the task"),
+                            Some(c.loc.clone()),
+                        ));
+                    }
+                }
+                let mut strings = Vec::new();
+                string_nodes(&task.args, &mut strings);
+                for n in strings {
+                    let Some(text) = n.as_str() else { continue };
+                    if !(text.contains("{{") || text.contains("{%")) {
+                        continue;
+                    }
+                    if let Err(e) = self.data.env.template_from_str(text) {
+                        out.push(Problem::new(
+                            ProblemKind::TemplateSyntax,
+                            format!("a task argument's template does not parse: {e}; ansible-core fails the task"),
+                            Some(n.loc.clone()),
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Resolves every variable of a host.
     #[must_use]
     pub fn host_vars(&self, host: &str) -> HostVarsResolution {
@@ -402,6 +501,15 @@ impl Project {
             ));
         }
         let Some(text) = self.data.root.read(&abs) else {
+            // A file that is there but not text: ansible-core's template module fails on
+            // invalid UTF-8 as on a syntax error.
+            if self.data.root.is_file(&abs) {
+                return Err(Problem::new(
+                    ProblemKind::TemplateSyntax,
+                    format!("template {rel} is not UTF-8 text: ansible-core fails the task"),
+                    Some(Location::file(rel)),
+                ));
+            }
             return Err(Problem::new(
                 ProblemKind::Invalid,
                 format!("template {rel} not found"),
@@ -534,6 +642,38 @@ fn relocate(node: &mut Node, lines: &[u32], source: &[&str], output: &[&str]) {
         fluxgate_yaml::Value::Seq(s) => s
             .iter_mut()
             .for_each(|v| relocate(v, lines, source, output)),
+        _ => {}
+    }
+}
+
+/// Whether a variable is a secret by its name: `*password*`, `*passwd*`, `*token*`,
+/// `*secret*`, `vault_*`, `*_key` (case-insensitive).
+#[must_use]
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["password", "passwd", "token", "secret"]
+        .iter()
+        .any(|w| n.contains(w))
+        || n.starts_with("vault_")
+        || n.ends_with("_key")
+}
+
+fn string_leaves(n: &fluxgate_yaml::Node, out: &mut std::collections::BTreeSet<String>) {
+    match &n.value {
+        fluxgate_yaml::Value::Map(m) => m.values().for_each(|v| string_leaves(v, out)),
+        fluxgate_yaml::Value::Seq(s) => s.iter().for_each(|v| string_leaves(v, out)),
+        fluxgate_yaml::Value::String(s) => {
+            out.insert(s.clone());
+        }
+        _ => {}
+    }
+}
+
+fn string_nodes<'a>(n: &'a fluxgate_yaml::Node, out: &mut Vec<&'a fluxgate_yaml::Node>) {
+    match &n.value {
+        fluxgate_yaml::Value::Map(m) => m.values().for_each(|v| string_nodes(v, out)),
+        fluxgate_yaml::Value::Seq(s) => s.iter().for_each(|v| string_nodes(v, out)),
+        fluxgate_yaml::Value::String(_) => out.push(n),
         _ => {}
     }
 }

@@ -153,7 +153,9 @@ fn term_hosts(data: &Data, term: &str) -> Vec<String> {
 #[must_use]
 pub fn evaluate(data: &Data, text: &str) -> Vec<String> {
     let terms = split_terms(text);
+    // Linear in the hosts (sets, not list scans): an inventory may hold 10,000.
     let mut result: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let (mut ands, mut nots) = (Vec::new(), Vec::new());
     for t in &terms {
         if let Some(r) = t.strip_prefix('&') {
@@ -162,18 +164,18 @@ pub fn evaluate(data: &Data, text: &str) -> Vec<String> {
             nots.push(r.to_string());
         } else {
             for h in term_hosts(data, t) {
-                if !result.contains(&h) {
+                if seen.insert(h.clone()) {
                     result.push(h);
                 }
             }
         }
     }
     for a in ands {
-        let keep = term_hosts(data, &a);
+        let keep: std::collections::HashSet<String> = term_hosts(data, &a).into_iter().collect();
         result.retain(|h| keep.contains(h));
     }
     for n in nots {
-        let drop = term_hosts(data, &n);
+        let drop: std::collections::HashSet<String> = term_hosts(data, &n).into_iter().collect();
         result.retain(|h| !drop.contains(h));
     }
     result

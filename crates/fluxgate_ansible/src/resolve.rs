@@ -407,8 +407,21 @@ pub fn render_value(
     let nested: Vec<(String, ResolveError)> =
         NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
     let missing: Vec<String> = MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
-    result.map_err(|e| jinja_error(&e, &nested, &missing, text))
+    let value = result.map_err(|e| jinja_error(&e, &nested, &missing, text))?;
+    if value.as_str().is_some_and(|s| s.len() > MAX_VALUE) {
+        return Err(ResolveError {
+            reason: crate::Error::TooLarge {
+                mib: MAX_VALUE / (1024 * 1024),
+            },
+            chain: Vec::new(),
+        });
+    }
+    Ok(value)
 }
+
+/// The longest text one variable may render to: 24 variables that each double the one
+/// before reach gigabytes; a real value (a certificate, a config file) is kilobytes.
+pub const MAX_VALUE: usize = 4 * 1024 * 1024;
 
 /// The first Python `%` string formatting of a template (`'%s:%d' % (host, port)`): a
 /// string literal followed by `%` inside `{{ }}` or `{% %}`. minijinja has no string `%`

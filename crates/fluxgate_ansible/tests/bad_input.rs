@@ -125,3 +125,29 @@ fn python_percent_formatting_is_named() {
         Some(1)
     );
 }
+
+/// Issue 26 §4: 24 variables that each double the one before took 6 GB; a value past
+/// `MAX_VALUE` is an error of its own and what reads it stops there.
+#[test]
+fn doubling_variables_are_bounded() {
+    let dir = std::env::temp_dir().join(format!("fluxgate-doubling-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("group_vars")).expect("temp dir");
+    let mut vars = String::from("v0: \"xxxxxxxx\"\n");
+    for i in 1..=24 {
+        vars.push_str(&format!(
+            "v{i}: \"{{{{ v{p} }}}}{{{{ v{p} }}}}\"\n",
+            p = i - 1
+        ));
+    }
+    std::fs::write(dir.join("group_vars/all.yml"), vars).expect("write");
+    std::fs::write(dir.join("hosts.yml"), "all:\n  hosts:\n    h1:\n").expect("write");
+    let p = Project::load(&Options {
+        root: dir.clone(),
+        inventory: vec!["hosts.yml".into()],
+        ..Options::default()
+    });
+    let e = p.resolve("h1", "v24").unwrap_err();
+    assert!(e.reason.to_string().contains("MiB"), "{}", e.reason);
+    assert!(p.resolve("h1", "v10").is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}

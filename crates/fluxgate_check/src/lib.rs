@@ -180,6 +180,7 @@ fn findings(
     let mut diags = repo.diagnostics.clone();
     diags.extend(unknown_rules(repo));
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
+    diags.extend(fluxgate_rules::check_config_refs(&repo.config, envs));
     let model = timings::phase("model", || Model::new(&repo.index, &repo.config, envs));
     let (found, layer_stats) = timings::phase("rules", || fluxgate_rules::run_with_stats(&model));
     diags.extend(found);

@@ -40,8 +40,9 @@ impl Secrets {
     /// [`Secrets::from_environments`] over environments of more than one render (the base
     /// and the head of `diff`).
     pub fn from_each<'a>(envs: impl IntoIterator<Item = &'a Environment>) -> Secrets {
+        let envs: Vec<&Environment> = envs.into_iter().collect();
         let mut collect = Collector::default();
-        for env in envs {
+        for env in &envs {
             collect.objects(env.objects());
             for rel in env.releases.values() {
                 for (path, chain) in &rel.values.origins {
@@ -52,6 +53,35 @@ impl Secrets {
                     }
                 }
             }
+        }
+        for env in &envs {
+            if let Some(b) = &env.bootstrap {
+                for v in b.project.secret_values(&b.hosts) {
+                    collect.derived(&v);
+                }
+            }
+        }
+        // Taint: a scalar that substitution derived from a Secret's value (`${PW:3}`,
+        // `${PW^^}`, `pre-${PW}`) is located at that value; its whole text is secret too,
+        // wherever a message quotes it.
+        collect.settle();
+        for env in &envs {
+            for obj in env.objects() {
+                collect.tainted(obj);
+            }
+            for rel in env.releases.values() {
+                collect.tainted(&rel.values.tree);
+            }
+        }
+        collect.finish()
+    }
+
+    /// The Ansible variables of `project` that are secrets on `hosts` (by name, by a vault
+    /// file), with their common derived forms.
+    pub fn from_ansible(project: &fluxgate_ansible::Project, hosts: &[String]) -> Secrets {
+        let mut collect = Collector::default();
+        for v in project.secret_values(hosts) {
+            collect.derived(&v);
         }
         collect.finish()
     }
@@ -202,6 +232,36 @@ impl Collector {
         }
     }
 
+    /// A secret value and the forms a template's filters commonly give it (`| upper`,
+    /// `| lower`).
+    fn derived(&mut self, v: &str) {
+        self.redactor.add(v);
+        self.redactor.add(&v.to_uppercase());
+        self.redactor.add(&v.to_lowercase());
+    }
+
+    /// Drops from the places those that also hold a Secret's other scalars.
+    fn settle(&mut self) {
+        let not_places = std::mem::take(&mut self.not_places);
+        self.places.retain(|l| !not_places.contains(l));
+    }
+
+    /// Adds every scalar of `n` located at a Secret's value (a value derived from it) to the
+    /// redactor.
+    fn tainted(&mut self, n: &Node) {
+        match &n.value {
+            Value::Map(m) => m.values().for_each(|v| self.tainted(v)),
+            Value::Seq(s) => s.iter().for_each(|v| self.tainted(v)),
+            _ => {
+                if self.places.contains(&n.loc)
+                    && let Some(t) = n.scalar_text()
+                {
+                    self.redactor.add(&t);
+                }
+            }
+        }
+    }
+
     fn finish(self) -> Secrets {
         let Collector {
             redactor,
@@ -261,6 +321,11 @@ fn mask_source_structure(fs: &dyn Fs, root: &Path, file: &str, text: &str) -> St
     for v in values {
         mask_value_lines(&mut lines, &original, &v.loc);
     }
+    // What the parsed tree does not hold: the earlier value of a duplicate key (a "first
+    // defined here" snippet shows its line) and everything of a Secret that does not parse
+    // (an unterminated quote): every line under `data:`/`stringData:` of a document that
+    // says `kind: Secret` is masked by its text.
+    mask_secret_blocks(&mut lines, &original);
     for lit in literals {
         let i = lit.loc.line as usize;
         if let Some(line) = lines.get_mut(i.wrapping_sub(1)) {
@@ -275,6 +340,61 @@ fn mask_source_structure(fs: &dyn Fs, root: &Path, file: &str, text: &str) -> St
         }
     }
     lines.join("\n")
+}
+
+/// Masks, in each `---` document whose text has a `kind: Secret` line, every line more
+/// indented than a `data:` or `stringData:` key (keys kept), and the value of a flow or
+/// inline `data: {...}`.
+fn mask_secret_blocks(lines: &mut [String], original: &[String]) {
+    let mut start = 0;
+    while start < original.len() {
+        let end = original[start + 1..]
+            .iter()
+            .position(|l| l.starts_with("---"))
+            .map_or(original.len(), |p| start + 1 + p);
+        let secret = original[start..end].iter().any(|l| {
+            let t = l.trim_start().trim_start_matches("- ");
+            t.strip_prefix("kind:")
+                .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == "Secret")
+        });
+        if secret {
+            let mut block: Option<usize> = None;
+            for i in start..end {
+                let l = &original[i];
+                if l.trim().is_empty() {
+                    continue;
+                }
+                if let Some(ind) = block {
+                    if indent(l) > ind {
+                        // A block scalar's header (`key: |`) holds no value.
+                        let header = l.split_once(": ").is_some_and(|(_, v)| {
+                            let v = v.trim();
+                            v.starts_with('|') || v.starts_with('>')
+                        });
+                        if !header {
+                            lines[i] = mask_keeping_key(l);
+                        }
+                        continue;
+                    }
+                    block = None;
+                }
+                let body = l.trim_start().trim_start_matches("- ");
+                for key in ["data:", "stringData:"] {
+                    if let Some(rest) = body.strip_prefix(key) {
+                        let rest = rest.trim();
+                        if rest.is_empty() || rest.starts_with('#') {
+                            block = Some(indent(l));
+                        } else if !rest.starts_with('|') && !rest.starts_with('>') {
+                            lines[i] = mask_keeping_key(l);
+                        } else {
+                            block = Some(indent(l));
+                        }
+                    }
+                }
+            }
+        }
+        start = end;
+    }
 }
 
 /// The `data`/`stringData` values of every Secret in `doc` (a `List`'s items too).
@@ -467,6 +587,22 @@ mod tests {
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: ********\nstringData:\n  token: ********\n  config.ini: |\n    ********\n    ********\n\n    other: ********\n  next: ********\ntype: Opaque\n"
         );
         assert_eq!(masked.lines().count(), text.lines().count());
+    }
+
+    /// Issue 26 §1: what the parsed tree does not hold is masked by its text: the first
+    /// value of a duplicate key ("first defined here") and a Secret that does not parse.
+    #[test]
+    fn duplicate_keys_and_unparseable_secrets_are_masked() {
+        let dup = "apiVersion: v1\nkind: Secret\nstringData:\n  password: first-value\n  password: second-value\n";
+        let masked = structure(dup);
+        assert!(
+            !masked.contains("first-value") && !masked.contains("second-value"),
+            "{masked}"
+        );
+        let broken = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: b\nstringData:\n  password: \"unterminated\n  other: x\n";
+        let masked = structure(broken);
+        assert!(!masked.contains("unterminated"), "{masked}");
+        assert!(masked.contains("  name: b"), "{masked}");
     }
 
     #[test]

@@ -281,7 +281,11 @@ fn delta_text(out: &mut String, d: &FindingsDelta) {
 
 /// Text for a table cell or inline code inside `<details>`: also `<` escaped.
 fn md(s: &str) -> String {
-    cell(s).replace('<', "&lt;")
+    cell(s)
+}
+
+fn code(s: &str) -> String {
+    fluxgate_diagnostics::render::markdown_code(s)
 }
 
 /// The report as a pull-request comment.
@@ -289,12 +293,12 @@ fn md(s: &str) -> String {
 pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## fluxgate diff\n");
-    let _ = writeln!(out, "`{}` → `{}`\n", md(&sides.base), md(&sides.head));
+    let _ = writeln!(out, "{} → {}\n", code(&sides.base), code(&sides.head));
     for e in &report.environments_added {
-        let _ = writeln!(out, "- environment **{e}** added");
+        let _ = writeln!(out, "- environment **{}** added", md(e));
     }
     for e in &report.environments_removed {
-        let _ = writeln!(out, "- environment **{e}** removed");
+        let _ = writeln!(out, "- environment **{}** removed", md(e));
     }
     if !report.environments_added.is_empty() || !report.environments_removed.is_empty() {
         out.push('\n');
@@ -322,7 +326,7 @@ pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            e.name,
+            md(&e.name),
             cell(Category::Kustomization),
             cell(Category::HelmRelease),
             cell(Category::Crd),
@@ -339,7 +343,7 @@ pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -
         let _ = writeln!(
             out,
             "<details><summary><b>{}</b>: {}</summary>\n\n```diff\n{}```\n\n</details>\n",
-            e.name,
+            md(&e.name),
             md(&summary_line(e)),
             body.replace("```", "'''")
         );
@@ -349,7 +353,7 @@ pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -
     if !shared.is_empty() {
         out.push_str("**Shared changes** (one file, several environments):\n\n");
         for (file, envs) in shared {
-            let _ = writeln!(out, "- `{}` → {}", md(file), envs.join(", "));
+            let _ = writeln!(out, "- {} → {}", code(file), md(&envs.join(", ")));
         }
         out.push('\n');
     }
@@ -380,8 +384,7 @@ pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -
                         &f.rule,
                         f.environment.as_deref(),
                         f.location.as_ref().map(|l| l as &dyn std::fmt::Display),
-                        // Inside <details>, `<` would start a tag.
-                        &f.message.replace('<', "&lt;"),
+                        &f.message,
                     )
                 );
             }

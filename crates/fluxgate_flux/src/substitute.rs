@@ -178,7 +178,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
     let locator = Locator::new(&text, resource);
     let expansion = match envsubst::expand(&text, &lookup) {
         Ok(e) => e,
-        Err(e) if e.message == envsubst::TOO_LARGE => {
+        Err(e) if e.message == envsubst::TOO_LARGE || e.message == envsubst::TOO_DEEP => {
             let mut out = Outcome::unchanged(resource, Status::Failed);
             out.problems.push(Problem::new(
                 ProblemKind::Invalid,
@@ -223,7 +223,7 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
     };
 
     let mut out = Outcome::unchanged(resource, Status::Substituted);
-    let mut scalar_defs: BTreeMap<Vec<Step>, Location> = BTreeMap::new();
+    let mut scalar_defs: BTreeMap<Vec<Step>, (Location, bool)> = BTreeMap::new();
     // One finding per undefined variable and resource (a dashboard repeats `${DS_X}` forty
     // times): the first use is the finding, the others its related locations.
     let mut first_use: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
@@ -263,9 +263,20 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
                     .unwrap_or_default(),
             });
             if let Some(p) = path {
-                scalar_defs
-                    .entry(p)
-                    .or_insert_with(|| def.definition.clone());
+                // The scalar is located at its first variable's definition, unless a later
+                // one comes from a Secret: then at the Secret's, so that the whole derived
+                // value (`pre-${SECRET}`, `${PLAIN}${SECRET:2}`) is tainted as secret.
+                let from_secret = def.source.starts_with("Secret/");
+                match scalar_defs.entry(p) {
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        e.insert((def.definition.clone(), from_secret));
+                    }
+                    std::collections::btree_map::Entry::Occupied(mut e) => {
+                        if from_secret && !e.get().1 {
+                            e.insert((def.definition.clone(), true));
+                        }
+                    }
+                }
             }
         }
     }
@@ -528,9 +539,12 @@ fn relocate(
     node: &mut Node,
     original: &Node,
     path: &mut Vec<Step>,
-    defs: &BTreeMap<Vec<Step>, Location>,
+    defs: &BTreeMap<Vec<Step>, (Location, bool)>,
 ) {
-    let loc = defs.get(path.as_slice()).unwrap_or(&original.loc).clone();
+    let loc = defs
+        .get(path.as_slice())
+        .map_or(&original.loc, |(l, _)| l)
+        .clone();
     match (&mut node.value, &original.value) {
         (Value::Map(m), Value::Map(mo)) => {
             let same_shape = m.len() == mo.len();

@@ -167,7 +167,14 @@ fn cache() -> ChartCache<'static> {
 #[test]
 fn chart_default_shines_through() {
     let docs = load("helm/cilium-release.yaml");
-    let v = effective_values(&docs[0], &[], &cache());
+    // The release's HelmRepository, so that its chart source exists.
+    let repo = parse_stream(
+        "helm/repository.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: cilium, namespace: kube-system}\nspec: {url: https://helm.cilium.io}\n",
+        Schema::Kube,
+    )
+    .docs;
+    let v = effective_values(&docs[0], &repo, &cache());
     assert!(v.problems.is_empty(), "{:?}", v.problems);
     let chart = v.chart.as_ref().expect("chart resolved");
     assert_eq!(

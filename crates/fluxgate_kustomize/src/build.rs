@@ -105,7 +105,15 @@ pub struct Builder<'a> {
     /// A remote resource, base or generator file was left out (Flux fetches those): what
     /// only it could satisfy (a patch target) is then unknown, not an error.
     pub skipped_remote: bool,
+    /// Kustomization folders built so far (each inclusion counts: a folder two overlays
+    /// include is built twice), against [`MAX_BUILDS`].
+    builds: usize,
 }
+
+/// Upper bound on the kustomization folders one build may build, inclusions counted: 18
+/// levels of two overlays of the same base build 2^19 folders and 262,144 objects (6.6 GB).
+/// Past it, an error (the build is not checked), never a silent cut.
+pub const MAX_BUILDS: usize = 4096;
 
 impl<'a> Builder<'a> {
     pub fn new(fs: &'a dyn Fs, root: &Path) -> Builder<'a> {
@@ -119,6 +127,7 @@ impl<'a> Builder<'a> {
             vars: Vec::new(),
             config: Config::default(),
             skipped_remote: false,
+            builds: 0,
         }
     }
 
@@ -395,6 +404,20 @@ impl<'a> Builder<'a> {
                 ),
                 Some(kust.loc.clone()),
             );
+            return incoming;
+        }
+        self.builds += 1;
+        if self.builds > MAX_BUILDS {
+            if self.builds == MAX_BUILDS + 1 {
+                self.error(
+                    format!(
+                        "the build includes more than {MAX_BUILDS} kustomization folders \
+                         (overlays of overlays fanning out?): fluxgate stops here, so this \
+                         build is not fully checked"
+                    ),
+                    Some(kust.loc.clone()),
+                );
+            }
             return incoming;
         }
         self.stack.push(dir.clone());
@@ -1065,6 +1088,46 @@ mod tests {
             ]
         );
         assert_eq!(out.objects.len(), 3);
+    }
+
+    /// Issue 26 §4: two overlays of the next level, level upon level, double the folders
+    /// built each time; past [`MAX_BUILDS`] the build stops with an error, quickly.
+    #[test]
+    fn fan_out_is_bounded() {
+        let mut fs = crate::MemFs::new();
+        let levels = 16;
+        for l in 0..levels {
+            fs.insert(format!("/r/l{l}/kustomization.yaml"), "resources: [a, b]\n");
+            for side in ["a", "b"] {
+                let next = if l + 1 == levels {
+                    "../leaf".to_string()
+                } else {
+                    format!("../../l{}", l + 1)
+                };
+                fs.insert(
+                    format!("/r/l{l}/{side}/kustomization.yaml"),
+                    format!("namePrefix: {side}-\nresources: [{next}]\n"),
+                );
+            }
+        }
+        fs.insert(
+            format!("/r/l{}/leaf/kustomization.yaml", levels - 1),
+            "resources: [cm.yaml]\n",
+        );
+        fs.insert(
+            format!("/r/l{}/leaf/cm.yaml", levels - 1),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leaf}\n",
+        );
+        let start = std::time::Instant::now();
+        let out = crate::build(&fs, Path::new("/r"), Path::new("/r/l0"));
+        assert!(
+            out.problems
+                .iter()
+                .any(|p| p.message.contains("not fully checked")),
+            "{:?}",
+            out.problems
+        );
+        assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub struct Topology {
     pub control_planes: usize,
     /// The hosts are representatives of an inventory's groups (it defines no host).
     pub representative: bool,
+    /// Host name -> server, built on first use, so that a lookup per host stays linear over
+    /// an inventory of 10,000 hosts.
+    index: std::sync::OnceLock<std::collections::HashMap<String, bool>>,
 }
 
 /// How many servers a representative topology stands for unless `nodes:` says: a template
@@ -51,12 +54,22 @@ impl Topology {
         self.hosts.iter().filter(|h| h.server)
     }
 
+    fn index(&self) -> &std::collections::HashMap<String, bool> {
+        self.index.get_or_init(|| {
+            let mut m = std::collections::HashMap::new();
+            for h in &self.hosts {
+                m.entry(h.name.clone()).or_insert(h.server);
+            }
+            m
+        })
+    }
+
     pub fn is_agent(&self, host: &str) -> bool {
-        self.hosts.iter().any(|h| h.name == host && !h.server)
+        self.index().get(host).is_some_and(|server| !server)
     }
 
     pub fn contains(&self, host: &str) -> bool {
-        self.hosts.iter().any(|h| h.name == host)
+        self.index().contains_key(host)
     }
 
     /// The first server (the founder), else the first host.
@@ -99,6 +112,7 @@ pub fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
             hosts: Vec::new(),
             control_planes: n,
             representative: false,
+            index: std::sync::OnceLock::new(),
         };
     };
     let inv = boot.project.inventory();
@@ -135,6 +149,7 @@ pub fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
         hosts,
         control_planes,
         representative,
+        index: std::sync::OnceLock::new(),
     }
 }
 

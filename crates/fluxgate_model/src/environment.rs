@@ -335,8 +335,46 @@ fn template_problems(project: &Project, env_hosts: &[String]) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
     let mut failing: IndexMap<(String, Option<fluxgate_diagnostics::Location>), (usize, usize)> =
         IndexMap::new();
+    out.extend(
+        project
+            .task_syntax_problems()
+            .into_iter()
+            .map(|p| p.map_kind(ProblemKind::Ansible)),
+    );
+    let env_hosts: std::collections::HashSet<&String> = env_hosts.iter().collect();
+    let mut missing_src = std::collections::HashSet::new();
     for po in project.order() {
         for task in &po.play.tasks {
+            // A static `src` that resolves to no file: ansible-core fails the task when it
+            // runs (an error when it always runs; a conditional task may never).
+            if let Some(t) = &task.template
+                && t.resolved.is_none()
+                && !t.src.contains("{{")
+                && missing_src.insert(task.loc.clone())
+            {
+                let conditional = task.when.is_some()
+                    || task
+                        .keywords
+                        .keys()
+                        .any(|k| k == "loop" || k.starts_with("with_"));
+                out.push(
+                    Problem::new(
+                        if conditional {
+                            ProblemKind::TemplateUnchecked(AnsibleKind::Invalid)
+                        } else {
+                            ProblemKind::Ansible(AnsibleKind::Invalid)
+                        },
+                        format!(
+                            "template task `{}` names src `{}`, which is in no templates folder \
+                             it searches: ansible-core fails the task",
+                            task.name.as_deref().unwrap_or(&task.module),
+                            t.src
+                        ),
+                        Some(task.loc.clone()),
+                    )
+                    .help("fix the src path, or add the file to the role's templates/ folder"),
+                );
+            }
             let Some(path) = task.template.as_ref().and_then(|t| t.resolved.clone()) else {
                 continue;
             };
@@ -391,6 +429,19 @@ fn is_certain_template_defect(
     d: &fluxgate_ansible::Problem,
 ) -> bool {
     if d.kind == AnsibleKind::TemplateSyntax {
+        return true;
+    }
+    // A variable cycle fails wherever it is read (ansible-core: "recursive loop detected"),
+    // and a value past fluxgate's bound is not checked: both errors, unless the task may not
+    // run.
+    let runs_always = task.when.is_none()
+        && !task
+            .keywords
+            .keys()
+            .any(|k| k == "loop" || k.starts_with("with_"));
+    if runs_always
+        && (d.message.contains("recursive loop detected") || d.message.contains("MiB (variables"))
+    {
         return true;
     }
     let conditional = task.when.is_some()

@@ -90,9 +90,62 @@ pub fn test_file(dir: &Path) -> Option<std::path::PathBuf> {
     .find(|p| p.is_file())
 }
 
-/// Runs the test at `path` (a `kyverno-test.yaml`).
+/// Runs the test at `path` (a `kyverno-test.yaml`), reading only inside its folder (the
+/// folder above a `.kyverno-test/` one).
 #[must_use]
 pub fn kyverno_test(path: &Path) -> TestReport {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let root = if base.file_name().is_some_and(|n| n == ".kyverno-test") {
+        base.parent().unwrap_or(base)
+    } else {
+        base
+    };
+    kyverno_test_in(path, root)
+}
+
+/// The load restrictor of `policy test`, as every other command has one: a path the test
+/// names must stay inside `root` once `..` and symlinks are followed; an absolute path or
+/// one that leaves is refused (a problem), never read.
+fn contained(
+    root: &Path,
+    base: &Path,
+    p: &str,
+    problems: &mut Vec<String>,
+) -> Option<std::path::PathBuf> {
+    let file = base.join(p);
+    let inside = Path::new(p).is_relative()
+        && match (file.canonicalize(), root.canonicalize()) {
+            (Ok(real), Ok(real_root)) => real.starts_with(real_root),
+            // A missing file is reported by the read, if it would be inside.
+            (Err(_), Ok(real_root)) => {
+                let mut n = real_root.clone();
+                for c in file.strip_prefix(root).unwrap_or(&file).components() {
+                    match c {
+                        std::path::Component::ParentDir => {
+                            n.pop();
+                        }
+                        std::path::Component::Normal(x) => n.push(x),
+                        _ => {}
+                    }
+                }
+                n.starts_with(&real_root)
+            }
+            _ => false,
+        };
+    if inside {
+        Some(file)
+    } else {
+        problems.push(format!(
+            "`{p}` is outside the test's folder {}: refused (policy test reads only inside it)",
+            root.display()
+        ));
+        None
+    }
+}
+
+/// [`kyverno_test`] with the folder it may read.
+#[must_use]
+pub fn kyverno_test_in(path: &Path, root: &Path) -> TestReport {
     let mut report = TestReport::default();
     let base = path.parent().unwrap_or(Path::new("."));
     let label = |p: &Path| p.to_string_lossy().to_string();
@@ -105,13 +158,17 @@ pub fn kyverno_test(path: &Path) -> TestReport {
     };
     let mut policy_docs = Vec::new();
     for p in strings(test.get("policies")) {
-        let f = base.join(&p);
+        let Some(f) = contained(root, base, &p, &mut report.problems) else {
+            continue;
+        };
         policy_docs.extend(read_docs(&f, &label(&f), &mut report.problems));
     }
     let set = PolicySet::from_documents(policy_docs);
     let mut resources = Vec::new();
     for p in strings(test.get("resources")) {
-        let f = base.join(&p);
+        let Some(f) = contained(root, base, &p, &mut report.problems) else {
+            continue;
+        };
         for (j, loc) in read_docs(&f, &label(&f), &mut report.problems) {
             if j.is_object() {
                 resources.push(Resource::new(j, loc));
@@ -120,8 +177,9 @@ pub fn kyverno_test(path: &Path) -> TestReport {
     }
     // `variables`: per policy, per resource name, dotted variable -> value.
     let mut values: BTreeMap<(String, String), Overrides> = BTreeMap::new();
-    if let Some(v) = test.get("variables").and_then(Json::as_str) {
-        let f = base.join(v);
+    if let Some(v) = test.get("variables").and_then(Json::as_str)
+        && let Some(f) = contained(root, base, v, &mut report.problems)
+    {
         for (doc, _) in read_docs(&f, &label(&f), &mut report.problems) {
             for p in doc
                 .get("policies")

@@ -166,6 +166,57 @@ fn apply_settings(d: &mut Diagnostic, rule: &Rule, settings: &RuleConfig) {
     }
 }
 
+/// What fluxgate.yaml names that the rendered repository does not have (issue 26 §3): a
+/// parity group's `helmrelease:` that no environment renders, a contract's `environments:`
+/// entry that is no environment. Either would otherwise leave the group or contract checking
+/// nothing, silently: an error at the config line.
+#[must_use]
+pub fn check_config_refs(config: &Config, envs: &[fluxgate_model::Environment]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    // Only over a full run (every configured environment rendered), so that `--env` does
+    // not report a release of an environment that was not selected.
+    if envs.len() != config.environments.len() {
+        return out;
+    }
+    for group in &config.parity {
+        for source in &group.sources {
+            let fluxgate_model::config::ParitySource::HelmRelease { release, loc } = source else {
+                continue;
+            };
+            if !envs.iter().any(|e| e.releases.contains_key(release)) {
+                out.push(
+                    Diagnostic::new("config", Severity::Error, format!(
+                        "parity group `{}` names helmrelease `{release}`, which no environment \
+                         renders: the group compares nothing there",
+                        group.name
+                    ))
+                    .at(loc.clone())
+                    .help("write the release as NAMESPACE/NAME, as `fluxgate envs` and `fluxgate values` show it"),
+                );
+            }
+        }
+    }
+    for contract in &config.contracts {
+        for env in contract.environments.iter().flatten() {
+            if !config.environments.iter().any(|e| &e.name == env) {
+                out.push(
+                    Diagnostic::new(
+                        "config",
+                        Severity::Error,
+                        format!(
+                            "contract `{}` names environment `{env}`, which fluxgate.yaml does not \
+                         define: the contract checks nothing there",
+                            contract.id
+                        ),
+                    )
+                    .at(contract.loc.clone()),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// `rules:` entries of fluxgate.yaml that name no rule, or a key the rule does not have (a
 /// misspelled `enabeld`): each a `config` error at its line, with the nearest known name.
 #[must_use]
@@ -178,6 +229,10 @@ pub fn check_rule_config(config: &Config) -> Vec<Diagnostic> {
         for (key, node) in &rc.settings {
             let mut known: Vec<&str> = vec!["enabled", "severity", "requirements"];
             known.extend(rule.settings);
+            if known.contains(&key.as_str()) {
+                // A setting the rule has (`ignore` of plaintext-secret): not a mistake.
+                continue;
+            }
             let hint = fluxgate_model::config::closest(key, &known)
                 .map(|c| format!(" (did you mean `{c}`?)"))
                 .unwrap_or_default();

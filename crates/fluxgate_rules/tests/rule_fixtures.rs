@@ -57,6 +57,7 @@ fn run(root: &Path, config: &fluxgate_model::config::Config) -> Vec<Diagnostic> 
         config,
         &envs,
     ));
+    out.extend(fluxgate_rules::check_config_refs(config, &envs));
     // Layer L0 (`policy:<name>/<rule>`), as `fluxgate check` adds it.
     out.extend(fluxgate_policy::check(&fs, root, config, &envs).0);
     out

@@ -195,6 +195,23 @@ impl Node {
         }
     }
 
+    /// The text this subtree holds, in bytes: its strings and keys, and one byte for each
+    /// other node (what an alias copies).
+    #[must_use]
+    pub fn text_bytes(&self) -> usize {
+        match &self.value {
+            Value::String(s) => s.len().max(1),
+            Value::Seq(s) => 1 + s.iter().map(Node::text_bytes).sum::<usize>(),
+            Value::Map(m) => {
+                1 + m
+                    .iter()
+                    .map(|(k, v)| k.len() + v.text_bytes())
+                    .sum::<usize>()
+            }
+            _ => 1,
+        }
+    }
+
     /// Converts to JSON, dropping locations.
     #[must_use]
     pub fn to_json(&self) -> serde_json::Value {

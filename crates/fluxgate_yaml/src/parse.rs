@@ -16,6 +16,9 @@ use crate::scalar::{Schema, resolve_plain};
 /// Upper bound on nodes one stream may produce, aliases expanded: a billion-laughs document
 /// stops here instead of exhausting memory.
 pub const NODE_BUDGET: usize = 2_000_000;
+/// Upper bound on the bytes that aliases of one stream may copy: a few long strings aliased
+/// level upon level stay under [`NODE_BUDGET`] nodes and still reach gigabytes.
+pub const ALIAS_BYTE_BUDGET: usize = 64 * 1024 * 1024;
 /// Upper bound on nesting, so that no input can overflow the stack.
 pub const MAX_DEPTH: usize = 256;
 
@@ -139,6 +142,8 @@ struct Builder<'a> {
     schema: Schema,
     anchors: HashMap<usize, Node>,
     budget: usize,
+    /// Bytes aliases may still copy.
+    alias_bytes: usize,
     diagnostics: Vec<Diagnostic>,
     /// Parsing a rewritten text: its edits, to give locations in the original.
     relaxed: Option<&'a lenient::Relaxed>,
@@ -167,6 +172,7 @@ impl<'a> Builder<'a> {
             schema,
             anchors: HashMap::new(),
             budget: NODE_BUDGET,
+            alias_bytes: ALIAS_BYTE_BUDGET,
             diagnostics: Vec::new(),
             relaxed,
             evidence: None,
@@ -294,6 +300,20 @@ impl<'a> Builder<'a> {
                         at: None,
                     });
                 };
+                let bytes = n.text_bytes();
+                if bytes > self.alias_bytes {
+                    let (line, column) = pos(&span);
+                    return Err(Failure {
+                        message: format!(
+                            "the aliases of the document copy more than {} MiB (an alias bomb?)",
+                            ALIAS_BYTE_BUDGET / (1024 * 1024)
+                        ),
+                        line,
+                        column,
+                        at: None,
+                    });
+                }
+                self.alias_bytes -= bytes;
                 let n = n.clone();
                 self.spend(n.size(), &span)?;
                 Ok(n)
@@ -639,6 +659,26 @@ mod tests {
         let s = parse_stream("bomb.yaml", &text, Schema::Kube);
         assert!(s.has_errors());
         assert!(s.diagnostics[0].message.contains("alias bomb"));
+    }
+
+    /// Issue 26 §4: ten 2 KB strings aliased five levels deep stay far under the node
+    /// budget and copy gigabytes; the bytes are budgeted too.
+    #[test]
+    fn alias_bytes_are_budgeted() {
+        let mut text = format!("s: &s \"{}\"\n", "y".repeat(2048));
+        let mut prev = "s".to_string();
+        for level in 0..6 {
+            let refs = vec![format!("*{prev}"); 10].join(", ");
+            text += &format!("l{level}: &l{level} [{refs}]\n");
+            prev = format!("l{level}");
+        }
+        let s = parse_stream("bytes.yaml", &text, Schema::Kube);
+        assert!(s.has_errors());
+        assert!(
+            s.diagnostics[0].message.contains("MiB"),
+            "{:?}",
+            s.diagnostics
+        );
     }
 
     #[test]

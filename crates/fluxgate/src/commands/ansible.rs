@@ -2,7 +2,7 @@
 //! rendered for a host, and the flattened bootstrap order.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use fluxgate_ansible::{Options, Origin, Project, Resolved};
@@ -31,6 +31,10 @@ pub struct Args {
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text", global = true)]
     pub format: Format,
+    /// Print the values of secret variables (by name: `*password*`, `*token*`, `*secret*`,
+    /// `vault_*`, `*_key`; or from a `vault*` file) instead of masking them; for local use.
+    #[arg(long, global = true)]
+    pub show_secrets: bool,
     #[command(subcommand)]
     pub what: What,
 }
@@ -63,6 +67,22 @@ fn load(args: &Args) -> anyhow::Result<Loaded> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("."))
         .canonicalize()?;
+    // Paths name files of the repository: an absolute one, or one that leaves it, is a
+    // usage error (the load restrictor every command has), never read.
+    for (flag, p) in [
+        ("--inventory", &args.inventory),
+        ("--playbook", &args.playbook),
+        ("--config", &args.config),
+    ] {
+        if let Some(p) = p {
+            inside_repo(&root, p)
+                .map_err(|why| anyhow::anyhow!("{flag} {}: {why}", p.display()))?;
+        }
+    }
+    if let What::Template { path, .. } = &args.what {
+        inside_repo(&root, Path::new(path))
+            .map_err(|why| anyhow::anyhow!("template {path}: {why}"))?;
+    }
     if let Some(inv) = &args.inventory {
         let project = Project::load(&Options {
             root,
@@ -97,6 +117,37 @@ fn load(args: &Args) -> anyhow::Result<Loaded> {
         group: a.group.clone(),
         config_diags: repo.diagnostics.clone(),
     })
+}
+
+/// Whether `p` names something inside the repository at `root` (relative, and still
+/// inside once `..` and symlinks are followed); the reason when not.
+fn inside_repo(root: &Path, p: &Path) -> Result<(), String> {
+    if p.is_absolute() {
+        return Err(format!(
+            "an absolute path; give a path relative to the repository {}",
+            root.display()
+        ));
+    }
+    let mut depth = 0_i32;
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => depth -= 1,
+            std::path::Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return Err(format!("leaves the repository {}", root.display()));
+        }
+    }
+    if let Ok(real) = root.join(p).canonicalize()
+        && !real.starts_with(root)
+    {
+        return Err(format!(
+            "leaves the repository {} (through a symlink)",
+            root.display()
+        ));
+    }
+    Ok(())
 }
 
 fn origin_json(o: &[Origin]) -> Json {
@@ -159,8 +210,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let loaded = load(args)?;
     // Vault values are opaque already (`<vault-encrypted>`); a Vault payload or SOPS value
     // that reaches a template's text is masked on the way out.
-    crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
+    // Variables that are secrets by name or by their vault file are masked wherever their
+    // value (or its upper/lower-cased form) shows, unless --show-secrets.
     let project = &loaded.project;
+    if args.show_secrets {
+        crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
+    } else {
+        let secrets = fluxgate_check::Secrets::from_ansible(project, &project.hosts());
+        crate::output::mask_with(secrets.redactor().clone());
+    }
     let mut findings: Vec<Diagnostic> = loaded.config_diags.clone();
     findings.extend(
         project
@@ -198,6 +256,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             host,
             var: Some(var),
         } => match project.resolve(host, var) {
+            // A name the host does not have at all is a usage error, not a finding.
+            Err(_) if !project.inventory().hosts.contains_key(host) => {
+                anyhow::bail!("host `{host}` is not in the inventory");
+            }
+            Err(_) if !project.var_names(host).contains(var) => {
+                anyhow::bail!(
+                    "variable `{var}` is not defined for host `{host}` (`fluxgate ansible vars {host}` lists its variables)"
+                );
+            }
             Ok(r) => {
                 if json {
                     let v = json!({"host": host, "var": var, "value": value_json(&r), "opaque": r.opaque, "origin": origin_json(&r.origin)});

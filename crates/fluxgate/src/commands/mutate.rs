@@ -47,12 +47,11 @@ fn percent(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The worker count: `--jobs`, else every core.
+/// The worker count: `--jobs`, else every core; never more than the cores (`--jobs 65535`
+/// would start as many threads, each with its renders in memory), never less than one.
 pub fn jobs(arg: Option<u16>) -> usize {
-    arg.map_or_else(
-        || std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-        usize::from,
-    )
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    arg.map_or(cores, |j| usize::from(j).clamp(1, cores))
 }
 
 /// Runs the mutants of the repository, with a progress bar on a terminal only (none in a

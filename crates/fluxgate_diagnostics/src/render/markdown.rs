@@ -26,7 +26,7 @@ pub fn render_markdown(diags: &[Diagnostic], passed: bool, environments: &[Strin
         if environments.is_empty() {
             "none".to_string()
         } else {
-            environments.join(", ")
+            escape(&environments.join(", "))
         }
     );
     if diags.is_empty() {
@@ -44,10 +44,11 @@ pub fn render_markdown(diags: &[Diagnostic], passed: bool, environments: &[Strin
 pub const FINDINGS_HEADER: &str =
     "| severity | rule | environment | location | message |\n|---|---|---|---|---|";
 
-/// Text made safe for one Markdown table cell: `|` escaped, line breaks as spaces.
+/// Repository text made safe for one Markdown table cell: [`escape`]d (no raw HTML, no
+/// link, `|` escaped, line breaks as spaces).
 #[must_use]
 pub fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    escape(text)
 }
 
 /// One row of a findings table (without the line break): every findings table (`check`,
@@ -63,9 +64,9 @@ pub fn findings_row(
 ) -> String {
     format!(
         "| {severity} | `{rule}` | {} | {} | {} |",
-        environment.unwrap_or("—"),
-        location.map(|l| format!("`{l}`")).unwrap_or_default(),
-        cell(message)
+        escape(environment.unwrap_or("—")),
+        location.map(|l| code(&l.to_string())).unwrap_or_default(),
+        escape(message)
     )
 }
 
@@ -79,4 +80,74 @@ pub fn diagnostic_row(d: &Diagnostic) -> String {
         d.location.as_ref().map(|l| l as &dyn fmt::Display),
         &d.message,
     )
+}
+
+/// Repository text (a message, a name) as one line of Markdown that holds no raw HTML and no
+/// link or image: inside balanced code spans (`` `...` ``) only `|` is escaped (a code span
+/// shows its text literally); elsewhere `&`, `<`, `>` become entities and `|`, `[`, `]`,
+/// `\` are backslash-escaped (emphasis marks are left: they cannot carry HTML or a link). With unbalanced backticks every backtick is escaped
+/// too, so that no code span can swallow the rest of the line.
+#[must_use]
+pub fn escape(s: &str) -> String {
+    let line = s.replace(['\n', '\r'], " ");
+    let parts: Vec<&str> = line.split('`').collect();
+    let balanced = parts.len() % 2 == 1;
+    let mut out = String::with_capacity(line.len() + 8);
+    for (i, part) in parts.iter().enumerate() {
+        let in_code = balanced && i % 2 == 1;
+        if i > 0 {
+            out.push_str(if balanced { "`" } else { "\\`" });
+        }
+        for c in part.chars() {
+            match c {
+                '|' => out.push_str("\\|"),
+                _ if in_code => out.push(c),
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '[' | ']' | '\\' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out
+}
+
+/// Repository text (a path) as one Markdown code span: backticks in it cannot end the span
+/// early (the span is fenced with more backticks than it holds in a row), `|` is escaped for
+/// tables.
+#[must_use]
+pub fn code(s: &str) -> String {
+    let line = s.replace(['\n', '\r'], " ").replace('|', "\\|");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in line.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    if longest == 0 {
+        format!("{fence}{line}{fence}")
+    } else {
+        format!("{fence} {line} {fence}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_text_carries_no_html() {
+        assert_eq!(
+            escape("a <script>alert(1)</script> | [x](y) `<b>` & _z_"),
+            "a &lt;script&gt;alert(1)&lt;/script&gt; \\| \\[x\\](y) `<b>` &amp; _z_"
+        );
+        assert_eq!(escape("odd ` <img src=x>"), "odd \\` &lt;img src=x&gt;");
+        assert_eq!(code("apps/<img>.yaml:3"), "`apps/<img>.yaml:3`");
+        assert_eq!(code("a`b"), "`` a`b ``");
+    }
 }

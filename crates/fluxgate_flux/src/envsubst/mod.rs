@@ -109,6 +109,8 @@ pub fn expand(
 /// but one long value used many times still multiplies): past it, a finding, not gigabytes.
 pub const MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
+pub use parse::{MAX_DEPTH, TOO_DEEP};
+
 /// The [`ParseError`] message of an expansion past [`MAX_OUTPUT`].
 pub const TOO_LARGE: &str = "the substituted resource would exceed 64 MiB";
 
@@ -330,6 +332,17 @@ mod tests {
 
     fn out(text: &str) -> String {
         run(text).expect("parses").text
+    }
+
+    /// Issue 26 §4: 3000 nested `${A:=` overflowed the stack; past [`MAX_DEPTH`] it is an
+    /// error of its own (a finding), and the nesting a manifest uses still works.
+    #[test]
+    fn nesting_is_bounded_not_a_stack_overflow() {
+        let deep = format!("{}x{}", "${A:=".repeat(3000), "}".repeat(3000));
+        let e = run(&deep).expect_err("too deep");
+        assert_eq!(e.message, TOO_DEEP);
+        let fine = format!("{}x{}", "${A:=".repeat(MAX_DEPTH), "}".repeat(MAX_DEPTH));
+        assert_eq!(out(&fine), "x");
     }
 
     /// Two readings the envsubst_vs_flux fuzz target found against Flux's code: a class cut

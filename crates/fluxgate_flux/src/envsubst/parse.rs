@@ -32,7 +32,11 @@ pub(crate) struct Func {
 }
 
 pub(crate) fn parse(text: &str) -> Result<Vec<Part>, ParseError> {
-    let mut p = Parser { src: text, pos: 0 };
+    let mut p = Parser {
+        src: text,
+        pos: 0,
+        depth: 0,
+    };
     let mut parts = Vec::new();
     let mut buf = String::new();
     while let Some(c) = p.peek() {
@@ -63,7 +67,16 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Part>, ParseError> {
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
+    /// How many `${` the parser is inside.
+    depth: usize,
 }
+
+/// The deepest nesting of `${...}` inside one another fluxgate reads (Flux's Go stack takes
+/// thousands; a real manifest nests two or three). Past it, a finding, not a stack overflow.
+pub const MAX_DEPTH: usize = 64;
+
+/// The [`ParseError`] message past [`MAX_DEPTH`].
+pub const TOO_DEEP: &str = "the `${...}` expressions nest more than 64 deep";
 
 type Step<T> = Result<T, &'static str>;
 
@@ -120,8 +133,18 @@ impl Parser<'_> {
         }
     }
 
-    /// Parses `${...}` starting at `${`.
+    /// Parses `${...}` starting at `${`, at most [`MAX_DEPTH`] deep.
     fn func(&mut self) -> Step<Func> {
+        if self.depth >= MAX_DEPTH {
+            return Err(TOO_DEEP);
+        }
+        self.depth += 1;
+        let f = self.func_body();
+        self.depth -= 1;
+        f
+    }
+
+    fn func_body(&mut self) -> Step<Func> {
         let start = self.pos;
         self.pos += 2;
         let mut f = Func {

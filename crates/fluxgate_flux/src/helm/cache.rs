@@ -193,7 +193,25 @@ impl<'a> ChartCache<'a> {
                 diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
                 v
             }
-            Err(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            // A values.yaml that cannot be read (a symlink that leaves the repository is
+            // refused, never followed): said, not taken for a chart without defaults.
+            Err(e) => {
+                let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                    "it leaves the repository (a symlink out of it is never followed)".to_string()
+                } else {
+                    e.kind().to_string()
+                };
+                diagnostics.push(Problem::new(
+                    ProblemKind::Invalid,
+                    format!(
+                        "{rel}/values.yaml cannot be read: {why}; the chart's default values \
+                         are unknown"
+                    ),
+                    Some(Location::file(format!("{rel}/values.yaml"))),
+                ));
+                None
+            }
         };
         Some(Chart {
             name: meta.str_at(&["name"]).unwrap_or(name).to_string(),

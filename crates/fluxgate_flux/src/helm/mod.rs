@@ -279,6 +279,18 @@ fn resolve_chart<T: Borrow<Node>>(
             .next()
             .unwrap_or(name);
         let version = spec.get("version").and_then(Node::scalar_text);
+        if let Some(source) = spec.get("sourceRef") {
+            let kind = source.str_at(&["kind"]).unwrap_or_default();
+            let name = source.str_at(&["name"]).unwrap_or_default();
+            let ns = source
+                .str_at(&["namespace"])
+                .or_else(|| release.str_at(&["metadata", "namespace"]))
+                .unwrap_or("default");
+            if let Some(p) = missing_source("chart.spec.sourceRef", kind, ns, name, source, objects)
+            {
+                diagnostics.push(p);
+            }
+        }
         return Some((make(name, version), spec.loc.clone()));
     }
     let chart_ref = release.path(&["spec", "chartRef"])?;
@@ -289,10 +301,8 @@ fn resolve_chart<T: Borrow<Node>>(
         .or_else(|| release.str_at(&["metadata", "namespace"]))
         .unwrap_or("default");
     let Some(source) = objects.find(kind, ns, name) else {
-        diagnostics.push(Problem::new(
-            ProblemKind::Offline,
-            format!("chartRef {kind}/{ns}/{name} is not among the rendered objects: the chart is unknown"),
-            Some(chart_ref.loc.clone()),
+        diagnostics.extend(missing_source(
+            "chartRef", kind, ns, name, chart_ref, objects,
         ));
         return None;
     };
@@ -320,6 +330,43 @@ fn resolve_chart<T: Borrow<Node>>(
         }
         _ => None,
     }
+}
+
+/// The source a release's chart comes from, when the environment neither renders it nor has
+/// an operator that creates it: helm-controller cannot fetch the chart and the release fails
+/// (an error, fail closed). One an operator creates is only unknown offline (a note).
+fn missing_source<T: Borrow<Node>>(
+    field: &str,
+    kind: &str,
+    ns: &str,
+    name: &str,
+    at: &Node,
+    objects: &ObjectIndex<T>,
+) -> Option<Problem> {
+    if objects.find(kind, ns, name).is_some() {
+        return None;
+    }
+    if objects.created(kind, ns, name).is_some() {
+        return Some(Problem::new(
+            ProblemKind::Offline,
+            format!("{field} {kind}/{ns}/{name} is created in the cluster: the chart is unknown"),
+            Some(at.loc.clone()),
+        ));
+    }
+    Some(Problem::new(
+        ProblemKind::MissingObject {
+            field: field.into(),
+            kind: kind.into(),
+            namespace: ns.into(),
+            name: name.into(),
+        },
+        format!(
+            "{field} {kind}/{name} does not exist in namespace {ns} (nothing in this \
+             environment renders it): helm-controller cannot fetch the chart and the release \
+             fails"
+        ),
+        Some(at.loc.clone()),
+    ))
 }
 
 fn values_from<T: Borrow<Node>>(

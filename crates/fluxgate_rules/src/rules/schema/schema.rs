@@ -98,6 +98,9 @@ pub fn run(ctx: &RepoContext<'_>) -> (Vec<Diagnostic>, Stats) {
             if let Some(d) = unsubstituted_name(ctx, obj) {
                 out.push(d.in_env(env.name()));
             }
+            if let Some(d) = too_large(ctx, obj) {
+                out.push(d.in_env(env.name()));
+            }
             match repo_catalog.validate(obj, &[&env_catalog]) {
                 Outcome::Valid { .. } => stats.validated += 1,
                 Outcome::Invalid {
@@ -126,6 +129,31 @@ pub fn run(ctx: &RepoContext<'_>) -> (Vec<Diagnostic>, Stats) {
     }
     out.extend(summary(ctx, &stats, &unschemed));
     (out, stats)
+}
+
+/// The most an object may hold: the API server (etcd's request limit) refuses an object
+/// over about 1.5 MiB, and a ConfigMap's or Secret's data over 1 MiB.
+const MAX_OBJECT_BYTES: usize = 1024 * 1024;
+
+/// An object whose text alone (strings and keys, a lower bound of its JSON) passes
+/// [`MAX_OBJECT_BYTES`]: the apply fails, and with it the Kustomization.
+fn too_large(ctx: &RepoContext<'_>, obj: &Node) -> Option<Diagnostic> {
+    let bytes = obj.text_bytes();
+    (bytes > MAX_OBJECT_BYTES).then(|| {
+        Diagnostic::new(
+            ctx.rule.name,
+            Severity::Error,
+            format!(
+                "{} {} holds {} KiB of text, over the API server's 1 MiB limit: the apply \
+                 fails, and with it the Kustomization",
+                obj.str_at(&["kind"]).unwrap_or("object"),
+                obj.str_at(&["metadata", "name"]).unwrap_or("(unnamed)"),
+                bytes / 1024
+            ),
+        )
+        .at(obj.loc.clone())
+        .help("split the data, or mount it from a volume or an image instead of an object")
+    })
 }
 
 /// Kinds whose names are path segments (any text without `/` or `%`), not DNS subdomains:

@@ -64,14 +64,14 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
         .iter()
         .flat_map(|e| e.objects().map(|o| o.loc.file.as_ref()))
         .collect();
+    let skipped = |file: &str| {
+        skip.iter()
+            .any(|s| file == *s || file.starts_with(&format!("{s}/")))
+    };
     let mut scanned: BTreeSet<&str> = BTreeSet::new();
     for f in ctx.repo.files() {
         let file = f.path.as_str();
-        if skip
-            .iter()
-            .any(|s| file == *s || file.starts_with(&format!("{s}/")))
-            || in_helm_chart(ctx.repo, file)
-        {
+        if skipped(file) || in_helm_chart(ctx.repo, file) {
             continue;
         }
         if !f.text.contains("Secret") {
@@ -85,8 +85,12 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
             if !rendered.contains(file) && has_reference(doc) {
                 continue;
             }
-            if let Some(d) = finding(ctx, doc) {
-                out.push(d);
+            // A `kind: List` (or `SecretList`) carries its Secrets in `items`.
+            let items = doc.get("items").and_then(Node::as_seq).unwrap_or_default();
+            for obj in std::iter::once(doc).chain(items) {
+                if let Some(d) = finding(ctx, obj) {
+                    out.push(d);
+                }
             }
         }
     }
@@ -94,7 +98,8 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
     // file, which the scan above does not see as a Secret.
     for env in ctx.envs {
         for obj in env.objects() {
-            if scanned.contains(obj.loc.file.as_ref()) {
+            // Scanned above, or left alone by `ignore` (then in the render too).
+            if scanned.contains(obj.loc.file.as_ref()) || skipped(obj.loc.file.as_ref()) {
                 continue;
             }
             if let Some(d) = finding(ctx, obj) {
@@ -109,9 +114,11 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
 fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
     if doc.str_at(&["kind"]) != Some("Secret")
         || doc.str_at(&["apiVersion"]).is_some_and(|a| a != "v1")
-        || fluxgate_model::sops::carries_sops_metadata(doc)
     {
         return None;
+    }
+    if fluxgate_model::sops::carries_sops_metadata(doc) {
+        return sops_plaintext(ctx, doc);
     }
     let mut clear: Vec<(String, Location)> = Vec::new();
     for field in ["data", "stringData"] {
@@ -174,6 +181,89 @@ fn orphaned_ciphertext(ctx: &RepoContext<'_>, doc: &Node, name: &str) -> Option<
         )
         .at(first.loc.clone())
         .help("restore the file's encrypted version with its `sops:` block (`git show HEAD:<file>`), then edit it with `sops <file>` so SOPS re-encrypts it with its metadata"),
+    )
+}
+
+/// A SOPS-encrypted Secret with a value that is not `ENC[...]` (a key added in clear after
+/// encryption): the value is committed in clear, and SOPS refuses the file (its MAC no longer
+/// matches), so Flux's decryption fails too. Empty values, keys SOPS leaves in clear by its
+/// metadata (`unencrypted_suffix`, default `_unencrypted`; `unencrypted_regex`;
+/// an `encrypted_regex` that does not select the key or its field) are not reported.
+fn sops_plaintext(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
+    let sops = doc.get("sops");
+    let meta = |k: &str| sops.and_then(|s| s.str_at(&[k])).map(str::to_string);
+    let suffix = meta("unencrypted_suffix").unwrap_or_else(|| "_unencrypted".to_string());
+    let regex = |k: &str| meta(k).and_then(|r| regex::Regex::new(&r).ok());
+    let (encrypted, unencrypted) = (regex("encrypted_regex"), regex("unencrypted_regex"));
+    if (meta("encrypted_regex").is_some() && encrypted.is_none())
+        || (meta("unencrypted_regex").is_some() && unencrypted.is_none())
+        || meta("encrypted_suffix").is_some()
+    {
+        // Rules fluxgate cannot read: not judged.
+        return None;
+    }
+    let mut clear: Vec<(String, Location)> = Vec::new();
+    for field in ["data", "stringData"] {
+        let Some(map) = doc.get(field).and_then(Node::as_map) else {
+            continue;
+        };
+        for (k, v) in map {
+            let text = match &v.value {
+                Value::String(s) => s.trim(),
+                Value::Null | Value::Map(_) | Value::Seq(_) => continue,
+                Value::Bool(_) | Value::Int(_) | Value::Float(_) => "scalar",
+            };
+            // A `data` value is read decoded (a SOPS dotenv a secretGenerator reads).
+            let decoded = (field == "data")
+                .then(|| fluxgate_model::sops::decode_base64(text).ok())
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).trim().to_string());
+            let text = decoded.as_deref().unwrap_or(text);
+            // SOPS's own metadata, as a dotenv file holds it (`sops_mac=...`).
+            if k.starts_with("sops_") {
+                continue;
+            }
+            let selected = encrypted
+                .as_ref()
+                .is_none_or(|r| r.is_match(field) || r.is_match(k));
+            if text.is_empty()
+                || text.starts_with("ENC[")
+                || k.ends_with(suffix.as_str())
+                || !selected
+                || unencrypted.as_ref().is_some_and(|r| r.is_match(k))
+            {
+                continue;
+            }
+            clear.push((format!("{field}.{k}"), v.loc.clone()));
+        }
+    }
+    let (_, first) = clear.first()?.clone();
+    let keys: Vec<&str> = clear.iter().map(|(k, _)| k.as_str()).collect();
+    let n = clear.len();
+    Some(
+        Diagnostic::new(
+            ctx.rule.name,
+            Severity::Error,
+            format!(
+                "Secret {} has {n} value{} in clear text ({}) in a SOPS-encrypted file: the \
+                 value is committed in clear, and SOPS (so Flux's decryption) refuses the file \
+                 because its MAC no longer matches",
+                secret_name(doc),
+                plural(n),
+                keys.join(", ")
+            ),
+        )
+        .at(first)
+        .help("add the value with `sops <file>` so that SOPS encrypts it and updates the MAC, and rotate the exposed value"),
+    )
+}
+
+fn secret_name(doc: &Node) -> String {
+    format!(
+        "{}/{}",
+        doc.str_at(&["metadata", "namespace"])
+            .unwrap_or("(namespace unset)"),
+        doc.str_at(&["metadata", "name"]).unwrap_or("(unnamed)")
     )
 }
 
