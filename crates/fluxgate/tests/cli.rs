@@ -9,6 +9,7 @@ mod fail_closed;
 mod formats;
 mod policy_test;
 mod secrets;
+mod trust;
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -35,8 +35,10 @@ pub enum ProblemKind {
         kind: String,
         name: String,
     },
-    /// A `${VAR}` without a default that no variable of the Kustomization defines.
-    UndefinedVariable { name: String },
+    /// A `${VAR}` without a default that no variable of the Kustomization defines. `strict`:
+    /// the Flux that runs fails the Kustomization for it (2.9 and later); else it substitutes
+    /// the empty string and applies the resource.
+    UndefinedVariable { name: String, strict: bool },
     /// A `${...}` form post-build substitution cannot parse: Flux rejects the resource.
     SubstitutionSyntax,
     /// What only the cluster knows: a Kustomization of another source, a chart that is not

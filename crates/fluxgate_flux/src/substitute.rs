@@ -339,12 +339,13 @@ fn undefined_problem(r: &VarRef, text: &str, consumer: &Location, opts: Options)
         "Flux (strict substitution, the default since 2.9) fails the whole Kustomization, \
          nothing of it is applied; older Flux substitutes the empty string"
     } else {
-        "Flux before 2.9 (the pinned flux_version) substitutes the empty string and applies \
+        "the Flux this environment runs (before 2.9) substitutes the empty string and applies \
          the resource"
     };
     Problem::new(
         ProblemKind::UndefinedVariable {
             name: r.name.clone(),
+            strict: opts.strict,
         },
         format!("`{written}`: variable {} is not defined; {consequence}", r.name),
         Some(consumer.clone()),
@@ -661,7 +662,8 @@ spec:
         assert_eq!(
             d.kind,
             ProblemKind::UndefinedVariable {
-                name: "K3S_API_HOST".into()
+                name: "K3S_API_HOST".into(),
+                strict: true,
             }
         );
         assert_eq!(d.location.as_ref().map(|l| l.line), Some(9));

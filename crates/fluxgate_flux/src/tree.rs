@@ -102,6 +102,47 @@ impl Tree {
             .iter()
             .chain(self.kustomizations.iter().flat_map(|k| k.objects.iter()))
     }
+
+    /// For each of [`Self::kustomizations`] (same index), why Flux applies nothing of it:
+    /// its own [`FluxKustomization::failure`], or that the Kustomization which declares it
+    /// fails (a failed build applies no object, the child Kustomization included). `None`
+    /// for those Flux applies.
+    #[must_use]
+    pub fn not_applied(&self) -> Vec<Option<String>> {
+        let mut out: Vec<Option<String>> = Vec::with_capacity(self.kustomizations.len());
+        for k in &self.kustomizations {
+            let parent = self.kustomizations.iter().zip(&out).find(|(p, why)| {
+                why.is_some()
+                    && p.objects.iter().any(|o| {
+                        is_flux_kustomization(o)
+                            && o.str_at(&["metadata", "name"]) == Some(k.name.as_str())
+                            && ns_of(o) == k.namespace
+                    })
+            });
+            out.push(match (&k.failure, parent) {
+                (Some(why), _) => Some(why.clone()),
+                (None, Some((p, _))) => Some(format!(
+                    "it is declared by Kustomization {}, which fails",
+                    p.id()
+                )),
+                (None, None) => None,
+            });
+        }
+        out
+    }
+
+    /// The objects Flux applies: the entry's, then those of each Kustomization that does not
+    /// fail ([`Self::not_applied`]).
+    pub fn applied_objects(&self) -> impl Iterator<Item = &Node> {
+        let not_applied = self.not_applied();
+        self.entry_objects.iter().chain(
+            self.kustomizations
+                .iter()
+                .zip(not_applied)
+                .filter(|(_, why)| why.is_none())
+                .flat_map(|(k, _)| k.objects.iter()),
+        )
+    }
 }
 
 /// Whether `obj` is a Flux Kustomization (not a kustomize `Kustomization` file).

@@ -87,6 +87,10 @@ pub struct EnvConfig {
     pub loc: Location,
     /// Why this environment exists: "fluxgate.yaml" or what discovery saw.
     pub reason: String,
+    /// The Flux this environment runs, as the repository says (what installs it: see
+    /// `discover`); `None` when nothing says, or for a range meaning the newest (`2.x`).
+    /// `flux_version:` of fluxgate.yaml wins over it.
+    pub flux_version: Option<FluxVersion>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -478,6 +482,7 @@ impl Reader {
             ansible: None,
             loc: node.loc.clone(),
             reason: format!("declared in {}", self.file),
+            flux_version: None,
         };
         for (k, v) in self.entries(
             node,

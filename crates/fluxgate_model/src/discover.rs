@@ -10,6 +10,7 @@
 //! with an inventory and no Flux root is one bootstrap-only environment.
 
 mod ansible;
+mod flux_version;
 mod roots;
 
 use std::collections::BTreeSet;
@@ -54,15 +55,44 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
                 cfg.sources.entry(name).or_insert(dir);
             }
         }
+        read_flux_versions(index, &mut cfg.environments);
         return Ok((cfg, diags));
     }
     let found = discover_in(index, &IndexMap::new());
-    let cfg = Config {
+    let mut cfg = Config {
         environments: found.environments,
         sources: found.sources,
         ..Config::default()
     };
+    read_flux_versions(index, &mut cfg.environments);
     Ok((cfg, Vec::new()))
+}
+
+/// Sets each environment's [`EnvConfig::flux_version`] from what installs Flux in the
+/// repository ([`flux_version`]), and says so in its reason.
+fn read_flux_versions(index: &RepoIndex, envs: &mut [EnvConfig]) {
+    let evidence = flux_version::evidence(index);
+    if evidence.is_empty() {
+        return;
+    }
+    let dirs: Vec<String> = envs.iter().filter_map(|e| e.flux.clone()).collect();
+    let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    for env in envs {
+        let Some(root) = env.flux.as_deref() else {
+            continue;
+        };
+        if let Some((version, what)) = flux_version::for_root(&evidence, root, &dirs) {
+            env.flux_version = version;
+            env.reason = format!(
+                "{}; runs Flux {} ({what})",
+                env.reason,
+                version.map_or_else(
+                    || "2 (the newest)".to_string(),
+                    |v| format!("{}.{}", v.major, v.minor)
+                )
+            );
+        }
+    }
 }
 
 /// What discovery finds: the environments, and the folders of this repository that the
@@ -107,7 +137,10 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
     };
     // Each file that may declare a root is parsed and read on its own core (the parse is most
     // of discovery); the roots are then taken in path order.
-    let per_file: Vec<Vec<Root>> = index
+    // Beside the roots, every folder some Flux Kustomization reconciles (with the file that
+    // declares it): a self-reconciling Kustomization that another one reaches is an app's own
+    // `ks.yaml`, not a cluster.
+    let per_file: Vec<(Vec<Root>, Vec<(String, String)>)> = index
         .files()
         .par_iter()
         .filter(|f| {
@@ -117,22 +150,31 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
         })
         .map(|f| {
             let mut found = Vec::new();
+            let mut reach = Vec::new();
             for doc in f.docs() {
                 let mut of_doc = roots_of(doc, &f.path, &cx);
                 if of_doc.is_empty() {
                     of_doc.extend(instance_values_root(index, doc, &f.path));
                 }
                 found.extend(of_doc);
+                if let Some(dir) = roots::reach_of(doc, &cx) {
+                    reach.push((f.path.clone(), dir));
+                }
             }
-            found
+            (found, reach)
         })
         .collect();
     let mut roots: Vec<Root> = Vec::new();
-    for r in per_file.into_iter().flatten() {
-        if !roots.iter().any(|x| x.path == r.path) {
-            roots.push(r);
+    let mut reaches: Vec<(String, String)> = Vec::new();
+    for (found, reach) in per_file {
+        reaches.extend(reach);
+        for r in found {
+            if !roots.iter().any(|x| x.path == r.path) {
+                roots.push(r);
+            }
         }
     }
+    let mut roots = drop_reached(roots, &reaches);
     roots.sort_by(|a, b| a.path.cmp(&b.path));
     let roots = absorb_nested(roots);
     let mut out = Discovery::default();
@@ -156,6 +198,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 loc: Location::file(a.inventory.clone()),
                 reason: format!("no Flux root; Ansible inventory {}", a.inventory),
                 ansible: Some(a),
+                flux_version: None,
             })
             .into_iter()
             .collect();
@@ -183,6 +226,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 ansible: mapping.and_then(|m| m.ansible),
                 loc: r.loc,
                 reason,
+                flux_version: None,
             }
         })
         .collect();
@@ -202,6 +246,36 @@ fn folders(files: &[String]) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// Drops the self-reconciling Kustomizations that another Flux Kustomization of the
+/// repository reaches (its `spec.path` holds their file) and that are no bootstrap entry on
+/// their face: an app folder whose `ks.yaml` reconciles its own folder, wired in by the
+/// cluster's apps Kustomization, is part of that cluster, not a cluster of its own. (Those
+/// inside another root's own folder are absorbed by [`absorb_nested`], which says so.)
+fn drop_reached(roots: Vec<Root>, reaches: &[(String, String)]) -> Vec<Root> {
+    let paths: Vec<String> = roots.iter().map(|r| r.path.clone()).collect();
+    roots
+        .into_iter()
+        .filter(|r| {
+            let in_another_root = paths
+                .iter()
+                .any(|p| p != &r.path && roots::lies_in(&r.path, p));
+            !r.kustomization
+                || in_another_root
+                || roots::bootstrap_entry(r)
+                || !reaches.iter().any(|(file, dir)| {
+                    // Reached by another Kustomization, declared in another file, that
+                    // reconciles a folder above this root's file.
+                    // A Kustomization of the whole repository (`./`) may be one of another
+                    // source's; roots inside a root's own folder are absorbed below.
+                    !dir.is_empty()
+                        && dir != &r.path
+                        && file != &r.file
+                        && roots::lies_in(&r.file, dir)
+                })
+        })
+        .collect()
 }
 
 /// Drops the self-reconciling Kustomizations that lie inside another root's folder (an app
@@ -375,6 +449,27 @@ mod tests {
             envs[1].reason
         );
         assert!(!envs[0].reason.contains("belongs"), "{}", envs[0].reason);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn app_kustomization_reached_by_another_is_no_cluster() {
+        let dir = temp_repo(
+            "reached",
+            &[
+                (
+                    "clusters/main/flux-system/gotk-sync.yaml",
+                    &sync("flux-system", "./clusters/main"),
+                ),
+                ("clusters/main/apps.yaml", &sync("apps", "./apps")),
+                ("apps/echo/ks.yaml", &sync("echo", "./apps/echo")),
+                // Not reached by any other Kustomization: still a root of its own.
+                ("lab/ks.yaml", &sync("lab", "./lab")),
+            ],
+        );
+        let envs = discover(&dir);
+        let roots: Vec<Option<&str>> = envs.iter().map(|e| e.flux.as_deref()).collect();
+        assert_eq!(roots, [Some("clusters/main"), Some("lab")]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

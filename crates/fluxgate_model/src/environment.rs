@@ -117,10 +117,12 @@ fn load(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         extra_creators,
-        // The pinned Flux decides how an unset variable substitutes; unpinned, the newest.
+        // The pinned Flux decides how an unset variable substitutes, else the one the
+        // repository installs for this environment; when neither says, the newest.
         substitution: fluxgate_flux::substitute::Options {
             strict: config
                 .flux_version
+                .or(env.flux_version)
                 .is_none_or(crate::config::FluxVersion::strict_substitution),
         },
         ..TreeOptions::default()

@@ -25,6 +25,8 @@ pub(crate) struct Root {
     /// The artifact source the root reconciles from and the folder of this repository it was
     /// built from (`OCIRepository` `cluster` -> `kubernetes`).
     pub source: Option<(String, String)>,
+    /// The declaring object's `metadata.name`.
+    pub name: String,
 }
 
 /// What the repository around a document holds: the folders that exist (to map an
@@ -66,6 +68,10 @@ pub(crate) fn roots_of(doc: &Node, file: &str, cx: &Context<'_>) -> Vec<Root> {
         file: file.to_string(),
         kustomization: false,
         source: None,
+        name: doc
+            .str_at(&["metadata", "name"])
+            .unwrap_or_default()
+            .to_string(),
     };
     match kind {
         "Kustomization" if api.starts_with("kustomize.toolkit.fluxcd.io/") => {
@@ -90,6 +96,44 @@ pub(crate) fn roots_of(doc: &Node, file: &str, cx: &Context<'_>) -> Vec<Root> {
     }
 }
 
+/// The folder of this repository that a Flux Kustomization reconciles, when it reconciles
+/// one (a `GitRepository` source, or an artifact mapped to a folder as for roots): the
+/// Kustomizations of the repository reach these folders and every Kustomization inside.
+pub(crate) fn reach_of(doc: &Node, cx: &Context<'_>) -> Option<String> {
+    let api = doc.str_at(&["apiVersion"]).unwrap_or_default();
+    if doc.str_at(&["kind"]) != Some("Kustomization")
+        || !api.starts_with("kustomize.toolkit.fluxcd.io/")
+    {
+        return None;
+    }
+    let path = clean(doc.str_at(&["spec", "path"])?);
+    let kind = doc
+        .str_at(&["spec", "sourceRef", "kind"])
+        .unwrap_or("GitRepository");
+    if kind == "GitRepository" {
+        return Some(path);
+    }
+    if !matches!(kind, "OCIRepository" | "ExternalArtifact") || path.is_empty() {
+        return None;
+    }
+    let source = doc.str_at(&["spec", "sourceRef", "name"]).unwrap_or("?");
+    let (base, _) = artifact_base(&path, source, kind, cx)?;
+    Some(join(&base, &path))
+}
+
+/// Whether a Kustomization root is a bootstrap entry on its face: `flux bootstrap`'s
+/// `flux-system` Kustomization, or one kept in a `flux-system` folder.
+pub(crate) fn bootstrap_entry(root: &Root) -> bool {
+    root.name == "flux-system"
+        || root.file.starts_with("flux-system/")
+        || root.file.contains("/flux-system/")
+}
+
+/// Whether `file` lies in the folder `dir` (the repository root when empty).
+pub(crate) fn lies_in(file: &str, dir: &str) -> bool {
+    inside(file, dir)
+}
+
 fn kustomization_root(doc: &Node, file: &str, cx: &Context<'_>) -> Option<Root> {
     let node = doc.path(&["spec", "path"])?;
     let path = clean(node.as_str()?);
@@ -105,6 +149,7 @@ fn kustomization_root(doc: &Node, file: &str, cx: &Context<'_>) -> Option<Root> 
         file: file.to_string(),
         kustomization: true,
         source: None,
+        name: name.to_string(),
     };
     if kind == "GitRepository" {
         return inside(file, &path).then_some(root);
@@ -191,6 +236,10 @@ fn instance_root(
         file: file.to_string(),
         kustomization: false,
         source: None,
+        name: doc
+            .str_at(&["metadata", "name"])
+            .unwrap_or_default()
+            .to_string(),
     };
     let kind = doc
         .str_at(&["spec", "sync", "kind"])
@@ -347,6 +396,7 @@ pub(crate) fn instance_values_root(index: &RepoIndex, doc: &Node, file: &str) ->
                 file: file.to_string(),
                 kustomization: false,
                 source: None,
+                name: name.to_string(),
             });
         }
     }

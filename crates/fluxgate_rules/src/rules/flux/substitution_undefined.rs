@@ -37,10 +37,16 @@ crate::declare_rule! {
     ///   and parsed back as YAML 1.1: `"${FLAG}"` with `FLAG=yes` is applied as the boolean
     ///   `true`, `'${PORT}'` as a number, whatever the quotes in the file.
     ///
-    /// fluxgate reports what the newest Flux does (strict) unless `fluxgate.yaml` pins the
-    /// version the clusters run, `flux_version: "2.8"`; then the message says the variable
-    /// becomes empty. Either way it is an error: an empty value shipped is the incident below.
-    /// A cluster that opts out with the feature gate is pinned as `flux_version: "2.8"`.
+    /// fluxgate grades by the Flux each environment runs: `flux_version:` in `fluxgate.yaml`
+    /// when pinned, else what the repository installs (a `gotk-components.yaml` header, a
+    /// FluxInstance's `distribution.version`, the flux-instance chart's values, the
+    /// flux-manifests OCIRepository tag, the flux2 install manifests a kustomization pulls),
+    /// else the newest (strict). Where Flux fails the Kustomization it is an error; where an
+    /// older Flux renders the variable empty it is a warning (a commented-out line of a
+    /// script or config file is blanked harmlessly; a value another rule guards, such as an
+    /// API endpoint, is judged by that rule). A parse error or a failed operator is an error
+    /// under every version. A cluster that opts out with the feature gate is pinned as
+    /// `flux_version: "2.8"`.
     ///
     /// ## Why it matters
     /// An empty `k8sServiceHost` made Cilium fall back to the API's ClusterIP, which only the
