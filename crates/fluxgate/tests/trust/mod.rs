@@ -10,6 +10,10 @@ use super::workspace;
 
 /// `(case, command and arguments before the repository, arguments after it)`.
 const CASES: &[(&str, &[&str], &[&str])] = &[
+    // 1: Secrets an operator creates from a custom resource of the render (a PostgresUser's
+    // `secretName`, an OIDC client's `clientSecretName`), learned from the resources: a note
+    // naming the resource, no error.
+    ("operator-created-secret", &["check"], &[]),
     // 7: an app's ks.yaml that reconciles its own folder, wired in by the cluster's apps
     // Kustomization, is no cluster: one environment, `main`.
     ("junk-app-root", &["envs"], &[]),
