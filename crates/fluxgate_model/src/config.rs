@@ -29,6 +29,10 @@ pub struct Config {
     /// `flux_version:` the Flux the clusters run, when pinned; `None` means the newest that
     /// fluxgate knows (Flux 2.9, kustomize-controller v1.9).
     pub flux_version: Option<FluxVersion>,
+    /// An Argo CD `Application` (or `ApplicationSet`) of the repository, found at load time,
+    /// when no environment has a Flux root: the repository is managed by Argo CD, which
+    /// fluxgate does not model, and a check must say so rather than pass.
+    pub argo_cd: Option<Location>,
 }
 
 /// A Flux release, `2.8` (from `flux_version: "2.8"`, `"v2.8.3"`).

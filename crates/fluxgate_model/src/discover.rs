@@ -56,6 +56,7 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
             }
         }
         read_flux_versions(index, &mut cfg.environments);
+        cfg.argo_cd = argo_cd(index, &cfg.environments);
         return Ok((cfg, diags));
     }
     let found = discover_in(index, &IndexMap::new());
@@ -65,7 +66,29 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
         ..Config::default()
     };
     read_flux_versions(index, &mut cfg.environments);
+    cfg.argo_cd = argo_cd(index, &cfg.environments);
     Ok((cfg, Vec::new()))
+}
+
+/// The first Argo CD `Application` or `ApplicationSet` of the repository, when no
+/// environment has a Flux root (see [`Config::argo_cd`]).
+fn argo_cd(index: &RepoIndex, envs: &[EnvConfig]) -> Option<Location> {
+    if envs.iter().any(|e| e.flux.is_some()) {
+        return None;
+    }
+    index
+        .files()
+        .iter()
+        .filter(|f| f.text.contains("argoproj.io/"))
+        .find_map(|f| {
+            f.docs().iter().find_map(|d| {
+                let argo = d
+                    .str_at(&["apiVersion"])
+                    .is_some_and(|a| a.starts_with("argoproj.io/"))
+                    && matches!(d.str_at(&["kind"]), Some("Application" | "ApplicationSet"));
+                argo.then(|| d.loc.clone())
+            })
+        })
 }
 
 /// Sets each environment's [`EnvConfig::flux_version`] from what installs Flux in the
@@ -140,7 +163,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
     // Beside the roots, every folder some Flux Kustomization reconciles (with the file that
     // declares it): a self-reconciling Kustomization that another one reaches is an app's own
     // `ks.yaml`, not a cluster.
-    let per_file: Vec<(Vec<Root>, Vec<(String, String)>)> = index
+    let per_file: Vec<(Vec<Root>, Vec<Reach>)> = index
         .files()
         .par_iter()
         .filter(|f| {
@@ -158,14 +181,24 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 }
                 found.extend(of_doc);
                 if let Some(dir) = roots::reach_of(doc, &cx) {
-                    reach.push((f.path.clone(), dir));
+                    reach.push(Reach {
+                        file: f.path.clone(),
+                        dir,
+                        name: doc
+                            .str_at(&["metadata", "name"])
+                            .unwrap_or_default()
+                            .to_string(),
+                        loc: doc
+                            .path(&["spec", "path"])
+                            .map_or_else(|| doc.loc.clone(), |n| n.loc.clone()),
+                    });
                 }
             }
             (found, reach)
         })
         .collect();
     let mut roots: Vec<Root> = Vec::new();
-    let mut reaches: Vec<(String, String)> = Vec::new();
+    let mut reaches: Vec<Reach> = Vec::new();
     for (found, reach) in per_file {
         reaches.extend(reach);
         for r in found {
@@ -175,8 +208,13 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
         }
     }
     let mut roots = drop_reached(roots, &reaches);
+    for r in hand_applied(index, &roots, &reaches, &dirs) {
+        if !roots.iter().any(|x| x.path == r.path) {
+            roots.push(r);
+        }
+    }
     roots.sort_by(|a, b| a.path.cmp(&b.path));
-    let roots = absorb_nested(roots);
+    let roots = merge_same_cluster(absorb_nested(roots));
     let mut out = Discovery::default();
     for r in &roots {
         if let Some((name, dir)) = &r.source {
@@ -253,7 +291,76 @@ fn folders(files: &[String]) -> BTreeSet<String> {
 /// their face: an app folder whose `ks.yaml` reconciles its own folder, wired in by the
 /// cluster's apps Kustomization, is part of that cluster, not a cluster of its own. (Those
 /// inside another root's own folder are absorbed by [`absorb_nested`], which says so.)
-fn drop_reached(roots: Vec<Root>, reaches: &[(String, String)]) -> Vec<Root> {
+/// A Flux Kustomization of the repository: the file that declares it, the folder it
+/// reconciles, its name and the line of its `spec.path`.
+struct Reach {
+    file: String,
+    dir: String,
+    name: String,
+    loc: Location,
+}
+
+/// Roots applied by hand (`kubectl apply -k clusters/NAME`): a folder whose
+/// `kustomization.yaml` lists a file declaring a Flux Kustomization that reconciles another
+/// folder of the repository, where nothing else reaches that file (no other Kustomization's
+/// folder, no root's) and the folder it reconciles is no root's. The environment's entry is
+/// the folder applied by hand.
+fn hand_applied(
+    index: &RepoIndex,
+    roots: &[Root],
+    reaches: &[Reach],
+    dirs: &BTreeSet<String>,
+) -> Vec<Root> {
+    let mut out: Vec<Root> = Vec::new();
+    for k in reaches {
+        let folder = k.file.rsplit_once('/').map_or("", |(d, _)| d);
+        let file_name = &k.file[folder.len()..].trim_start_matches('/');
+        let self_reconciling = roots::lies_in(&k.file, &k.dir);
+        let reached = reaches
+            .iter()
+            .any(|o| o.file != k.file && !o.dir.is_empty() && roots::lies_in(&k.file, &o.dir))
+            || roots.iter().any(|r| roots::lies_in(&k.file, &r.path))
+            || roots
+                .iter()
+                .any(|r| k.dir == r.path || roots::lies_in(&k.dir, &r.path));
+        if self_reconciling || reached || folder.is_empty() || !dirs.contains(&k.dir) {
+            continue;
+        }
+        let listed = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+            .iter()
+            .find_map(|n| index.read(&format!("{folder}/{n}")).ok())
+            .is_some_and(|kf| {
+                kf.docs().first().is_some_and(|d| {
+                    d.get("resources")
+                        .and_then(fluxgate_yaml::Node::as_seq)
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(fluxgate_yaml::Node::as_str)
+                        .any(|r| r.trim_start_matches("./") == *file_name)
+                })
+            });
+        if !listed || out.iter().any(|o| o.path == folder) {
+            continue;
+        }
+        out.push(Root {
+            path: folder.to_string(),
+            loc: k.loc.clone(),
+            reason: format!(
+                "applied by hand (`kubectl apply -k {folder}`): its kustomization lists \
+                 {file_name}, whose Kustomization `{}` reconciles {}, and no other \
+                 Kustomization reaches it",
+                k.name, k.dir
+            ),
+            file: k.file.clone(),
+            kustomization: false,
+            source: None,
+            name: k.name.clone(),
+        });
+    }
+    out
+}
+
+fn drop_reached(roots: Vec<Root>, reaches: &[Reach]) -> Vec<Root> {
     let paths: Vec<String> = roots.iter().map(|r| r.path.clone()).collect();
     roots
         .into_iter()
@@ -264,7 +371,7 @@ fn drop_reached(roots: Vec<Root>, reaches: &[(String, String)]) -> Vec<Root> {
             !r.kustomization
                 || in_another_root
                 || roots::bootstrap_entry(r)
-                || !reaches.iter().any(|(file, dir)| {
+                || !reaches.iter().any(|Reach { file, dir, .. }| {
                     // Reached by another Kustomization, declared in another file, that
                     // reconciles a folder above this root's file.
                     // A Kustomization of the whole repository (`./`) may be one of another
@@ -312,6 +419,65 @@ fn absorb_nested(roots: Vec<Root>) -> Vec<Root> {
         }
     }
     kept
+}
+
+/// The cluster a root's path names: its last folder that is not [`GENERIC`].
+fn cluster_name(path: &str) -> Option<&str> {
+    path.split('/')
+        .rev()
+        .find(|c| !c.is_empty() && !GENERIC.contains(c))
+}
+
+/// One cluster found twice, through a legacy root Kustomization and a Flux Operator instance
+/// (a repository half-way through its move to the operator): the two roots name the same
+/// cluster (the last folder of their paths that is not [`GENERIC`]), or the instance's path
+/// lies inside the legacy root's. One environment: the instance's, whose reason names the
+/// legacy root.
+fn merge_same_cluster(roots: Vec<Root>) -> Vec<Root> {
+    let instances: Vec<usize> = (0..roots.len())
+        .filter(|&i| !roots[i].kustomization)
+        .collect();
+    let mut legacy_of: Vec<Option<usize>> = vec![None; roots.len()];
+    for (i, r) in roots.iter().enumerate() {
+        if !r.kustomization {
+            continue;
+        }
+        let same: Vec<usize> = instances
+            .iter()
+            .copied()
+            .filter(|&j| {
+                let inst = &roots[j];
+                roots::lies_in(&inst.path, &r.path) && inst.path != r.path
+                    || cluster_name(&inst.path).is_some()
+                        && cluster_name(&inst.path) == cluster_name(&r.path)
+            })
+            .collect();
+        // Only an unambiguous pair is one cluster.
+        if let [j] = same.as_slice() {
+            legacy_of[i] = Some(*j);
+        }
+    }
+    let mut notes: Vec<Vec<String>> = vec![Vec::new(); roots.len()];
+    for (i, j) in legacy_of.iter().enumerate() {
+        if let Some(j) = j {
+            notes[*j].push(format!(
+                "the legacy root {} ({}) is the same cluster: one environment",
+                roots[i].path, roots[i].file
+            ));
+        }
+    }
+    roots
+        .into_iter()
+        .zip(notes)
+        .zip(legacy_of)
+        .filter(|(_, legacy)| legacy.is_none())
+        .map(|((mut r, notes), _)| {
+            for n in notes {
+                r.reason = format!("{}; {n}", r.reason);
+            }
+            r
+        })
+        .collect()
 }
 
 /// Directories that say nothing about which cluster a path belongs to.

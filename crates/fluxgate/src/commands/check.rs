@@ -90,6 +90,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .map(|n| repo.env(n))
             .collect::<anyhow::Result<_>>()?
     };
+    // An Argo CD repository is not a Flux one: say so, never PASS (its Ansible, if any, is not
+    // what deploys the cluster's apps).
+    if let Some(at) = &repo.config.argo_cd {
+        anyhow::bail!(
+            "nothing to check in {}: the repository is managed by Argo CD (an Argo CD \
+             Application at {at}) and has no Flux root; fluxgate checks Flux (and Ansible) \
+             repositories",
+            repo.root.display()
+        );
+    }
     // Fail closed: a run that checked no environment must never say PASS about it.
     if selected.is_empty() {
         let how = if repo.index.fs().is_file(&repo.root.join("fluxgate.yaml")) {

@@ -17,6 +17,16 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
     // 7: an app's ks.yaml that reconciles its own folder, wired in by the cluster's apps
     // Kustomization, is no cluster: one environment, `main`.
     ("junk-app-root", &["envs"], &[]),
+    // 8: roots applied by hand (`kubectl apply -k clusters/NAME` creates the root
+    // Kustomization, which reconciles `kubernetes/NAME`): two environments.
+    ("hand-applied-root", &["envs"], &[]),
+    // 8: one cluster found through a legacy root Kustomization and a FluxInstance whose sync
+    // path lies inside it: one environment, whose reason names both.
+    ("legacy-and-instance", &["envs"], &[]),
+    // 8: a repository that Argo CD manages (with an Ansible inventory for its nodes): said so,
+    // exit 2, never a Flux PASS.
+    ("argo-cd-repo", &["check"], &[]),
+    ("argo-cd-repo", &["envs"], &[]),
     // 9: the Kustomization that fails substitution applies nothing: only `web` is printed.
     (
         "failed-ks-applies-nothing",
@@ -56,6 +66,7 @@ fn run(case: &str, before: &[&str], after: &[&str]) -> String {
 #[test]
 fn trust_classes() {
     for (case, before, after) in CASES {
-        insta::assert_snapshot!(format!("trust-{case}"), run(case, before, after));
+        let name = format!("trust-{case}-{}", before.join("-"));
+        insta::assert_snapshot!(name, run(case, before, after));
     }
 }
