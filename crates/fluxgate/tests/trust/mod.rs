@@ -50,10 +50,10 @@ fn run(case: &str, before: &[&str], after: &[&str]) -> String {
         .status
         .code()
         .map_or_else(|| "none".to_string(), |c| c.to_string());
-    let prefix = format!("{}/", workspace().join(&repo).display());
+    let canonical = std::fs::canonicalize(workspace().join(&repo)).expect("the fixture exists");
     let clean = |b: &[u8]| {
         String::from_utf8_lossy(b)
-            .replace(&prefix, "")
+            .replace(&canonical.display().to_string(), "[repo]")
             .replace(&format!("{repo}/"), "")
     };
     format!(
