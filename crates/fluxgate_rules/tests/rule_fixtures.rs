@@ -237,21 +237,8 @@ const JUDGED_TRUE: &[(&str, &str, &str, u32, &str)] = &[
         "render",
         "kubernetes/apps/kube-system/cilium/ks.yaml",
         42,
-        "as above: Secret cluster-ipv6-config, for cilium-config",
-    ),
-    (
-        "jfroy__flatops",
-        "render",
-        "kubernetes/apps/kube-system/coredns/ks.yaml",
-        19,
-        "as above: Secret cluster-ipv6-config, for coredns",
-    ),
-    (
-        "jfroy__flatops",
-        "render",
-        "kubernetes/apps/kube-system/multus/ks.yaml",
-        46,
-        "as above: Secret cluster-ipv6-config, for multus",
+        "as above: Secret cluster-ipv6-config, for cilium-config; one finding, the coredns and \
+         multus Kustomizations that read it too are its related locations",
     ),
     (
         "mirceanton__home-ops",

@@ -55,6 +55,10 @@ crate::declare_rule! {
 /// an operator of the environment creates it, and a note when the repository defines it
 /// outside the Flux tree.
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
+    // One missing object is one defect: the first reference is the finding, the others are
+    // its related locations (five `valuesFrom` entries naming one absent Secret).
+    let mut missing_at: std::collections::HashMap<(String, String, String, Severity), usize> =
+        std::collections::HashMap::new();
     for p in &ctx.env.problems {
         let (rule, mut severity) = classify(&p.kind);
         if rule.name != RENDER.name {
@@ -75,6 +79,25 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             }
             severity = Severity::Note;
             message = Some(format!("{} ({why})", p.message));
+        }
+        if let ProblemKind::Flux(FluxKind::MissingObject {
+            kind,
+            namespace,
+            name,
+            ..
+        }) = &p.kind
+        {
+            let key = (kind.clone(), namespace.clone(), name.clone(), severity);
+            if let Some(&i) = missing_at.get(&key) {
+                if let Some(loc) = &p.location {
+                    out[i].related.push(fluxgate_diagnostics::Related {
+                        location: loc.clone(),
+                        message: format!("{kind}/{name} is also referenced here"),
+                    });
+                }
+                continue;
+            }
+            missing_at.insert(key, out.len());
         }
         let mut d = p.clone().into_diagnostic(RENDER.name, severity);
         if let Some(m) = message {
