@@ -33,6 +33,10 @@ pub struct Config {
     /// when no environment has a Flux root: the repository is managed by Argo CD, which
     /// fluxgate does not model, and a check must say so rather than pass.
     pub argo_cd: Option<Location>,
+    /// The objects the repository's bootstrap templates create outside Flux, found at load
+    /// time (`bootstrap/templates/resources.yaml.j2` applied by a task runner): present in
+    /// the cluster before Flux runs.
+    pub seeded: Vec<crate::discover::Seeded>,
 }
 
 /// A Flux release, `2.8` (from `flux_version: "2.8"`, `"v2.8.3"`).

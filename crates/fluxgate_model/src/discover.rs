@@ -12,6 +12,9 @@
 mod ansible;
 mod flux_version;
 mod roots;
+mod seeded;
+
+pub use seeded::Seeded;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -57,6 +60,7 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
         }
         read_flux_versions(index, &mut cfg.environments);
         cfg.argo_cd = argo_cd(index, &cfg.environments);
+        cfg.seeded = seeded::seeded(index);
         return Ok((cfg, diags));
     }
     let found = discover_in(index, &IndexMap::new());
@@ -67,6 +71,7 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
     };
     read_flux_versions(index, &mut cfg.environments);
     cfg.argo_cd = argo_cd(index, &cfg.environments);
+    cfg.seeded = seeded::seeded(index);
     Ok((cfg, Vec::new()))
 }
 

@@ -71,8 +71,7 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             name,
             ..
         }) = &p.kind
-            && kind == "Secret"
-            && let Some(why) = made_elsewhere(ctx, namespace, name)
+            && let Some(why) = made_elsewhere(ctx, kind, namespace, name)
         {
             if why.is_empty() {
                 continue;
@@ -111,7 +110,23 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
 /// environment creates it (the runtime creators of `fluxgate_flux::vars`, with the
 /// `generators:` of fluxgate.yaml), `Some(reason)` when the repository defines it outside the
 /// Flux tree, `None` when nothing does.
-fn made_elsewhere(ctx: &RuleContext<'_>, namespace: &str, name: &str) -> Option<String> {
+fn made_elsewhere(
+    ctx: &RuleContext<'_>,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
+    if let Some(s) = ctx.config.seeded.iter().find(|s| {
+        s.kind == kind && s.name == name && s.namespace.as_deref().is_none_or(|n| n == namespace)
+    }) {
+        return Some(format!(
+            "the bootstrap template {} creates it before Flux runs",
+            s.loc
+        ));
+    }
+    if kind != "Secret" {
+        return None;
+    }
     let objects: Vec<fluxgate_yaml::Node> = ctx.env.objects().cloned().collect();
     if created_by(&objects, &ctx.env.creators, "Secret", namespace, name).is_some() {
         return Some(String::new());
