@@ -41,6 +41,9 @@ pub enum ProblemKind {
     UndefinedVariable { name: String, strict: bool },
     /// A `${...}` form post-build substitution cannot parse: Flux rejects the resource.
     SubstitutionSyntax,
+    /// A value that is a bare `$NAME` naming a variable of the Kustomization: Flux
+    /// substitutes only `${NAME}`, so the literal text reaches the consumer.
+    Unbraced { name: String },
     /// What only the cluster knows: a Kustomization of another source, a chart that is not
     /// rendered, SOPS-encrypted values. Rendering went on without it.
     Offline,
@@ -60,7 +63,8 @@ impl ProblemKind {
             | ProblemKind::MissingPath { .. }
             | ProblemKind::MissingObject { .. }
             | ProblemKind::UndefinedVariable { .. }
-            | ProblemKind::SubstitutionSyntax => true,
+            | ProblemKind::SubstitutionSyntax
+            | ProblemKind::Unbraced { .. } => true,
             ProblemKind::CreatedAtRuntime { .. } | ProblemKind::Offline => false,
         }
     }

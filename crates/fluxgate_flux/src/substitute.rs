@@ -316,7 +316,55 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
     }
     relocate(&mut node, resource, &mut Vec::new(), &scalar_defs);
     out.resource = node;
+    unbraced(resource, vars, &mut out.problems);
     out
+}
+
+/// Values that are a bare `$NAME` where `NAME` is a variable of the Kustomization
+/// (`k8sServiceHost: $CONTROLPLANE_IP`): Flux substitutes only `${NAME}`, so the literal
+/// reaches the consumer. Only a whole value counts: a script's `$HOME` inside a longer text
+/// is the shell's.
+fn unbraced(node: &Node, vars: &Vars, problems: &mut Vec<Problem>) {
+    match &node.value {
+        Value::String(s) => {
+            let t = s.trim();
+            let Some(name) = t.strip_prefix('$') else {
+                return;
+            };
+            let identifier = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if identifier && vars.get(name).is_some() {
+                problems.push(
+                    Problem::new(
+                        ProblemKind::Unbraced {
+                            name: name.to_string(),
+                        },
+                        format!(
+                            "`${name}` is not substituted: Flux replaces only `${{{name}}}`, so \
+                             the literal text `${name}` reaches the consumer although the \
+                             Kustomization defines {name}"
+                        ),
+                        Some(node.loc.clone()),
+                    )
+                    .help(format!("write `${{{name}}}`")),
+                );
+            }
+        }
+        Value::Map(m) => {
+            for v in m.values() {
+                unbraced(v, vars, problems);
+            }
+        }
+        Value::Seq(items) => {
+            for v in items {
+                unbraced(v, vars, problems);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What in a re-parsed resource has no JSON form (Flux's YAML-to-JSON step fails on it): an

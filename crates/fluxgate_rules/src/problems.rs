@@ -35,9 +35,11 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         ProblemKind::Flux(FluxKind::UndefinedVariable { strict: false, .. }) => {
             (&SUBSTITUTION_UNDEFINED, Severity::Warning)
         }
-        ProblemKind::Flux(FluxKind::UndefinedVariable { .. } | FluxKind::SubstitutionSyntax) => {
-            (&SUBSTITUTION_UNDEFINED, Severity::Error)
-        }
+        ProblemKind::Flux(
+            FluxKind::UndefinedVariable { .. }
+            | FluxKind::SubstitutionSyntax
+            | FluxKind::Unbraced { .. },
+        ) => (&SUBSTITUTION_UNDEFINED, Severity::Error),
         ProblemKind::Flux(k) => (&RENDER, severity(k.fails(), k.is_offline_unknown())),
         ProblemKind::Ansible(k) => (
             &RENDER,

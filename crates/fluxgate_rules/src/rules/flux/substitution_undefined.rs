@@ -14,7 +14,9 @@ crate::declare_rule! {
     /// nested in a default (`${SET:=${UNSET}}`: Flux evaluates the argument first); any `${...}`
     /// form Flux cannot parse (`${VAR-default}`, `${VAR+x}`, `${A[@]}`, `${X.Y}`); and an
     /// operator that makes Flux fail (`${V:1:-2}`, a negative length cutting before the
-    /// offset). Text in resources that no substituting Kustomization renders, and resources
+    /// offset); and a value that is a bare `$NAME` naming a variable the Kustomization
+    /// defines (`k8sServiceHost: $CONTROLPLANE_IP`): Flux substitutes only `${NAME}`, so the
+    /// literal reaches the consumer. Text in resources that no substituting Kustomization renders, and resources
     /// labelled or annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`, are never
     /// flagged: a Flux Kustomization with `postBuild` that defines no variable at all is not
     /// substituted either (unless `substituteStrategy: Always`), and its literal `${...}` is
