@@ -420,6 +420,44 @@ fn is_custom_api(api: &str) -> bool {
         && !group.ends_with("fluxcd.controlplane.io")
 }
 
+/// The values of `...secretName` keys (and Crossplane's `writeConnectionSecretToRef.name`
+/// for a Secret) below `node`, to a bounded depth.
+fn learned_walk<'a>(
+    node: &'a Node,
+    suffix: &str,
+    secret: bool,
+    depth: usize,
+    out: &mut Vec<&'a str>,
+) {
+    if depth > 6 {
+        return;
+    }
+    match &node.value {
+        fluxgate_yaml::Value::Map(m) => {
+            for (k, v) in m {
+                if k.to_ascii_lowercase().ends_with(suffix)
+                    && let Some(name) = v.as_str()
+                {
+                    out.push(name);
+                } else if secret
+                    && k == "writeConnectionSecretToRef"
+                    && let Some(name) = v.str_at(&["name"])
+                {
+                    out.push(name);
+                } else {
+                    learned_walk(v, suffix, secret, depth + 1, out);
+                }
+            }
+        }
+        fluxgate_yaml::Value::Seq(items) => {
+            for v in items {
+                learned_walk(v, suffix, secret, depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The names a custom resource's `spec` gives the `creates` objects it makes (see
 /// [`RuntimeCreator::learned`]), at any depth below `spec`.
 fn learned_names<'a>(creator: &'a Node, creates: &str) -> Vec<&'a str> {
@@ -433,37 +471,8 @@ fn learned_names<'a>(creator: &'a Node, creates: &str) -> Vec<&'a str> {
         "ConfigMap" => "configmapname",
         _ => return out,
     };
-    fn walk<'a>(node: &'a Node, suffix: &str, secret: bool, depth: usize, out: &mut Vec<&'a str>) {
-        if depth > 6 {
-            return;
-        }
-        match &node.value {
-            fluxgate_yaml::Value::Map(m) => {
-                for (k, v) in m {
-                    if k.to_ascii_lowercase().ends_with(suffix)
-                        && let Some(name) = v.as_str()
-                    {
-                        out.push(name);
-                    } else if secret
-                        && k == "writeConnectionSecretToRef"
-                        && let Some(name) = v.str_at(&["name"])
-                    {
-                        out.push(name);
-                    } else {
-                        walk(v, suffix, secret, depth + 1, out);
-                    }
-                }
-            }
-            fluxgate_yaml::Value::Seq(items) => {
-                for v in items {
-                    walk(v, suffix, secret, depth + 1, out);
-                }
-            }
-            _ => {}
-        }
-    }
     if let Some(spec) = creator.get("spec") {
-        walk(spec, suffix, creates == "Secret", 0, &mut out);
+        learned_walk(spec, suffix, creates == "Secret", 0, &mut out);
     }
     out
 }

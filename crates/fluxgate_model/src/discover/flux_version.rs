@@ -27,6 +27,7 @@ pub(crate) struct Evidence {
 }
 
 /// Parses `v2.4.0`, `2.8.8`, `2.8.x`, `2.x` (`None` inside: the newest of a major).
+#[allow(clippy::option_option)] // outer: is it a version at all; inner: a range meaning the newest
 fn version(text: &str) -> Option<Option<FluxVersion>> {
     let t = text.trim().trim_matches('"').trim_start_matches('v');
     let t = t.trim_end_matches(".x").trim_end_matches(".*");

@@ -287,10 +287,6 @@ fn credential_name(key: &str) -> bool {
     ]
     .iter()
     .any(|w| k.contains(w))
-        || k == "key"
-        || k.ends_with("_key")
-        || k.ends_with("-key")
-        || k.ends_with(".key")
         || k.ends_with("key")
 }
 
