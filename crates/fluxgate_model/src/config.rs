@@ -37,6 +37,10 @@ pub struct Config {
     /// time (`bootstrap/templates/resources.yaml.j2` applied by a task runner): present in
     /// the cluster before Flux runs.
     pub seeded: Vec<crate::discover::Seeded>,
+    /// The folder of the Git repository that the checked folder is, when discovery found the
+    /// roots' paths written from a larger repository's top (a monorepo's subfolder checked on
+    /// its own): Flux paths of this repository's sources are read with it stripped.
+    pub repo_prefix: Option<String>,
 }
 
 /// A Flux release, `2.8` (from `flux_version: "2.8"`, `"v2.8.3"`).

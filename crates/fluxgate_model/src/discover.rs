@@ -54,6 +54,7 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
         if !declares {
             let found = discover_in(index, &cfg.sources);
             cfg.environments = found.environments;
+            cfg.repo_prefix = found.repo_prefix;
             for (name, dir) in found.sources {
                 cfg.sources.entry(name).or_insert(dir);
             }
@@ -67,6 +68,7 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
     let mut cfg = Config {
         environments: found.environments,
         sources: found.sources,
+        repo_prefix: found.repo_prefix,
         ..Config::default()
     };
     read_flux_versions(index, &mut cfg.environments);
@@ -129,6 +131,9 @@ fn read_flux_versions(index: &RepoIndex, envs: &mut [EnvConfig]) {
 pub struct Discovery {
     pub environments: Vec<EnvConfig>,
     pub sources: IndexMap<String, String>,
+    /// The folder of the Git repository this checkout is, when the roots say so (see
+    /// [`Config::repo_prefix`]).
+    pub repo_prefix: Option<String>,
 }
 
 /// Finds the environments of a repository without configuration.
@@ -212,6 +217,17 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
             }
         }
     }
+    // Paths written from the top of a larger Git repository name folders of this one with
+    // that prefix taken off.
+    if let Some(prefix) = roots.iter().find_map(|r| r.prefix.clone()) {
+        for r in &mut reaches {
+            if let Some(rest) = r.dir.strip_prefix(&format!("{prefix}/")) {
+                r.dir = rest.to_string();
+            } else if r.dir == prefix {
+                r.dir = String::new();
+            }
+        }
+    }
     let mut roots = drop_reached(roots, &reaches);
     for r in hand_applied(index, &roots, &reaches, &dirs) {
         if !roots.iter().any(|x| x.path == r.path) {
@@ -221,6 +237,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
     roots.sort_by(|a, b| a.path.cmp(&b.path));
     let roots = merge_same_cluster(absorb_nested(roots));
     let mut out = Discovery::default();
+    out.repo_prefix = roots.iter().find_map(|r| r.prefix.clone());
     for r in &roots {
         if let Some((name, dir)) = &r.source {
             out.sources
@@ -360,6 +377,7 @@ fn hand_applied(
             kustomization: false,
             source: None,
             name: k.name.clone(),
+            prefix: None,
         });
     }
     out

@@ -117,6 +117,7 @@ fn load(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         extra_creators,
+        repo_prefix: config.repo_prefix.clone(),
         // The pinned Flux decides how an unset variable substitutes, else the one the
         // repository installs for this environment; when neither says, the newest.
         substitution: fluxgate_flux::substitute::Options {

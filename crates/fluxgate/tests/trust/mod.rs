@@ -8,7 +8,8 @@ use std::process::Command;
 
 use super::workspace;
 
-/// `(case, command and arguments before the repository, arguments after it)`.
+/// `(case, command and arguments before the repository, arguments after it)`; one command
+/// per case and command (the snapshot is named after both).
 const CASES: &[(&str, &[&str], &[&str])] = &[
     // 1: Secrets an operator creates from a custom resource of the render (a PostgresUser's
     // `secretName`, an OIDC client's `clientSecretName`), learned from the resources: a note
@@ -23,6 +24,15 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
     // 8: one cluster found through a legacy root Kustomization and a FluxInstance whose sync
     // path lies inside it: one environment, whose reason names both.
     ("legacy-and-instance", &["envs"], &[]),
+    // 8: a folder of a larger Git repository checked on its own (`spec.path:
+    // ./infra/clusters/prod` for `clusters/prod` here, as flux-local's test data is kept): the
+    // environment is found and its tree renders, the spec.ignore read the same way.
+    ("monorepo-subfolder", &["envs"], &[]),
+    (
+        "monorepo-subfolder",
+        &["render"],
+        &["--env", "prod", "--kind", "ConfigMap"],
+    ),
     // 8: a repository that Argo CD manages (with an Ansible inventory for its nodes): said so,
     // exit 2, never a Flux PASS.
     ("argo-cd-repo", &["check"], &[]),

@@ -27,6 +27,10 @@ pub(crate) struct Root {
     pub source: Option<(String, String)>,
     /// The declaring object's `metadata.name`.
     pub name: String,
+    /// The folder of the Git repository that this checkout is, when its `spec.path` names the
+    /// root from the Git repository's top (`./tests/testdata/cluster/clusters/prod` for
+    /// `clusters/prod` here): a subfolder of a larger repository checked on its own.
+    pub prefix: Option<String>,
 }
 
 /// What the repository around a document holds: the folders that exist (to map an
@@ -72,6 +76,7 @@ pub(crate) fn roots_of(doc: &Node, file: &str, cx: &Context<'_>) -> Vec<Root> {
             .str_at(&["metadata", "name"])
             .unwrap_or_default()
             .to_string(),
+        prefix: None,
     };
     match kind {
         "Kustomization" if api.starts_with("kustomize.toolkit.fluxcd.io/") => {
@@ -150,9 +155,30 @@ fn kustomization_root(doc: &Node, file: &str, cx: &Context<'_>) -> Option<Root> 
         kustomization: true,
         source: None,
         name: name.to_string(),
+        prefix: None,
     };
     if kind == "GitRepository" {
-        return inside(file, &path).then_some(root);
+        if inside(file, &path) {
+            return Some(root);
+        }
+        // The path may name the folder from the top of a larger Git repository whose
+        // subfolder this is: the longest tail of the path that holds the file and exists.
+        let parts: Vec<&str> = path.split('/').collect();
+        for i in 1..parts.len() {
+            let tail = parts[i..].join("/");
+            if inside(file, &tail) && cx.dirs.contains(&tail) {
+                let prefix = parts[..i].join("/");
+                root.reason = format!(
+                    "{}, its spec.path `{path}` read from the top of the Git repository, of \
+                     which this folder is `{prefix}`",
+                    root.reason
+                );
+                root.path = tail;
+                root.prefix = Some(prefix);
+                return Some(root);
+            }
+        }
+        return None;
     }
     if !matches!(kind, "OCIRepository" | "ExternalArtifact") || path.is_empty() {
         // An artifact's `./` (the Flux manifests from an OCIRepository) says nothing about
@@ -240,6 +266,7 @@ fn instance_root(
             .str_at(&["metadata", "name"])
             .unwrap_or_default()
             .to_string(),
+        prefix: None,
     };
     let kind = doc
         .str_at(&["spec", "sync", "kind"])
@@ -397,6 +424,7 @@ pub(crate) fn instance_values_root(index: &RepoIndex, doc: &Node, file: &str) ->
                 kustomization: false,
                 source: None,
                 name: name.to_string(),
+                prefix: None,
             });
         }
     }

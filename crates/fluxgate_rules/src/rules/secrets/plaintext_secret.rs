@@ -327,6 +327,13 @@ fn not_credential_name(key: &str) -> bool {
             | "mode"
             | "enabled"
             | "name"
+            // A certificate is public; its private key is what a Secret keeps secret.
+            | "crt"
+            | "cert"
+            | "certificate"
+            | "ca"
+            | "pem"
+            | "chain"
     ) && !credential_name(k)
 }
 
