@@ -607,9 +607,9 @@ impl Renderer<'_> {
 
     /// The folder of this repository a Kustomization's `spec.path` names, as
     /// [`Renderer::resolve_dir`] reads it for this repository's sources.
-    fn path_dir(&self, ks: &Node) -> Option<PathBuf> {
+    fn path_dir(&self, ks: &Node) -> PathBuf {
         let path = self.strip_prefix(ks.str_at(&["spec", "path"]).unwrap_or("./"));
-        Some(normalize(&self.root.join(path.trim_start_matches('/'))))
+        normalize(&self.root.join(path.trim_start_matches('/')))
     }
 
     /// `path` with [`TreeOptions::repo_prefix`] taken off its front, when it starts with it.
@@ -633,8 +633,7 @@ impl Renderer<'_> {
             Err(d) => {
                 // The entry folder left out by the ignore rules is one defect, reported once.
                 let entry_again = matches!(d.kind, ProblemKind::MissingPath { .. })
-                    && self.entry_left_out.is_some()
-                    && self.entry_left_out == self.path_dir(ks);
+                    && self.entry_left_out.as_ref() == Some(&self.path_dir(ks));
                 if !entry_again {
                     self.problems.push(d);
                 }

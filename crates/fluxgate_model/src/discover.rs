@@ -236,8 +236,10 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
     }
     roots.sort_by(|a, b| a.path.cmp(&b.path));
     let roots = merge_same_cluster(absorb_nested(roots));
-    let mut out = Discovery::default();
-    out.repo_prefix = roots.iter().find_map(|r| r.prefix.clone());
+    let mut out = Discovery {
+        repo_prefix: roots.iter().find_map(|r| r.prefix.clone()),
+        ..Discovery::default()
+    };
     for r in &roots {
         if let Some((name, dir)) = &r.source {
             out.sources
