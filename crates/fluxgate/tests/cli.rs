@@ -11,6 +11,7 @@ mod hostile;
 mod policy_test;
 mod secrets;
 mod template_cli;
+mod trust;
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

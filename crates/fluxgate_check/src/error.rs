@@ -22,6 +22,13 @@ pub enum Error {
     /// `--env NAME` names no environment.
     #[error("no environment `{name}`; this repository has: {known}")]
     UnknownEnvironment { name: String, known: String },
+    /// An Argo CD repository: fluxgate checks Flux (and Ansible) repositories.
+    #[error(
+        "nothing to check in {}: the repository is managed by Argo CD (an Argo CD Application \
+         at {at}) and has no Flux root; fluxgate checks Flux (and Ansible) repositories",
+        root.display()
+    )]
+    ArgoCd { root: PathBuf, at: String },
     /// Fail closed: no environment to check, so the gate can say nothing about the change.
     #[error("nothing to check in {}: {how}{why}", root.display())]
     NothingToCheck {

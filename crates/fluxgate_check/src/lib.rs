@@ -91,6 +91,14 @@ pub fn check(repo: &Repo, opts: &Options<'_>) -> Result<Report, Error> {
 
 /// The environments of the run, in configuration order, with their index there.
 fn select<'r>(repo: &'r Repo, names: &[String]) -> Result<Vec<(usize, &'r EnvConfig)>, Error> {
+    // An Argo CD repository is not a Flux one: say so, never PASS (its Ansible, if any, is
+    // not what deploys the cluster's apps).
+    if let Some(at) = &repo.config.argo_cd {
+        return Err(Error::ArgoCd {
+            root: repo.root.clone(),
+            at: at.to_string(),
+        });
+    }
     let all = &repo.config.environments;
     let selected: Vec<(usize, &EnvConfig)> = if names.is_empty() {
         all.iter().enumerate().collect()

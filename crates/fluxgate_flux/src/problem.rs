@@ -35,10 +35,15 @@ pub enum ProblemKind {
         kind: String,
         name: String,
     },
-    /// A `${VAR}` without a default that no variable of the Kustomization defines.
-    UndefinedVariable { name: String },
+    /// A `${VAR}` without a default that no variable of the Kustomization defines. `strict`:
+    /// the Flux that runs fails the Kustomization for it (2.9 and later); else it substitutes
+    /// the empty string and applies the resource.
+    UndefinedVariable { name: String, strict: bool },
     /// A `${...}` form post-build substitution cannot parse: Flux rejects the resource.
     SubstitutionSyntax,
+    /// A value that is a bare `$NAME` naming a variable of the Kustomization: Flux
+    /// substitutes only `${NAME}`, so the literal text reaches the consumer.
+    Unbraced { name: String },
     /// What only the cluster knows: a Kustomization of another source, a chart that is not
     /// rendered, SOPS-encrypted values. Rendering went on without it.
     Offline,
@@ -58,7 +63,8 @@ impl ProblemKind {
             | ProblemKind::MissingPath { .. }
             | ProblemKind::MissingObject { .. }
             | ProblemKind::UndefinedVariable { .. }
-            | ProblemKind::SubstitutionSyntax => true,
+            | ProblemKind::SubstitutionSyntax
+            | ProblemKind::Unbraced { .. } => true,
             ProblemKind::CreatedAtRuntime { .. } | ProblemKind::Offline => false,
         }
     }

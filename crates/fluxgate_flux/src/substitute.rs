@@ -328,7 +328,55 @@ pub fn substitute_resource(resource: &Node, vars: &Vars, opts: Options) -> Outco
     }
     relocate(&mut node, resource, &mut Vec::new(), &scalar_defs);
     out.resource = node;
+    unbraced(resource, vars, &mut out.problems);
     out
+}
+
+/// Values that are a bare `$NAME` where `NAME` is a variable of the Kustomization
+/// (`k8sServiceHost: $CONTROLPLANE_IP`): Flux substitutes only `${NAME}`, so the literal
+/// reaches the consumer. Only a whole value counts: a script's `$HOME` inside a longer text
+/// is the shell's.
+fn unbraced(node: &Node, vars: &Vars, problems: &mut Vec<Problem>) {
+    match &node.value {
+        Value::String(s) => {
+            let t = s.trim();
+            let Some(name) = t.strip_prefix('$') else {
+                return;
+            };
+            let identifier = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if identifier && vars.get(name).is_some() {
+                problems.push(
+                    Problem::new(
+                        ProblemKind::Unbraced {
+                            name: name.to_string(),
+                        },
+                        format!(
+                            "`${name}` is not substituted: Flux replaces only `${{{name}}}`, so \
+                             the literal text `${name}` reaches the consumer although the \
+                             Kustomization defines {name}"
+                        ),
+                        Some(node.loc.clone()),
+                    )
+                    .help(format!("write `${{{name}}}`")),
+                );
+            }
+        }
+        Value::Map(m) => {
+            for v in m.values() {
+                unbraced(v, vars, problems);
+            }
+        }
+        Value::Seq(items) => {
+            for v in items {
+                unbraced(v, vars, problems);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What in a re-parsed resource has no JSON form (Flux's YAML-to-JSON step fails on it): an
@@ -351,12 +399,13 @@ fn undefined_problem(r: &VarRef, text: &str, consumer: &Location, opts: Options)
         "Flux (strict substitution, the default since 2.9) fails the whole Kustomization, \
          nothing of it is applied; older Flux substitutes the empty string"
     } else {
-        "Flux before 2.9 (the pinned flux_version) substitutes the empty string and applies \
+        "the Flux this environment runs (before 2.9) substitutes the empty string and applies \
          the resource"
     };
     Problem::new(
         ProblemKind::UndefinedVariable {
             name: r.name.clone(),
+            strict: opts.strict,
         },
         format!("`{written}`: variable {} is not defined; {consequence}", r.name),
         Some(consumer.clone()),
@@ -676,7 +725,8 @@ spec:
         assert_eq!(
             d.kind,
             ProblemKind::UndefinedVariable {
-                name: "K3S_API_HOST".into()
+                name: "K3S_API_HOST".into(),
+                strict: true,
             }
         );
         assert_eq!(d.location.as_ref().map(|l| l.line), Some(9));

@@ -45,6 +45,9 @@ pub struct TreeOptions {
     /// substitution and `commonMetadata` ([`FluxKustomization::built`]): for differential
     /// tests against `kubectl kustomize`.
     pub keep_built: bool,
+    /// The folder of the Git repository that the rendered root is: a `spec.path` of this
+    /// repository's sources that starts with it is read with it stripped.
+    pub repo_prefix: Option<String>,
 }
 
 /// One rendered Flux Kustomization.
@@ -106,6 +109,47 @@ impl Tree {
         self.entry_objects
             .iter()
             .chain(self.kustomizations.iter().flat_map(|k| k.objects.iter()))
+    }
+
+    /// For each of [`Self::kustomizations`] (same index), why Flux applies nothing of it:
+    /// its own [`FluxKustomization::failure`], or that the Kustomization which declares it
+    /// fails (a failed build applies no object, the child Kustomization included). `None`
+    /// for those Flux applies.
+    #[must_use]
+    pub fn not_applied(&self) -> Vec<Option<String>> {
+        let mut out: Vec<Option<String>> = Vec::with_capacity(self.kustomizations.len());
+        for k in &self.kustomizations {
+            let parent = self.kustomizations.iter().zip(&out).find(|(p, why)| {
+                why.is_some()
+                    && p.objects.iter().any(|o| {
+                        is_flux_kustomization(o)
+                            && o.str_at(&["metadata", "name"]) == Some(k.name.as_str())
+                            && ns_of(o) == k.namespace
+                    })
+            });
+            out.push(match (&k.failure, parent) {
+                (Some(why), _) => Some(why.clone()),
+                (None, Some((p, _))) => Some(format!(
+                    "it is declared by Kustomization {}, which fails",
+                    p.id()
+                )),
+                (None, None) => None,
+            });
+        }
+        out
+    }
+
+    /// The objects Flux applies: the entry's, then those of each Kustomization that does not
+    /// fail ([`Self::not_applied`]).
+    pub fn applied_objects(&self) -> impl Iterator<Item = &Node> {
+        let not_applied = self.not_applied();
+        self.entry_objects.iter().chain(
+            self.kustomizations
+                .iter()
+                .zip(not_applied)
+                .filter(|(_, why)| why.is_none())
+                .flat_map(|(k, _)| k.objects.iter()),
+        )
     }
 }
 
@@ -202,6 +246,9 @@ struct Renderer<'a> {
     /// `Kind/ns/name` of the sources that are this repository.
     repo_sources: BTreeSet<String>,
     problems: Vec<Problem>,
+    /// The entry folder, when the ignore rules leave it out of the artifact (reported once:
+    /// the root Kustomization that reconciles it is not reported again).
+    entry_left_out: Option<PathBuf>,
 }
 
 /// Renders the Flux tree entered at `entry` (a folder relative to `root`).
@@ -217,15 +264,25 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         opts,
         repo_sources: BTreeSet::new(),
         problems: Vec::new(),
+        entry_left_out: None,
     };
     let entry_dir = normalize(&root.join(entry));
     let entry_loc = Location::file(entry.trim_end_matches('/').to_string());
     let committed = r.render_entry(&entry_dir, &entry_loc);
     let root_ks = r.find_repo_sources(&committed, &entry_dir);
-    let rules = SourceIgnore::load(fs, &root, r.repo_spec_ignore(&committed).as_deref());
+    // `spec.ignore` patterns name paths from the top of the Git repository: with a prefix
+    // (this folder is a subfolder of it), they are read with it taken off.
+    let spec_ignore = r
+        .repo_spec_ignore(&committed)
+        .map(|text| match &opts.repo_prefix {
+            Some(prefix) => text.replace(&format!("/{prefix}/"), "/"),
+            None => text,
+        });
+    let rules = SourceIgnore::load(fs, &root, spec_ignore.as_deref());
     r.fs = CachedFs::new(IgnoreFs::new(fs, &root, rules));
     r.problems.clear();
     if fs.is_dir(&entry_dir) && !r.fs.is_dir(&entry_dir) {
+        r.entry_left_out = Some(entry_dir.clone());
         r.problems.push(Problem::new(
             ProblemKind::MissingPath {
                 path: entry.trim_end_matches('/').to_string(),
@@ -503,7 +560,7 @@ impl Renderer<'_> {
         // the file that declares them; the most specific path wins.
         let mut best: Option<((usize, String), &Node)> = None;
         for ks in entry_objects.iter().filter(|o| is_flux_kustomization(o)) {
-            let path = ks.str_at(&["spec", "path"]).unwrap_or("./");
+            let path = self.strip_prefix(ks.str_at(&["spec", "path"]).unwrap_or("./"));
             let dir = normalize(&self.root.join(path.trim_start_matches('/')));
             let declared_in = normalize(&self.root.join(ks.loc.file.as_ref()));
             if !entry_dir.starts_with(&dir) || !declared_in.starts_with(&dir) {
@@ -553,13 +610,38 @@ impl Renderer<'_> {
         root
     }
 
+    /// The folder of this repository a Kustomization's `spec.path` names, as
+    /// [`Renderer::resolve_dir`] reads it for this repository's sources.
+    fn path_dir(&self, ks: &Node) -> PathBuf {
+        let path = self.strip_prefix(ks.str_at(&["spec", "path"]).unwrap_or("./"));
+        normalize(&self.root.join(path.trim_start_matches('/')))
+    }
+
+    /// `path` with [`TreeOptions::repo_prefix`] taken off its front, when it starts with it.
+    fn strip_prefix<'p>(&self, path: &'p str) -> &'p str {
+        let Some(prefix) = self.opts.repo_prefix.as_deref() else {
+            return path;
+        };
+        let clean = path.trim_start_matches("./").trim_start_matches('/');
+        match clean.strip_prefix(prefix) {
+            Some("") => ".",
+            Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
+            _ => path,
+        }
+    }
+
     /// The folder a Kustomization's source stands for, or `None` (with a note) when it is
     /// neither this repository nor a mapped source.
     fn source_dir(&mut self, ks: &Node) -> Option<PathBuf> {
         match self.resolve_dir(ks) {
             Ok(dir) => Some(dir),
             Err(d) => {
-                self.problems.push(d);
+                // The entry folder left out by the ignore rules is one defect, reported once.
+                let entry_again = matches!(d.kind, ProblemKind::MissingPath { .. })
+                    && self.entry_left_out.as_ref() == Some(&self.path_dir(ks));
+                if !entry_again {
+                    self.problems.push(d);
+                }
                 None
             }
         }
@@ -574,7 +656,8 @@ impl Renderer<'_> {
         let name = ks
             .str_at(&["spec", "sourceRef", "name"])
             .unwrap_or_default();
-        let base = if self.repo_sources.contains(&key) {
+        let ours = self.repo_sources.contains(&key);
+        let base = if ours {
             self.root.clone()
         } else if let Some(dir) = self.opts.sources.get(name) {
             normalize(&self.root.join(dir))
@@ -594,7 +677,8 @@ impl Renderer<'_> {
         };
         let path_node = ks.path(&["spec", "path"]);
         let path = path_node.and_then(Node::as_str).unwrap_or("./");
-        let dir = normalize(&base.join(path.trim_start_matches('/')));
+        let read = if ours { self.strip_prefix(path) } else { path };
+        let dir = normalize(&base.join(read.trim_start_matches('/')));
         if !dir.starts_with(&base) || !dir.starts_with(&self.root) {
             return Err(Problem::new(
                 ProblemKind::Invalid,

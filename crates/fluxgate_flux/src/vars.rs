@@ -338,6 +338,14 @@ pub struct RuntimeCreator {
     pub suffixes: Vec<String>,
     /// Whether the created object may land in other namespaces (a cluster-scoped creator).
     pub any_namespace: bool,
+    /// A creator learned from the custom resources of the environment rather than named in
+    /// the table: any custom resource (an API group with a dot, not Kubernetes' own, not
+    /// Flux's) whose `spec` names the object in a `...secretName` key, or in Crossplane's
+    /// `writeConnectionSecretToRef.name`: a PostgresUser's `secretName`, an OIDC client's
+    /// `clientSecretName` (`...configMapName` for a ConfigMap, which the built-in table does
+    /// not learn: such keys mostly name what a resource reads). `kind` and `group` are empty
+    /// then.
+    pub learned: bool,
 }
 
 impl RuntimeCreator {
@@ -352,11 +360,28 @@ impl RuntimeCreator {
             name_fields: name_fields.iter().map(ToString::to_string).collect(),
             suffixes: Vec::new(),
             any_namespace: false,
+            learned: false,
+        }
+    }
+
+    /// The creator of `creates` (`Secret` or `ConfigMap`) learned from custom resources (see
+    /// [`Self::learned`]).
+    #[must_use]
+    pub fn learned(creates: &str) -> Self {
+        RuntimeCreator {
+            learned: true,
+            ..RuntimeCreator::new("", "", creates, &[])
         }
     }
 
     /// The names of the objects `creator` makes, when it is this creator's kind.
     pub(crate) fn names<'a>(&self, creator: &'a Node) -> Vec<std::borrow::Cow<'a, str>> {
+        if self.learned {
+            return learned_names(creator, &self.creates)
+                .into_iter()
+                .map(std::borrow::Cow::Borrowed)
+                .collect();
+        }
         let api = creator.str_at(&["apiVersion"]).unwrap_or_default();
         if creator.str_at(&["kind"]) != Some(self.kind.as_str()) || !api.starts_with(&self.group) {
             return Vec::new();
@@ -383,7 +408,95 @@ impl RuntimeCreator {
     }
 }
 
-/// The controllers seen creating Secrets and ConfigMaps on real repositories.
+/// Whether `api` is a custom resource's apiVersion an operator acts on: a group with a dot
+/// that is neither Kubernetes' own (`*.k8s.io`) nor Flux's (whose HelmRelease values hold
+/// any chart's `secretName`).
+fn is_custom_api(api: &str) -> bool {
+    let Some((group, _)) = api.split_once('/') else {
+        return false;
+    };
+    group.contains('.')
+        && !group.ends_with(".k8s.io")
+        && !group.ends_with("fluxcd.io")
+        && !group.ends_with("fluxcd.controlplane.io")
+}
+
+/// The values of `...secretName` keys (and Crossplane's `writeConnectionSecretToRef.name`
+/// for a Secret) below `node`, to a bounded depth.
+fn learned_walk<'a>(
+    node: &'a Node,
+    suffix: &str,
+    secret: bool,
+    depth: usize,
+    out: &mut Vec<&'a str>,
+) {
+    if depth > 6 {
+        return;
+    }
+    match &node.value {
+        fluxgate_yaml::Value::Map(m) => {
+            for (k, v) in m {
+                if k.to_ascii_lowercase().ends_with(suffix)
+                    && let Some(name) = v.as_str()
+                {
+                    out.push(name);
+                } else if secret
+                    && k == "writeConnectionSecretToRef"
+                    && let Some(name) = v.str_at(&["name"])
+                {
+                    out.push(name);
+                } else {
+                    learned_walk(v, suffix, secret, depth + 1, out);
+                }
+            }
+        }
+        fluxgate_yaml::Value::Seq(items) => {
+            for v in items {
+                learned_walk(v, suffix, secret, depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The names a custom resource's `spec` gives the `creates` objects it makes (see
+/// [`RuntimeCreator::learned`]), at any depth below `spec`.
+fn learned_names<'a>(creator: &'a Node, creates: &str) -> Vec<&'a str> {
+    let api = creator.str_at(&["apiVersion"]).unwrap_or_default();
+    let mut out = Vec::new();
+    if !is_custom_api(api) {
+        return out;
+    }
+    let suffix = match creates {
+        "Secret" => "secretname",
+        "ConfigMap" => "configmapname",
+        _ => return out,
+    };
+    if let Some(spec) = creator.get("spec") {
+        learned_walk(spec, suffix, creates == "Secret", 0, &mut out);
+    }
+    out
+}
+
+/// The controllers seen creating Secrets and ConfigMaps on real repositories, and the
+/// creators learned from custom resources ([`RuntimeCreator::learned`]) last.
+///
+/// | kind | group | creates | named by |
+/// |---|---|---|---|
+/// | ExternalSecret | external-secrets.io | Secret | `spec.target.name` |
+/// | ClusterExternalSecret | external-secrets.io | Secret (any namespace) | `spec.externalSecretSpec.target.name`, `spec.externalSecretName` |
+/// | SealedSecret | bitnami.com | Secret | `spec.template.metadata.name` |
+/// | OnePasswordItem | onepassword.com | Secret | its name |
+/// | ObjectBucketClaim | objectbucket.io | Secret, ConfigMap | its name |
+/// | Certificate | cert-manager.io | Secret | `spec.secretName` |
+/// | Cluster | postgresql.cnpg.io | Secret | its name + `-app`, `-superuser`, `-ca`, `-replication`, `-server` |
+/// | InfisicalSecret | secrets.infisical.com | Secret | `spec.managedSecretReference.secretName` |
+/// | VaultStaticSecret | secrets.hashicorp.com | Secret | `spec.destination.name` |
+/// | DopplerSecret | secrets.doppler.com | Secret | `spec.managedSecret.name` |
+/// | any custom resource | not `*.k8s.io`, not Flux | Secret | a `spec` key ending in `secretName`, `writeConnectionSecretToRef.name` |
+///
+/// `fluxgate.yaml` adds more with `generators:` entries (`kind`, `apiVersion`,
+/// `creates: Secret|ConfigMap`, `name:` field paths).
 #[must_use]
 pub fn builtin_creators() -> Vec<RuntimeCreator> {
     let mut cnpg = RuntimeCreator::new("Cluster", "postgresql.cnpg.io/", "Secret", &[]);
@@ -443,6 +556,7 @@ pub fn builtin_creators() -> Vec<RuntimeCreator> {
             "Secret",
             &["spec.managedSecret.name"],
         ),
+        RuntimeCreator::learned("Secret"),
     ]
 }
 

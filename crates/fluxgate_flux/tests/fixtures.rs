@@ -141,10 +141,11 @@ fn undefined_variables_are_findings_at_their_line() {
         name: found
             .first()
             .and_then(|(k, _)| match k {
-                ProblemKind::UndefinedVariable { name } => Some(name.clone()),
+                ProblemKind::UndefinedVariable { name, .. } => Some(name.clone()),
                 _ => None,
             })
             .unwrap_or_default(),
+        strict: true,
     };
     assert_eq!(found, vec![(undefined, Some(36))]);
     assert_eq!(

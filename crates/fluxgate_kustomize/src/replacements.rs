@@ -243,13 +243,20 @@ fn describe(sel: &Node) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// kustomize's smarter path splitter: dots separate parts, except inside `[...]`.
+/// kustomize's smarter path splitter: dots separate parts, except inside `[...]` and when
+/// escaped (`data.emqx\.conf` is the key `emqx.conf` of `data`; kyaml's `PathSplitter` drops
+/// the backslash before a delimiter).
 fn split_path(path: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut cur = String::new();
     let mut depth = 0usize;
-    for c in path.chars() {
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
+            '\\' if chars.peek() == Some(&'.') => {
+                cur.push('.');
+                chars.next();
+            }
             '[' => {
                 depth += 1;
                 cur.push(c);
@@ -474,6 +481,18 @@ fn set_field(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn escaped_dots_are_part_of_a_key() {
+        assert_eq!(
+            super::split_path(r"data.emqx\.conf"),
+            vec!["data".to_string(), "emqx.conf".to_string()]
+        );
+        assert_eq!(
+            super::split_path(r"spec.containers.[name=a\.b].image"),
+            vec!["spec", "containers", "[name=a.b]", "image"]
+        );
+    }
+
     use super::*;
 
     #[test]

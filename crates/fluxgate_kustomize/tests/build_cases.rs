@@ -135,3 +135,11 @@ fn namespace_transformer_configs_use_their_own_field_specs() {
     // kustomization directory, and inline configs running before the directory.
     check("namespace-transformer-configs");
 }
+
+/// Issue 20, class 4 (both seen on real repositories): an alias used as a mapping key
+/// (`*app: enabled`, go-yaml reads the key as the anchored scalar) and an escaped dot in a
+/// replacement's fieldPath (`data.emqx\.conf` is the key `emqx.conf`).
+#[test]
+fn alias_as_a_key_and_escaped_dots_in_field_paths() {
+    check("alias-key-and-escaped-dot");
+}

@@ -30,6 +30,18 @@ pub struct Config {
     /// `flux_version:` the Flux the clusters run, when pinned; `None` means the newest that
     /// fluxgate knows (Flux 2.9, kustomize-controller v1.9).
     pub flux_version: Option<FluxVersion>,
+    /// An Argo CD `Application` (or `ApplicationSet`) of the repository, found at load time,
+    /// when no environment has a Flux root: the repository is managed by Argo CD, which
+    /// fluxgate does not model, and a check must say so rather than pass.
+    pub argo_cd: Option<Location>,
+    /// The objects the repository's bootstrap templates create outside Flux, found at load
+    /// time (`bootstrap/templates/resources.yaml.j2` applied by a task runner): present in
+    /// the cluster before Flux runs.
+    pub seeded: Vec<crate::discover::Seeded>,
+    /// The folder of the Git repository that the checked folder is, when discovery found the
+    /// roots' paths written from a larger repository's top (a monorepo's subfolder checked on
+    /// its own): Flux paths of this repository's sources are read with it stripped.
+    pub repo_prefix: Option<String>,
 }
 
 /// A Flux release, `2.8` (from `flux_version: "2.8"`, `"v2.8.3"`).
@@ -88,6 +100,10 @@ pub struct EnvConfig {
     pub loc: Location,
     /// Why this environment exists: "fluxgate.yaml" or what discovery saw.
     pub reason: String,
+    /// The Flux this environment runs, as the repository says (what installs it: see
+    /// `discover`); `None` when nothing says, or for a range meaning the newest (`2.x`).
+    /// `flux_version:` of fluxgate.yaml wins over it.
+    pub flux_version: Option<FluxVersion>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -493,6 +509,7 @@ impl Reader {
             ansible: None,
             loc: node.loc.clone(),
             reason: format!("declared in {}", self.file),
+            flux_version: None,
         };
         for (k, v) in self.entries(
             node,

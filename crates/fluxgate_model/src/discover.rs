@@ -10,7 +10,11 @@
 //! with an inventory and no Flux root is one bootstrap-only environment.
 
 mod ansible;
+mod flux_version;
 mod roots;
+mod seeded;
+
+pub use seeded::Seeded;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -50,19 +54,75 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
         if !declares {
             let found = discover_in(index, &cfg.sources);
             cfg.environments = found.environments;
+            cfg.repo_prefix = found.repo_prefix;
             for (name, dir) in found.sources {
                 cfg.sources.entry(name).or_insert(dir);
             }
         }
+        read_flux_versions(index, &mut cfg.environments);
+        cfg.argo_cd = argo_cd(index, &cfg.environments);
+        cfg.seeded = seeded::seeded(index);
         return Ok((cfg, diags));
     }
     let found = discover_in(index, &IndexMap::new());
-    let cfg = Config {
+    let mut cfg = Config {
         environments: found.environments,
         sources: found.sources,
+        repo_prefix: found.repo_prefix,
         ..Config::default()
     };
+    read_flux_versions(index, &mut cfg.environments);
+    cfg.argo_cd = argo_cd(index, &cfg.environments);
+    cfg.seeded = seeded::seeded(index);
     Ok((cfg, Vec::new()))
+}
+
+/// The first Argo CD `Application` or `ApplicationSet` of the repository, when no
+/// environment has a Flux root (see [`Config::argo_cd`]).
+fn argo_cd(index: &RepoIndex, envs: &[EnvConfig]) -> Option<Location> {
+    if envs.iter().any(|e| e.flux.is_some()) {
+        return None;
+    }
+    index
+        .files()
+        .iter()
+        .filter(|f| f.text.contains("argoproj.io/"))
+        .find_map(|f| {
+            f.docs().iter().find_map(|d| {
+                let argo = d
+                    .str_at(&["apiVersion"])
+                    .is_some_and(|a| a.starts_with("argoproj.io/"))
+                    && matches!(d.str_at(&["kind"]), Some("Application" | "ApplicationSet"));
+                argo.then(|| d.loc.clone())
+            })
+        })
+}
+
+/// Sets each environment's [`EnvConfig::flux_version`] from what installs Flux in the
+/// repository ([`flux_version`]), and says so in its reason.
+fn read_flux_versions(index: &RepoIndex, envs: &mut [EnvConfig]) {
+    let evidence = flux_version::evidence(index);
+    if evidence.is_empty() {
+        return;
+    }
+    let dirs: Vec<String> = envs.iter().filter_map(|e| e.flux.clone()).collect();
+    let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    for env in envs {
+        let Some(root) = env.flux.as_deref() else {
+            continue;
+        };
+        if let Some((version, what)) = flux_version::for_root(&evidence, root, &dirs) {
+            env.flux_version = version;
+            env.reason = format!(
+                "{}; runs Flux {} ({what})",
+                env.reason,
+                version.map_or_else(
+                    || "2 (the newest)".to_string(),
+                    |v| format!("{}.{}", v.major, v.minor)
+                )
+            );
+        }
+    }
 }
 
 /// What discovery finds: the environments, and the folders of this repository that the
@@ -71,6 +131,9 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
 pub struct Discovery {
     pub environments: Vec<EnvConfig>,
     pub sources: IndexMap<String, String>,
+    /// The folder of the Git repository this checkout is, when the roots say so (see
+    /// [`Config::repo_prefix`]).
+    pub repo_prefix: Option<String>,
 }
 
 /// Finds the environments of a repository without configuration.
@@ -107,7 +170,10 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
     };
     // Each file that may declare a root is parsed and read on its own core (the parse is most
     // of discovery); the roots are then taken in path order.
-    let per_file: Vec<Vec<Root>> = index
+    // Beside the roots, every folder some Flux Kustomization reconciles (with the file that
+    // declares it): a self-reconciling Kustomization that another one reaches is an app's own
+    // `ks.yaml`, not a cluster.
+    let per_file: Vec<(Vec<Root>, Vec<Reach>)> = index
         .files()
         .par_iter()
         .filter(|f| {
@@ -117,25 +183,63 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
         })
         .map(|f| {
             let mut found = Vec::new();
+            let mut reach = Vec::new();
             for doc in f.docs() {
                 let mut of_doc = roots_of(doc, &f.path, &cx);
                 if of_doc.is_empty() {
                     of_doc.extend(instance_values_root(index, doc, &f.path));
                 }
                 found.extend(of_doc);
+                if let Some(dir) = roots::reach_of(doc, &cx) {
+                    reach.push(Reach {
+                        file: f.path.clone(),
+                        dir,
+                        name: doc
+                            .str_at(&["metadata", "name"])
+                            .unwrap_or_default()
+                            .to_string(),
+                        loc: doc
+                            .path(&["spec", "path"])
+                            .map_or_else(|| doc.loc.clone(), |n| n.loc.clone()),
+                    });
+                }
             }
-            found
+            (found, reach)
         })
         .collect();
     let mut roots: Vec<Root> = Vec::new();
-    for r in per_file.into_iter().flatten() {
+    let mut reaches: Vec<Reach> = Vec::new();
+    for (found, reach) in per_file {
+        reaches.extend(reach);
+        for r in found {
+            if !roots.iter().any(|x| x.path == r.path) {
+                roots.push(r);
+            }
+        }
+    }
+    // Paths written from the top of a larger Git repository name folders of this one with
+    // that prefix taken off.
+    if let Some(prefix) = roots.iter().find_map(|r| r.prefix.clone()) {
+        for r in &mut reaches {
+            if let Some(rest) = r.dir.strip_prefix(&format!("{prefix}/")) {
+                r.dir = rest.to_string();
+            } else if r.dir == prefix {
+                r.dir = String::new();
+            }
+        }
+    }
+    let mut roots = drop_reached(roots, &reaches);
+    for r in hand_applied(index, &roots, &reaches, &dirs) {
         if !roots.iter().any(|x| x.path == r.path) {
             roots.push(r);
         }
     }
     roots.sort_by(|a, b| a.path.cmp(&b.path));
-    let roots = absorb_nested(roots);
-    let mut out = Discovery::default();
+    let roots = merge_same_cluster(absorb_nested(roots));
+    let mut out = Discovery {
+        repo_prefix: roots.iter().find_map(|r| r.prefix.clone()),
+        ..Discovery::default()
+    };
     for r in &roots {
         if let Some((name, dir)) = &r.source {
             out.sources
@@ -156,6 +260,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 loc: Location::file(a.inventory.clone()),
                 reason: format!("no Flux root; Ansible inventory {}", a.inventory),
                 ansible: Some(a),
+                flux_version: None,
             })
             .into_iter()
             .collect();
@@ -183,6 +288,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 ansible: mapping.and_then(|m| m.ansible),
                 loc: r.loc,
                 reason,
+                flux_version: None,
             }
         })
         .collect();
@@ -202,6 +308,106 @@ fn folders(files: &[String]) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// Drops the self-reconciling Kustomizations that another Flux Kustomization of the
+/// repository reaches (its `spec.path` holds their file) and that are no bootstrap entry on
+/// their face: an app folder whose `ks.yaml` reconciles its own folder, wired in by the
+/// cluster's apps Kustomization, is part of that cluster, not a cluster of its own. (Those
+/// inside another root's own folder are absorbed by [`absorb_nested`], which says so.)
+/// A Flux Kustomization of the repository: the file that declares it, the folder it
+/// reconciles, its name and the line of its `spec.path`.
+struct Reach {
+    file: String,
+    dir: String,
+    name: String,
+    loc: Location,
+}
+
+/// Roots applied by hand (`kubectl apply -k clusters/NAME`): a folder whose
+/// `kustomization.yaml` lists a file declaring a Flux Kustomization that reconciles another
+/// folder of the repository, where nothing else reaches that file (no other Kustomization's
+/// folder, no root's) and the folder it reconciles is no root's. The environment's entry is
+/// the folder applied by hand.
+fn hand_applied(
+    index: &RepoIndex,
+    roots: &[Root],
+    reaches: &[Reach],
+    dirs: &BTreeSet<String>,
+) -> Vec<Root> {
+    let mut out: Vec<Root> = Vec::new();
+    for k in reaches {
+        let folder = k.file.rsplit_once('/').map_or("", |(d, _)| d);
+        let file_name = &k.file[folder.len()..].trim_start_matches('/');
+        let self_reconciling = roots::lies_in(&k.file, &k.dir);
+        let reached = reaches
+            .iter()
+            .any(|o| o.file != k.file && !o.dir.is_empty() && roots::lies_in(&k.file, &o.dir))
+            || roots.iter().any(|r| roots::lies_in(&k.file, &r.path))
+            || roots
+                .iter()
+                .any(|r| k.dir == r.path || roots::lies_in(&k.dir, &r.path));
+        if self_reconciling || reached || folder.is_empty() || !dirs.contains(&k.dir) {
+            continue;
+        }
+        let listed = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+            .iter()
+            .find_map(|n| index.read(&format!("{folder}/{n}")).ok())
+            .is_some_and(|kf| {
+                kf.docs().first().is_some_and(|d| {
+                    d.get("resources")
+                        .and_then(fluxgate_yaml::Node::as_seq)
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(fluxgate_yaml::Node::as_str)
+                        .any(|r| r.trim_start_matches("./") == *file_name)
+                })
+            });
+        if !listed || out.iter().any(|o| o.path == folder) {
+            continue;
+        }
+        out.push(Root {
+            path: folder.to_string(),
+            loc: k.loc.clone(),
+            reason: format!(
+                "applied by hand (`kubectl apply -k {folder}`): its kustomization lists \
+                 {file_name}, whose Kustomization `{}` reconciles {}, and no other \
+                 Kustomization reaches it",
+                k.name, k.dir
+            ),
+            file: k.file.clone(),
+            kustomization: false,
+            source: None,
+            name: k.name.clone(),
+            prefix: None,
+        });
+    }
+    out
+}
+
+fn drop_reached(roots: Vec<Root>, reaches: &[Reach]) -> Vec<Root> {
+    let paths: Vec<String> = roots.iter().map(|r| r.path.clone()).collect();
+    roots
+        .into_iter()
+        .filter(|r| {
+            let in_another_root = paths
+                .iter()
+                .any(|p| p != &r.path && roots::lies_in(&r.path, p));
+            !r.kustomization
+                || in_another_root
+                || roots::bootstrap_entry(r)
+                || !reaches.iter().any(|Reach { file, dir, .. }| {
+                    // Reached by another Kustomization, declared in another file, that
+                    // reconciles a folder above this root's file.
+                    // A Kustomization of the whole repository (`./`) may be one of another
+                    // source's; roots inside a root's own folder are absorbed below.
+                    !dir.is_empty()
+                        && dir != &r.path
+                        && file != &r.file
+                        && roots::lies_in(&r.file, dir)
+                })
+        })
+        .collect()
 }
 
 /// Drops the self-reconciling Kustomizations that lie inside another root's folder (an app
@@ -238,6 +444,65 @@ fn absorb_nested(roots: Vec<Root>) -> Vec<Root> {
         }
     }
     kept
+}
+
+/// The cluster a root's path names: its last folder that is not [`GENERIC`].
+fn cluster_name(path: &str) -> Option<&str> {
+    path.split('/')
+        .rev()
+        .find(|c| !c.is_empty() && !GENERIC.contains(c))
+}
+
+/// One cluster found twice, through a legacy root Kustomization and a Flux Operator instance
+/// (a repository half-way through its move to the operator): the two roots name the same
+/// cluster (the last folder of their paths that is not [`GENERIC`]), or the instance's path
+/// lies inside the legacy root's. One environment: the instance's, whose reason names the
+/// legacy root.
+fn merge_same_cluster(roots: Vec<Root>) -> Vec<Root> {
+    let instances: Vec<usize> = (0..roots.len())
+        .filter(|&i| !roots[i].kustomization)
+        .collect();
+    let mut legacy_of: Vec<Option<usize>> = vec![None; roots.len()];
+    for (i, r) in roots.iter().enumerate() {
+        if !r.kustomization {
+            continue;
+        }
+        let same: Vec<usize> = instances
+            .iter()
+            .copied()
+            .filter(|&j| {
+                let inst = &roots[j];
+                roots::lies_in(&inst.path, &r.path) && inst.path != r.path
+                    || cluster_name(&inst.path).is_some()
+                        && cluster_name(&inst.path) == cluster_name(&r.path)
+            })
+            .collect();
+        // Only an unambiguous pair is one cluster.
+        if let [j] = same.as_slice() {
+            legacy_of[i] = Some(*j);
+        }
+    }
+    let mut notes: Vec<Vec<String>> = vec![Vec::new(); roots.len()];
+    for (i, j) in legacy_of.iter().enumerate() {
+        if let Some(j) = j {
+            notes[*j].push(format!(
+                "the legacy root {} ({}) is the same cluster: one environment",
+                roots[i].path, roots[i].file
+            ));
+        }
+    }
+    roots
+        .into_iter()
+        .zip(notes)
+        .zip(legacy_of)
+        .filter(|(_, legacy)| legacy.is_none())
+        .map(|((mut r, notes), _)| {
+            for n in notes {
+                r.reason = format!("{}; {n}", r.reason);
+            }
+            r
+        })
+        .collect()
 }
 
 /// Directories that say nothing about which cluster a path belongs to.
@@ -375,6 +640,27 @@ mod tests {
             envs[1].reason
         );
         assert!(!envs[0].reason.contains("belongs"), "{}", envs[0].reason);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn app_kustomization_reached_by_another_is_no_cluster() {
+        let dir = temp_repo(
+            "reached",
+            &[
+                (
+                    "clusters/main/flux-system/gotk-sync.yaml",
+                    &sync("flux-system", "./clusters/main"),
+                ),
+                ("clusters/main/apps.yaml", &sync("apps", "./apps")),
+                ("apps/echo/ks.yaml", &sync("echo", "./apps/echo")),
+                // Not reached by any other Kustomization: still a root of its own.
+                ("lab/ks.yaml", &sync("lab", "./lab")),
+            ],
+        );
+        let envs = discover(&dir);
+        let roots: Vec<Option<&str>> = envs.iter().map(|e| e.flux.as_deref()).collect();
+        assert_eq!(roots, [Some("clusters/main"), Some("lab")]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

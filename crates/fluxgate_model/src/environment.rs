@@ -149,10 +149,13 @@ fn load(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         extra_creators,
-        // The pinned Flux decides how an unset variable substitutes; unpinned, the newest.
+        repo_prefix: config.repo_prefix.clone(),
+        // The pinned Flux decides how an unset variable substitutes, else the one the
+        // repository installs for this environment; when neither says, the newest.
         substitution: fluxgate_flux::substitute::Options {
             strict: config
                 .flux_version
+                .or(env.flux_version)
                 .is_none_or(crate::config::FluxVersion::strict_substitution),
         },
         ..TreeOptions::default()

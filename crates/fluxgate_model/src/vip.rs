@@ -109,6 +109,7 @@ mod tests {
             }),
             loc: Location::file("fluxgate.yaml"),
             reason: String::new(),
+            flux_version: None,
         }
     }
 

@@ -30,9 +30,16 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         }
     };
     match kind {
-        ProblemKind::Flux(FluxKind::UndefinedVariable { .. } | FluxKind::SubstitutionSyntax) => {
-            (&SUBSTITUTION_UNDEFINED, Severity::Error)
+        // Under Flux before 2.9 an unset variable renders empty and the resource is applied:
+        // a warning (a rule that guards the value judges the empty value itself).
+        ProblemKind::Flux(FluxKind::UndefinedVariable { strict: false, .. }) => {
+            (&SUBSTITUTION_UNDEFINED, Severity::Warning)
         }
+        ProblemKind::Flux(
+            FluxKind::UndefinedVariable { .. }
+            | FluxKind::SubstitutionSyntax
+            | FluxKind::Unbraced { .. },
+        ) => (&SUBSTITUTION_UNDEFINED, Severity::Error),
         ProblemKind::Flux(k) => (&RENDER, severity(k.fails(), k.is_offline_unknown())),
         ProblemKind::Ansible(k) => (&RENDER, severity(k.fails(), *k == AnsibleKind::Skipped)),
         ProblemKind::ChartsNotCached => (&RENDER, Severity::Note),
@@ -63,10 +70,21 @@ mod tests {
 
     #[test]
     fn substitution_problems_are_substitution_undefined_errors() {
-        let undefined = FluxKind::UndefinedVariable { name: "X".into() };
+        let undefined = FluxKind::UndefinedVariable {
+            name: "X".into(),
+            strict: true,
+        };
         assert_eq!(
             rule_and_severity(undefined),
             ("substitution-undefined", Severity::Error)
+        );
+        let lax = FluxKind::UndefinedVariable {
+            name: "X".into(),
+            strict: false,
+        };
+        assert_eq!(
+            rule_and_severity(lax),
+            ("substitution-undefined", Severity::Warning)
         );
         assert_eq!(
             rule_and_severity(FluxKind::SubstitutionSyntax),

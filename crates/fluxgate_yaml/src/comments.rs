@@ -67,11 +67,28 @@ impl Comments {
         out
     }
 
-    /// Whether `line` carries a `[tag]` marker such as `[parity]`.
+    /// Whether `line` carries a `[tag]` marker such as `[parity]`: in its trailing comment,
+    /// or opening one of the whole-line comments directly above it. Prose that mentions the
+    /// marker inside a comment above (a file's head comment explaining what `[parity]` means)
+    /// tags nothing.
     #[must_use]
     pub fn has_tag(&self, line: u32, tag: &str) -> bool {
         let marker = format!("[{tag}]");
-        self.for_line(line).iter().any(|c| c.contains(&marker))
+        if let Some((text, false)) = self.by_line.get(&line)
+            && text.contains(&marker)
+        {
+            return true;
+        }
+        let mut l = line;
+        while l > 1 {
+            l -= 1;
+            match self.by_line.get(&l) {
+                Some((text, true)) if text.starts_with(&marker) => return true,
+                Some((_, true)) => {}
+                _ => break,
+            }
+        }
+        false
     }
 }
 
@@ -109,6 +126,15 @@ mod tests {
         assert!(c.has_tag(4, "parity"));
         assert!(!c.has_tag(5, "parity"));
         assert_eq!(c.for_line(4), vec!["[parity]"]);
+    }
+
+    #[test]
+    fn prose_mentioning_a_tag_tags_nothing() {
+        let c = Comments::scan(
+            "# Keys marked [parity] must match the HelmRelease.\napiVersion: v1\n# [parity] why\nkey: 1\n",
+        );
+        assert!(!c.has_tag(2, "parity"));
+        assert!(c.has_tag(4, "parity"));
     }
 
     #[test]

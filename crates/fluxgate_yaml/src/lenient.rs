@@ -74,6 +74,45 @@ impl Relaxed {
     }
 }
 
+impl Relaxed {
+    /// Puts a space between an alias used as a block mapping key and its `:` (`*app: x`, or
+    /// `- *app: x`). go-yaml ends an alias name at the first character that is not a letter,
+    /// digit, `_` or `-`, so it reads the alias `app` as the key; saphyr reads the alias
+    /// `app:` and then misses the `:`. Whether anything changed.
+    pub fn separate_alias_keys(&mut self) -> bool {
+        let mut out = String::with_capacity(self.text.len() + 16);
+        let mut changed = false;
+        for (i, raw) in self.text.split_inclusive('\n').enumerate() {
+            let body = raw.trim_start_matches([' ', '\t']);
+            let indent = raw.len() - body.len();
+            let dash = body
+                .strip_prefix("- ")
+                .map_or(0, |rest| 2 + (rest.len() - rest.trim_start().len()));
+            let key = &body[dash..];
+            let name_len = key.strip_prefix('*').map_or(0, |rest| {
+                rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                    .unwrap_or(rest.len())
+            });
+            let colon = indent + dash + 1 + name_len;
+            let is_alias_key = name_len > 0
+                && raw[colon..].starts_with(':')
+                && raw[colon + 1..].starts_with([' ', '\t', '\n', '\r']);
+            if is_alias_key {
+                out.push_str(&raw[..colon]);
+                out.push(' ');
+                out.push_str(&raw[colon..]);
+                // Lines and columns as the other edits count them (1-based, characters).
+                self.spaces.push((i + 1, raw[..colon].chars().count()));
+                changed = true;
+            } else {
+                out.push_str(raw);
+            }
+        }
+        self.text = out;
+        changed
+    }
+}
+
 /// What the rewritten text's parse found: flow collections and quoted scalars by their first
 /// and last line, and the span of every scalar.
 #[derive(Debug, Default)]

@@ -48,7 +48,9 @@ pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
     let mut builder = Builder::new(text, file.clone(), schema, None);
     let mut docs = Vec::new();
     if let Err(e) = builder.stream(&mut docs) {
-        if (lenient::is_relaxable(&e.message) || e.message == lenient::COMMENT_UNSEPARATED)
+        if (lenient::is_relaxable(&e.message)
+            || e.message == lenient::COMMENT_UNSEPARATED
+            || text.contains('*'))
             && let Some(stream) = parse_relaxed(text, &file, schema)
         {
             return stream;
@@ -70,6 +72,7 @@ const MAX_COMMENT_FIXES: usize = 32;
 /// parses and its parse confirms every edit.
 fn parse_relaxed(text: &str, file: &Arc<str>, schema: Schema) -> Option<Stream> {
     let mut relaxed = lenient::relax(text);
+    relaxed.separate_alias_keys();
     for _ in 0..=MAX_COMMENT_FIXES {
         let chars: Vec<char> = relaxed.text.chars().collect();
         let mut builder = Builder::new(&relaxed.text, file.clone(), schema, Some(&relaxed));
@@ -569,6 +572,22 @@ mod tests {
         let s = parse_stream("t.yaml", text, Schema::Kube);
         assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
         s.docs.into_iter().next().expect("a document")
+    }
+
+    #[test]
+    fn an_alias_is_a_mapping_key_as_go_yaml_reads_it() {
+        // go-yaml ends an alias name at the `:`; saphyr alone takes `app:` as the name.
+        let n = one("labels:\n  app: &app emqx\ndata:\n  *app: enabled\n  list:\n    - *app: x\n");
+        assert_eq!(n.str_at(&["data", "emqx"]), Some("enabled"));
+        let item = n
+            .path(&["data", "list"])
+            .and_then(Node::as_seq)
+            .and_then(|l| l.first())
+            .expect("a list item");
+        assert_eq!(item.str_at(&["emqx"]), Some("x"));
+        // Locations stay those of the original text.
+        let v = n.path(&["data", "emqx"]).expect("the value");
+        assert_eq!((v.loc.line, v.loc.column), (4, 9));
     }
 
     #[test]

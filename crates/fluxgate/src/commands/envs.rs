@@ -40,7 +40,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         Format::Text => {
             let mut out = String::new();
-            if envs.is_empty() {
+            if let Some(at) = &repo.config.argo_cd {
+                let _ = writeln!(
+                    out,
+                    "managed by Argo CD (an Argo CD Application at {at}): no Flux root, so no \
+                     Flux environment"
+                );
+            } else if envs.is_empty() {
                 out.push_str(
                     "no environments found: add fluxgate.yaml or a Flux root Kustomization\n",
                 );

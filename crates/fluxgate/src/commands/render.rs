@@ -1,7 +1,10 @@
 //! `fluxgate render`: print rendered objects.
 //!
 //! `--env NAME` prints every object of the environment's Flux tree after post-build
-//! substitution, in render order (the entry directory, then each Flux Kustomization).
+//! substitution, in render order (the entry directory, then each Flux Kustomization). A
+//! Kustomization that fails (an unset variable in strict mode, a variable source that cannot
+//! load) applies nothing in Flux: its objects, and those of the Kustomizations only it
+//! declares, are left out, and stderr names it with the reason.
 //!
 //! Secret values are masked by default, as flux-local and flate do: every `data` and
 //! `stringData` value of a Secret is replaced by a fixed mask (`data` by the mask's base64, so
@@ -82,8 +85,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let rendered = load_environment_in(repo.index.fs(), &repo.root, &repo.config, env);
     let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
     let rendered_count = rendered.objects().count();
+    // A Kustomization whose build fails applies nothing in Flux: its objects are not printed,
+    // and stderr says which and why.
     let mut selected: Vec<Node> = rendered
-        .objects()
+        .tree
+        .applied_objects()
         .filter(|o| selected(o, args))
         .cloned()
         .collect();
@@ -130,6 +136,23 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     fluxgate_diagnostics::sort_and_dedup(&mut diags);
     for d in &diags {
         output::warn(&one_line(d));
+    }
+    for (k, why) in rendered
+        .tree
+        .kustomizations
+        .iter()
+        .zip(rendered.tree.not_applied())
+    {
+        if let Some(why) = why {
+            output::warn(&format!(
+                "{}:{}: note: Kustomization {} fails, so Flux applies none of its {} objects (not \
+                 printed): {why}",
+                k.object.loc.file,
+                k.object.loc.line,
+                k.id(),
+                k.objects.len()
+            ));
+        }
     }
     // A filter that matches nothing says so: an empty output must not look like "all good".
     if selected.is_empty() && (args.kind.is_some() || args.name.is_some()) {

@@ -25,6 +25,12 @@ pub(crate) struct Root {
     /// The artifact source the root reconciles from and the folder of this repository it was
     /// built from (`OCIRepository` `cluster` -> `kubernetes`).
     pub source: Option<(String, String)>,
+    /// The declaring object's `metadata.name`.
+    pub name: String,
+    /// The folder of the Git repository that this checkout is, when its `spec.path` names the
+    /// root from the Git repository's top (`./tests/testdata/cluster/clusters/prod` for
+    /// `clusters/prod` here): a subfolder of a larger repository checked on its own.
+    pub prefix: Option<String>,
 }
 
 /// What the repository around a document holds: the folders that exist (to map an
@@ -66,6 +72,11 @@ pub(crate) fn roots_of(doc: &Node, file: &str, cx: &Context<'_>) -> Vec<Root> {
         file: file.to_string(),
         kustomization: false,
         source: None,
+        name: doc
+            .str_at(&["metadata", "name"])
+            .unwrap_or_default()
+            .to_string(),
+        prefix: None,
     };
     match kind {
         "Kustomization" if api.starts_with("kustomize.toolkit.fluxcd.io/") => {
@@ -90,6 +101,44 @@ pub(crate) fn roots_of(doc: &Node, file: &str, cx: &Context<'_>) -> Vec<Root> {
     }
 }
 
+/// The folder of this repository that a Flux Kustomization reconciles, when it reconciles
+/// one (a `GitRepository` source, or an artifact mapped to a folder as for roots): the
+/// Kustomizations of the repository reach these folders and every Kustomization inside.
+pub(crate) fn reach_of(doc: &Node, cx: &Context<'_>) -> Option<String> {
+    let api = doc.str_at(&["apiVersion"]).unwrap_or_default();
+    if doc.str_at(&["kind"]) != Some("Kustomization")
+        || !api.starts_with("kustomize.toolkit.fluxcd.io/")
+    {
+        return None;
+    }
+    let path = clean(doc.str_at(&["spec", "path"])?);
+    let kind = doc
+        .str_at(&["spec", "sourceRef", "kind"])
+        .unwrap_or("GitRepository");
+    if kind == "GitRepository" {
+        return Some(path);
+    }
+    if !matches!(kind, "OCIRepository" | "ExternalArtifact") || path.is_empty() {
+        return None;
+    }
+    let source = doc.str_at(&["spec", "sourceRef", "name"]).unwrap_or("?");
+    let (base, _) = artifact_base(&path, source, kind, cx)?;
+    Some(join(&base, &path))
+}
+
+/// Whether a Kustomization root is a bootstrap entry on its face: `flux bootstrap`'s
+/// `flux-system` Kustomization, or one kept in a `flux-system` folder.
+pub(crate) fn bootstrap_entry(root: &Root) -> bool {
+    root.name == "flux-system"
+        || root.file.starts_with("flux-system/")
+        || root.file.contains("/flux-system/")
+}
+
+/// Whether `file` lies in the folder `dir` (the repository root when empty).
+pub(crate) fn lies_in(file: &str, dir: &str) -> bool {
+    inside(file, dir)
+}
+
 fn kustomization_root(doc: &Node, file: &str, cx: &Context<'_>) -> Option<Root> {
     let node = doc.path(&["spec", "path"])?;
     let path = clean(node.as_str()?);
@@ -105,9 +154,31 @@ fn kustomization_root(doc: &Node, file: &str, cx: &Context<'_>) -> Option<Root> 
         file: file.to_string(),
         kustomization: true,
         source: None,
+        name: name.to_string(),
+        prefix: None,
     };
     if kind == "GitRepository" {
-        return inside(file, &path).then_some(root);
+        if inside(file, &path) {
+            return Some(root);
+        }
+        // The path may name the folder from the top of a larger Git repository whose
+        // subfolder this is: the longest tail of the path that holds the file and exists.
+        let parts: Vec<&str> = path.split('/').collect();
+        for i in 1..parts.len() {
+            let tail = parts[i..].join("/");
+            if inside(file, &tail) && cx.dirs.contains(&tail) {
+                let prefix = parts[..i].join("/");
+                root.reason = format!(
+                    "{}, its spec.path `{path}` read from the top of the Git repository, of \
+                     which this folder is `{prefix}`",
+                    root.reason
+                );
+                root.path = tail;
+                root.prefix = Some(prefix);
+                return Some(root);
+            }
+        }
+        return None;
     }
     if !matches!(kind, "OCIRepository" | "ExternalArtifact") || path.is_empty() {
         // An artifact's `./` (the Flux manifests from an OCIRepository) says nothing about
@@ -191,6 +262,11 @@ fn instance_root(
         file: file.to_string(),
         kustomization: false,
         source: None,
+        name: doc
+            .str_at(&["metadata", "name"])
+            .unwrap_or_default()
+            .to_string(),
+        prefix: None,
     };
     let kind = doc
         .str_at(&["spec", "sync", "kind"])
@@ -347,6 +423,8 @@ pub(crate) fn instance_values_root(index: &RepoIndex, doc: &Node, file: &str) ->
                 file: file.to_string(),
                 kustomization: false,
                 source: None,
+                name: name.to_string(),
+                prefix: None,
             });
         }
     }

@@ -349,6 +349,31 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     };
     let link_dial = format!("{} ({}) dials the VIP {}", c.what, dial.what, dial.host);
     match &vip {
+        // A cycle whatever the order (both may be k3s auto-deploy manifests, which k3s applies
+        // together): reordering cannot break it, so it is reported as the cycle.
+        Some(v)
+            if !v.static_pod
+                && !v.loopback_api
+                && kube_proxy_disabled(ctx.env, &renders, &topo) =>
+        {
+            let order = if v.pos > c.pos {
+                " (and it comes after the CNI: no order breaks this cycle)"
+            } else {
+                ""
+            };
+            out.push(
+                ctx.finding(format!(
+                    "bootstrap cycle: {link_dial}; the VIP comes from {}{order}, an in-cluster \
+                     kube-vip that reaches the API through the Service ClusterIP; with \
+                     kube-proxy disabled only the CNI routes the ClusterIP",
+                    v.what
+                ))
+                .at(v.loc.clone())
+                .related(c.loc.clone(), "the CNI install")
+                .related(dial.set_at.clone(), format!("the CNI dials {}", dial.host))
+                .help("give kube-vip hostNetwork and KUBERNETES_SERVICE_HOST=127.0.0.1"),
+            );
+        }
         Some(v) if v.pos > c.pos => {
             let mut d = misplaced(
                 ctx,
@@ -360,24 +385,6 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             );
             d = d.related(dial.set_at.clone(), format!("the CNI dials {}", dial.host));
             out.push(d);
-        }
-        Some(v)
-            if !v.static_pod
-                && !v.loopback_api
-                && kube_proxy_disabled(ctx.env, &renders, &topo) =>
-        {
-            out.push(
-                ctx.finding(format!(
-                    "bootstrap cycle: {link_dial}; the VIP comes from {}, an in-cluster kube-vip \
-                     that reaches the API through the Service ClusterIP; with kube-proxy disabled \
-                     only the CNI routes the ClusterIP",
-                    v.what
-                ))
-                .at(v.loc.clone())
-                .related(c.loc.clone(), "the CNI install")
-                .related(dial.set_at.clone(), format!("the CNI dials {}", dial.host))
-                .help("give kube-vip hostNetwork and KUBERNETES_SERVICE_HOST=127.0.0.1"),
-            );
         }
         Some(_) => {}
         None => {

@@ -54,6 +54,10 @@ crate::declare_rule! {
 /// an operator of the environment creates it, and a note when the repository defines it
 /// outside the Flux tree.
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
+    // One missing object is one defect: the first reference is the finding, the others are
+    // its related locations (five `valuesFrom` entries naming one absent Secret).
+    let mut missing_at: std::collections::HashMap<(String, String, String, Severity), usize> =
+        std::collections::HashMap::new();
     for p in &ctx.env.problems {
         let (rule, mut severity) = classify(&p.kind);
         if rule.name != RENDER.name {
@@ -66,14 +70,32 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             name,
             ..
         }) = &p.kind
-            && kind == "Secret"
-            && let Some(why) = made_elsewhere(ctx, namespace, name)
+            && let Some(why) = made_elsewhere(ctx, kind, namespace, name)
         {
             if why.is_empty() {
                 continue;
             }
             severity = Severity::Note;
             message = Some(format!("{} ({why})", p.message));
+        }
+        if let ProblemKind::Flux(FluxKind::MissingObject {
+            kind,
+            namespace,
+            name,
+            ..
+        }) = &p.kind
+        {
+            let key = (kind.clone(), namespace.clone(), name.clone(), severity);
+            if let Some(&i) = missing_at.get(&key) {
+                if let Some(loc) = &p.location {
+                    out[i].related.push(fluxgate_diagnostics::Related {
+                        location: loc.clone(),
+                        message: format!("{kind}/{name} is also referenced here"),
+                    });
+                }
+                continue;
+            }
+            missing_at.insert(key, out.len());
         }
         let mut d = p.clone().into_diagnostic(RENDER.name, severity);
         if let Some(m) = message {
@@ -87,7 +109,23 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
 /// environment creates it (the runtime creators of the environment, with the
 /// `generators:` of fluxgate.yaml), `Some(reason)` when the repository defines it outside the
 /// Flux tree, `None` when nothing does.
-fn made_elsewhere(ctx: &RuleContext<'_>, namespace: &str, name: &str) -> Option<String> {
+fn made_elsewhere(
+    ctx: &RuleContext<'_>,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
+    if let Some(s) = ctx.config.seeded.iter().find(|s| {
+        s.kind == kind && s.name == name && s.namespace.as_deref().is_none_or(|n| n == namespace)
+    }) {
+        return Some(format!(
+            "the bootstrap template {} creates it before Flux runs",
+            s.loc
+        ));
+    }
+    if kind != "Secret" {
+        return None;
+    }
     if ctx.env.created_by("Secret", namespace, name).is_some() {
         return Some(String::new());
     }

@@ -14,7 +14,9 @@ crate::declare_rule! {
     /// nested in a default (`${SET:=${UNSET}}`: Flux evaluates the argument first); any `${...}`
     /// form Flux cannot parse (`${VAR-default}`, `${VAR+x}`, `${A[@]}`, `${X.Y}`); and an
     /// operator that makes Flux fail (`${V:1:-2}`, a negative length cutting before the
-    /// offset). Text in resources that no substituting Kustomization renders, and resources
+    /// offset); and a value that is a bare `$NAME` naming a variable the Kustomization
+    /// defines (`k8sServiceHost: $CONTROLPLANE_IP`): Flux substitutes only `${NAME}`, so the
+    /// literal reaches the consumer. Text in resources that no substituting Kustomization renders, and resources
     /// labelled or annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`, are never
     /// flagged: a Flux Kustomization with `postBuild` that defines no variable at all is not
     /// substituted either (unless `substituteStrategy: Always`), and its literal `${...}` is
@@ -37,10 +39,16 @@ crate::declare_rule! {
     ///   and parsed back as YAML 1.1: `"${FLAG}"` with `FLAG=yes` is applied as the boolean
     ///   `true`, `'${PORT}'` as a number, whatever the quotes in the file.
     ///
-    /// fluxgate reports what the newest Flux does (strict) unless `fluxgate.yaml` pins the
-    /// version the clusters run, `flux_version: "2.8"`; then the message says the variable
-    /// becomes empty. Either way it is an error: an empty value shipped is the incident below.
-    /// A cluster that opts out with the feature gate is pinned as `flux_version: "2.8"`.
+    /// fluxgate grades by the Flux each environment runs: `flux_version:` in `fluxgate.yaml`
+    /// when pinned, else what the repository installs (a `gotk-components.yaml` header, a
+    /// FluxInstance's `distribution.version`, the flux-instance chart's values, the
+    /// flux-manifests OCIRepository tag, the flux2 install manifests a kustomization pulls),
+    /// else the newest (strict). Where Flux fails the Kustomization it is an error; where an
+    /// older Flux renders the variable empty it is a warning (a commented-out line of a
+    /// script or config file is blanked harmlessly; a value another rule guards, such as an
+    /// API endpoint, is judged by that rule). A parse error or a failed operator is an error
+    /// under every version. A cluster that opts out with the feature gate is pinned as
+    /// `flux_version: "2.8"`.
     ///
     /// ## Why it matters
     /// An empty `k8sServiceHost` made Cilium fall back to the API's ClusterIP, which only the

@@ -161,7 +161,11 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     // In an HA environment a side that dials a wrong endpoint is reported on its own; the
     // bootstrap/Flux comparison then only adds the case of two HA endpoints that differ.
     let mut wrong = Vec::new();
-    if topo.control_planes >= 2 {
+    // A VIP where the node count is unknown (no inventory, no `nodes:`) says the control
+    // plane is HA by intent: a literal address that is not it is judged as on a known HA
+    // cluster.
+    let ha_by_vip = topo.control_planes == 0 && !vips.is_empty();
+    if topo.control_planes >= 2 || ha_by_vip {
         let others = other_endpoints(ctx, &agent_groups);
         for (i, c) in all.iter().enumerate() {
             let verdict = classify(c, &vips, &topo, &others);
@@ -202,6 +206,12 @@ fn ha_finding(
         Verdict::OtherEnv(env, what) => {
             format!("{} dials {}, {what} of environment {env}", c.what, c.host)
         }
+        Verdict::Unknown if n == 0 => format!(
+            "{} dials {}, which is not the VIP of this environment: the environment has a VIP, \
+             so its control plane is meant to be HA, and one address other than the VIP is a \
+             single point of failure",
+            c.what, c.host
+        ),
         Verdict::Unknown => format!(
             "{} dials {}, which is not an HA endpoint of this {n}-server environment",
             c.what, c.host

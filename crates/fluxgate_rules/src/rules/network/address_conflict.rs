@@ -132,8 +132,10 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             .help(help(a, b)),
         );
     }
+    // One pool overlapping several claimed addresses (eight node addresses) is one defect:
+    // one finding that lists them, each claim a related location.
     for p in &pools {
-        for c in points
+        let inside: Vec<&Claim> = points
             .iter()
             .filter(|c| c.kind != Kind::Service && p.contains(c.first))
             .filter(|c| {
@@ -142,20 +144,43 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
                         .iter()
                         .any(|n| n.kind == Kind::Node && n.first == c.first)
             })
-        {
-            let ip = c.first;
-            out.push(
-                ctx.finding(format!(
-                    "{} hands out {}, which includes {ip}, claimed by {}: the next LoadBalancer \
-                     Service can take it",
-                    p.who, p.written, c.who
-                ))
-                .at(p.loc.clone())
-                .related(c.loc.clone(), format!("{} claims {ip} here", c.who))
-                .help(format!(
-                    "keep {ip} out of the pool: shrink the range or start it past {ip}"
-                )),
-            );
+            .collect();
+        let Some(first) = inside.first() else {
+            continue;
+        };
+        let message = if let [c] = inside.as_slice() {
+            format!(
+                "{} hands out {}, which includes {}, claimed by {}: the next LoadBalancer \
+                 Service can take it",
+                p.who, p.written, c.first, c.who
+            )
+        } else {
+            let listed: Vec<String> = inside
+                .iter()
+                .map(|c| format!("{} ({})", c.first, c.who))
+                .collect();
+            format!(
+                "{} hands out {}, which includes {} claimed addresses: {}; the next \
+                 LoadBalancer Services can take them",
+                p.who,
+                p.written,
+                inside.len(),
+                listed.join(", ")
+            )
+        };
+        let help = if inside.len() == 1 {
+            format!(
+                "keep {} out of the pool: shrink the range or start it past {}",
+                first.first, first.first
+            )
+        } else {
+            "keep the claimed addresses out of the pool: shrink the range or move it past them"
+                .to_string()
+        };
+        let mut d = ctx.finding(message).at(p.loc.clone());
+        for c in &inside {
+            d = d.related(c.loc.clone(), format!("{} claims {} here", c.who, c.first));
         }
+        out.push(d.help(help));
     }
 }

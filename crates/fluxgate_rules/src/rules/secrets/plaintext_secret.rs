@@ -16,9 +16,14 @@ crate::declare_rule! {
     /// SOPS-encrypted (no top-level `sops:` metadata). `ENC[...]` values without that
     /// metadata are reported too: Flux decrypts only documents that carry it, so it would
     /// apply the ciphertext itself (a file decrypted, edited and committed without its
-    /// `sops:` block). Every YAML file of the repository is
-    /// read, not only what an environment renders: a secret committed in clear is leaked
-    /// whether or not anything applies it. Secrets that a `secretGenerator` makes from
+    /// `sops:` block). A value is judged by its key and content, not by the kind: a document
+    /// (role definitions, a policy) is a credential only when it holds a credential key with
+    /// a clear value, a private key, a URL with a password or a long random token; a
+    /// one-line `username`, `host`, `port`, ... is none by itself. Every YAML file of the
+    /// repository is read, not only what an environment renders: a secret committed in clear
+    /// is leaked whether or not anything applies it; in a file no environment renders that
+    /// lies outside every folder their Flux trees reconcile (a test fixture) it is a warning.
+    /// Secrets that a `secretGenerator` makes from
     /// literals are caught in the rendered environments. Values that are references
     /// (`${VAR}` filled by post-build substitution, `{{ ... }}` templates, SOPS `ENC[...]`,
     /// 1Password `op://`, vals `ref+`, argocd-vault-plugin `<path:`) are not clear text, and
@@ -68,6 +73,27 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
         skip.iter()
             .any(|s| file == *s || file.starts_with(&format!("{s}/")))
     };
+    // The folders the environments' Flux trees reconcile: a file outside all of them that
+    // nothing renders is a test fixture or a leftover (a warning: if its value is real, it
+    // is in git history all the same).
+    let flux_dirs: Vec<&str> = ctx
+        .envs
+        .iter()
+        .flat_map(|e| {
+            e.config
+                .flux
+                .as_deref()
+                .into_iter()
+                .chain(e.tree.kustomizations.iter().map(|k| k.path.as_str()))
+        })
+        .collect();
+    let outside_flux = |file: &str| {
+        !flux_dirs.is_empty()
+            && !rendered.contains(file)
+            && !flux_dirs
+                .iter()
+                .any(|d| d.is_empty() || file.starts_with(&format!("{d}/")))
+    };
     let mut scanned: BTreeSet<&str> = BTreeSet::new();
     for f in ctx.repo.files() {
         let file = f.path.as_str();
@@ -89,7 +115,7 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
             let items = doc.get("items").and_then(Node::as_seq).unwrap_or_default();
             for obj in std::iter::once(doc).chain(items) {
                 if let Some(d) = finding(ctx, obj) {
-                    out.push(d);
+                    out.push(if outside_flux(file) { unrendered(d) } else { d });
                 }
             }
         }
@@ -109,6 +135,18 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// A finding in a file that no environment renders and that lies outside every folder their
+/// Flux trees reconcile: a warning that says so.
+fn unrendered(d: Diagnostic) -> Diagnostic {
+    let mut d = d;
+    d.severity = Severity::Warning;
+    d.note(
+        "no environment renders this file and it lies outside every folder their Flux \
+         Kustomizations reconcile (a test fixture or a leftover?): nothing applies it, but a \
+         real value is in git history all the same",
+    )
+}
+
 /// A finding when `doc` is a Secret with clear-text values, or with SOPS ciphertext but not
 /// the metadata Flux needs to decrypt it.
 fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
@@ -126,7 +164,7 @@ fn finding(ctx: &RepoContext<'_>, doc: &Node) -> Option<Diagnostic> {
             continue;
         };
         for (k, v) in map {
-            if is_clear_text(v, field == "data") {
+            if is_clear_text(v, field == "data") && holds_credential(k, v, field == "data") {
                 clear.push((format!("{field}.{k}"), v.loc.clone()));
             }
         }
@@ -269,6 +307,152 @@ fn secret_name(doc: &Node) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// Whether the clear value of key `key` holds a credential, judged by the key and the value,
+/// not by the kind (a Secret may hold role definitions or a policy document):
+/// - a document (several lines, or JSON) holds one when one of its keys names a credential
+///   ([`credential_name`]) with a value that is not a reference, or it holds a private key,
+///   a URL with a password, or a long random token;
+/// - a one-line value holds one unless its key names something that is not one (`username`,
+///   `host`, `port`, ...) and the value is no private key, URL with a password or random
+///   token.
+fn holds_credential(key: &str, v: &Node, base64: bool) -> bool {
+    let text = match &v.value {
+        Value::String(s) => s.clone(),
+        _ => return !not_credential_name(key),
+    };
+    let text = if base64 {
+        fluxgate_model::sops::decode_base64(&text)
+            .map_or(text, |b| String::from_utf8_lossy(&b).into_owned())
+    } else {
+        text
+    };
+    let t = text.trim();
+    if has_credential_shape(t) {
+        return true;
+    }
+    let document = t.contains('\n') || t.starts_with('{') || t.starts_with('[');
+    if !document {
+        return !not_credential_name(key);
+    }
+    if credential_name(key) && !is_structured_name(key) {
+        return true;
+    }
+    t.lines().any(|line| {
+        let line = line.trim().trim_start_matches("- ");
+        let Some((k, val)) = line.split_once(':').or_else(|| line.split_once('=')) else {
+            return false;
+        };
+        let k = k.trim().trim_matches(['"', '\'']);
+        let val = val.trim().trim_end_matches(',').trim_matches(['"', '\'']);
+        credential_name(k) && !val.is_empty() && !is_reference(val) && !val.starts_with(['{', '['])
+    })
+}
+
+/// A key that names a credential: a password, secret, token, private key, ...
+fn credential_name(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "pass",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "api-key",
+        "private",
+        "credential",
+        "auth",
+        "cookie",
+        "session",
+        "salt",
+        "pwd",
+        "pin",
+        "dsn",
+        "license",
+        "webhook",
+        "jwt",
+        "otp",
+        "signing",
+        "encryption",
+    ]
+    .iter()
+    .any(|w| k.contains(w))
+        || k.ends_with("key")
+}
+
+/// A file name a Secret holds a document under (`policy.json`, `roles.yaml`): its name says
+/// nothing about credentials, its content does.
+fn is_structured_name(key: &str) -> bool {
+    [
+        ".json", ".yaml", ".yml", ".conf", ".toml", ".ini", ".hcl", ".xml",
+    ]
+    .iter()
+    .any(|e| key.to_ascii_lowercase().ends_with(e))
+        && !key.to_ascii_lowercase().contains("key")
+}
+
+/// A key whose one-line value is no credential by itself.
+fn not_credential_name(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    let k = k.rsplit(['.', '/']).next().unwrap_or(&k);
+    matches!(
+        k,
+        "username"
+            | "user"
+            | "login"
+            | "host"
+            | "hostname"
+            | "port"
+            | "database"
+            | "db"
+            | "dbname"
+            | "namespace"
+            | "region"
+            | "email"
+            | "domain"
+            | "bucket"
+            | "endpoint"
+            | "server"
+            | "type"
+            | "mode"
+            | "enabled"
+            | "name"
+            // A certificate is public; its private key is what a Secret keeps secret.
+            | "crt"
+            | "cert"
+            | "certificate"
+            | "ca"
+            | "pem"
+            | "chain"
+    ) && !credential_name(k)
+}
+
+/// A value that is a credential whatever its key: a private key, a URL with a password, a
+/// long random token (24 or more characters of letters and digits with no space, mixing
+/// letters and digits).
+fn has_credential_shape(t: &str) -> bool {
+    if t.contains("PRIVATE KEY-----") {
+        return true;
+    }
+    if let Some((_, rest)) = t.split_once("://") {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && userinfo
+                .split_once(':')
+                .is_some_and(|(_, p)| !p.is_empty() && !is_reference(p))
+        {
+            return true;
+        }
+    }
+    t.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | '=' | ':'))
+        .any(|w| {
+            w.len() >= 24
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/'))
+                && w.chars().any(|c| c.is_ascii_digit())
+                && w.chars().any(|c| c.is_ascii_alphabetic())
+        })
 }
 
 /// Whether any `data`/`stringData` value of the Secret is a reference.
