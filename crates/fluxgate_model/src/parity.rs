@@ -114,8 +114,8 @@ impl Loaded {
 /// problem, reported as every render problem is), or a source fluxgate cannot read.
 #[derive(Clone, Debug)]
 pub enum SourceError {
-    Render(Problem),
-    Unreadable(Diagnostic),
+    Render(Box<Problem>),
+    Unreadable(Box<Diagnostic>),
 }
 
 /// The sources of one group in one environment, in the group's order: `Ok(None)` where the
@@ -212,15 +212,15 @@ fn load(
             let t = match b.template(path, &host) {
                 Some(Ok(t)) => t,
                 Some(Err(p)) => {
-                    return Err(SourceError::Render(
+                    return Err(SourceError::Render(Box::new(
                         p.clone().map_kind(ProblemKind::Ansible),
-                    ));
+                    )));
                 }
                 None => {
-                    return Err(SourceError::Unreadable(Diagnostic::render_error(
+                    return Err(SourceError::Unreadable(Box::new(Diagnostic::render_error(
                         format!("template {path} was not rendered for {host}"),
                         Some(Location::file(path.clone())),
-                    )));
+                    ))));
                 }
             };
             let stream = parse_stream(&t.path, &t.text, Schema::Yaml11);
@@ -230,12 +230,12 @@ fn load(
                 .next()
                 .filter(|_| stream.diagnostics.is_empty())
             else {
-                return Err(SourceError::Unreadable(Diagnostic::render_error(
+                return Err(SourceError::Unreadable(Box::new(Diagnostic::render_error(
                     format!(
                         "template {path} rendered for {host} is not YAML: parity cannot read it"
                     ),
                     Some(Location::file(path.clone())),
-                )));
+                ))));
             };
             let tagged = tagged_keys(&tree, &t.text);
             let source_text = source_of(b, &t.path);
@@ -257,10 +257,10 @@ fn load(
         }
         ParitySource::File { path, loc } => {
             let text = fs.read(&root.join(path)).map_err(|e| {
-                SourceError::Unreadable(Diagnostic::render_error(
+                SourceError::Unreadable(Box::new(Diagnostic::render_error(
                     format!("cannot read parity source {path}: {e}"),
                     Some(loc.clone()),
-                ))
+                )))
             })?;
             // A mirror of substituted values may use the same `${VAR}`s: read it with the
             // environment's Flux variables, as the release it mirrors is read.

@@ -68,20 +68,19 @@ pub fn render_side(repo: Repo, names: &[String]) -> Rendered {
     } else {
         fluxgate_check::check(&repo, &opts).ok()
     };
-    match report {
-        Some(r) => Rendered {
+    if let Some(r) = report {
+        Rendered {
             repo,
             envs: r.envs,
             diags: r.diagnostics,
-        },
-        None => {
-            let mut diags = repo.diagnostics.clone();
-            fluxgate_diagnostics::sort_and_dedup(&mut diags);
-            Rendered {
-                repo,
-                envs: Vec::new(),
-                diags,
-            }
+        }
+    } else {
+        let mut diags = repo.diagnostics.clone();
+        fluxgate_diagnostics::sort_and_dedup(&mut diags);
+        Rendered {
+            repo,
+            envs: Vec::new(),
+            diags,
         }
     }
 }

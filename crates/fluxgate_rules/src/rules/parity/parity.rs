@@ -97,8 +97,10 @@ fn check_group(
         match s {
             Ok(Some(l)) => loaded.push(l),
             Ok(None) => {}
-            Err(SourceError::Render(p)) => out.push(crate::problems::finding(p).in_env(env.name())),
-            Err(SourceError::Unreadable(d)) => out.push(d.clone().in_env(env.name())),
+            Err(SourceError::Render(p)) => {
+                out.push(crate::problems::finding(p.as_ref()).in_env(env.name()))
+            }
+            Err(SourceError::Unreadable(d)) => out.push((**d).clone().in_env(env.name())),
         }
     }
     if loaded.len() < 2 {
