@@ -98,7 +98,7 @@ fn check_group(
             Ok(Some(l)) => loaded.push(l),
             Ok(None) => {}
             Err(SourceError::Render(p)) => {
-                out.push(crate::problems::finding(p.as_ref()).in_env(env.name()))
+                out.push(crate::problems::finding(p.as_ref()).in_env(env.name()));
             }
             Err(SourceError::Unreadable(d)) => out.push((**d).clone().in_env(env.name())),
         }
