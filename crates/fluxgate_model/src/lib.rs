@@ -35,6 +35,10 @@ pub use model::{Documents, Model, Schemas};
 pub use problem::{Problem, ProblemKind};
 pub use walk::yaml_files;
 
+/// The confined filesystem the model reads a repository through (symlinks that leave the
+/// root are refused), for readers that open a repository themselves (tests, benchmarks).
+pub use fluxgate_kustomize::RealFs;
+
 /// The renderers' types the model holds, for its readers (the rules), which never call a
 /// renderer: they read what the load derived.
 pub mod ansible {

@@ -4,6 +4,7 @@
 
 pub use fluxgate_ansible::ProblemKind as AnsibleKind;
 pub use fluxgate_flux::problem::ProblemKind as FluxKind;
+pub use fluxgate_kustomize::ProblemKind as KustomizeKind;
 
 /// A problem of one environment.
 pub type Problem = fluxgate_diagnostics::Problem<ProblemKind>;

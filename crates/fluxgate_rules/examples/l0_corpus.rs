@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fluxgate_kustomize::RealFs;
+use fluxgate_model::RealFs;
 use fluxgate_model::config::RuleConfig;
 use fluxgate_model::{RepoIndex, discover, load_environment};
 use fluxgate_policy::{PolicySet, Resource, load_paths};

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fluxgate_kustomize::RealFs;
+use fluxgate_model::RealFs;
 use fluxgate_model::config::RuleConfig;
 use fluxgate_model::{RepoIndex, discover, load_environment};
 use fluxgate_rules::RepoContext;

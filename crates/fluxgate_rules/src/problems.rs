@@ -59,7 +59,7 @@ pub fn finding<K: Clone + Into<ProblemKind>>(p: &Problem<K>) -> Diagnostic {
 mod tests {
     use fluxgate_diagnostics::Annotate;
     use fluxgate_diagnostics::Location;
-    use fluxgate_kustomize::ProblemKind as KustomizeKind;
+    use fluxgate_model::problem::KustomizeKind;
 
     use super::*;
 
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_finding_keeps_what_the_renderer_said() {
-        let p = fluxgate_kustomize::Problem::new(
+        let p = fluxgate_diagnostics::Problem::<KustomizeKind>::new(
             KustomizeKind::MissingFile {
                 path: "missing.yaml".into(),
             },

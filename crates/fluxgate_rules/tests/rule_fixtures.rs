@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use fluxgate_diagnostics::Diagnostic;
-use fluxgate_kustomize::RealFs;
+use fluxgate_model::RealFs;
 use fluxgate_model::{discover, load_environment};
 use fluxgate_rules::registry::{RULES, find};
 

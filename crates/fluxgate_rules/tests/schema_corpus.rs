@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use fluxgate_diagnostics::Severity;
-use fluxgate_kustomize::RealFs;
+use fluxgate_model::RealFs;
 use fluxgate_model::{Model, RepoIndex, discover, load_environment};
 
 /// `(repository, severity, file, line, why it is true)`.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fluxgate_kustomize::RealFs;
+use fluxgate_model::RealFs;
 use fluxgate_model::config::Config;
 use fluxgate_model::{Environment, discover, load_environment};
 
