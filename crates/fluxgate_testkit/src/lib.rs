@@ -10,7 +10,7 @@
 //! ```
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Whether the tests run in CI (`CI=true`), where nothing they need may be missing.
 #[must_use]
@@ -172,32 +172,14 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
         .arg(".")
         .current_dir(&src)
         .output();
-    match built {
-        Ok(o) if o.status.success() => {
-            if std::fs::rename(&tmp, &bin).is_err() && !bin.is_file() {
-                missing(
-                    test,
-                    "the Go oracle was built but could not be moved in place",
-                );
-                return None;
-            }
-            Some(bin)
-        }
-        Ok(o) => {
-            missing(
-                test,
-                &format!(
-                    "building the Go oracle {name} failed: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                ),
-            );
-            None
-        }
-        Err(e) => {
-            missing(test, &format!("running {}: {e}", go.display()));
-            None
-        }
-    }
+    settle(
+        test,
+        &go,
+        built,
+        (&tmp, &bin),
+        bin.clone(),
+        ("built", "building", name),
+    )
 }
 
 /// Installs a Go command from the module proxy (`go install PACKAGE@VERSION`, e.g.
@@ -238,12 +220,33 @@ pub fn go_install_oracle(test: &str, name: &str, package: &str) -> Option<PathBu
         .args(["install", package])
         .env("GOBIN", &tmp)
         .output();
+    settle(
+        test,
+        &go,
+        built,
+        (&tmp, &dir),
+        bin,
+        ("installed", "installing", package),
+    )
+}
+
+/// The end of a Go build or install into the private `tmp`: renamed to `dest` (a rename
+/// another test won is fine when `bin` is there), else [`missing`] says what failed. `how`:
+/// the past and the gerund of what Go did, and what it did it to.
+fn settle(
+    test: &str,
+    go: &Path,
+    built: std::io::Result<std::process::Output>,
+    (tmp, dest): (&Path, &Path),
+    bin: PathBuf,
+    (done, doing, what): (&str, &str, &str),
+) -> Option<PathBuf> {
     match built {
         Ok(o) if o.status.success() => {
-            if std::fs::rename(&tmp, &dir).is_err() && !bin.is_file() {
+            if std::fs::rename(tmp, dest).is_err() && !bin.is_file() {
                 missing(
                     test,
-                    "the Go oracle was installed but could not be moved in place",
+                    &format!("the Go oracle was {done} but could not be moved in place"),
                 );
                 return None;
             }
@@ -253,7 +256,7 @@ pub fn go_install_oracle(test: &str, name: &str, package: &str) -> Option<PathBu
             missing(
                 test,
                 &format!(
-                    "installing the Go oracle {package} failed: {}",
+                    "{doing} the Go oracle {what} failed: {}",
                     String::from_utf8_lossy(&o.stderr)
                 ),
             );
