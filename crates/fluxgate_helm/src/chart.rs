@@ -69,6 +69,42 @@ impl Chart {
         Chart::from_files(files, &path.display().to_string())
     }
 
+    /// A chart archive (`.tgz`) already read into memory; `source` names it in messages.
+    pub fn from_archive(bytes: &[u8], source: &str) -> Result<Chart, Error> {
+        let files = untar(bytes).map_err(|e| Error::Chart {
+            chart: source.to_string(),
+            message: format!("cannot read the chart archive: {e}"),
+        })?;
+        Chart::from_files(files, source)
+    }
+
+    /// A chart folder's files (paths relative to the chart root, read by the caller), with
+    /// the folder's `.helmignore` applied as [`Chart::load`] applies it.
+    pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
+        let rules = files
+            .iter()
+            .find(|(n, _)| n == ".helmignore")
+            .map_or_else(
+                || Rules::parse(""),
+                |(_, d)| Rules::parse(&String::from_utf8_lossy(d)),
+            );
+        let kept = files
+            .into_iter()
+            .filter(|(n, _)| {
+                // A file is ignored when it or any folder above it is.
+                let mut at = 0;
+                while let Some(i) = n[at..].find('/') {
+                    if rules.ignore(&n[..at + i], true) {
+                        return false;
+                    }
+                    at += i + 1;
+                }
+                !rules.ignore(n, false)
+            })
+            .collect();
+        Chart::from_files(kept, source)
+    }
+
     /// Builds a chart from its files (paths relative to the chart root).
     pub fn from_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
         let bad = |m: String| Error::Chart {

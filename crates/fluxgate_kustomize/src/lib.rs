@@ -50,7 +50,7 @@ pub use error::Error;
 pub use fs::{CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normalize, parse};
 pub use generate::content_hash;
 pub use problem::{Problem, ProblemKind, from_yaml};
-pub use resource::Override;
+pub use resource::{Override, is_cluster_scoped};
 
 /// The result of a build: the objects in kustomize's output order, and every problem.
 #[derive(Debug, Default)]

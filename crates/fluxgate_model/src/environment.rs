@@ -35,6 +35,8 @@ pub struct Release {
     pub values: Values,
     /// The default values of its chart, when the chart cache holds the chart.
     pub chart_defaults: Option<Node>,
+    /// The objects its chart installs, when the chart cache holds the chart and it renders.
+    pub installed: Option<crate::charts::Installed>,
 }
 
 /// The bootstrap side of an environment.
@@ -85,9 +87,18 @@ impl Environment {
         &self.config.name
     }
 
-    /// Every rendered object of the steady state.
+    /// Every rendered object of the steady state: the Flux tree's, then what each release's
+    /// chart installs.
     pub fn objects(&self) -> impl Iterator<Item = &Node> {
-        self.tree.objects()
+        self.tree.objects().chain(self.installed_objects())
+    }
+
+    /// The objects the releases' charts install (each release in render order).
+    pub fn installed_objects(&self) -> impl Iterator<Item = &Node> {
+        self.releases
+            .values()
+            .filter_map(|r| r.installed.as_ref())
+            .flat_map(|i| i.objects.iter())
     }
 
     /// The object of this environment whose operator creates the `kind` (Secret, ConfigMap)
@@ -213,19 +224,49 @@ fn load(
             effective_values_traced(obj, &objects, &charts, subs, &replaced)
         })
         .collect();
+    let setup = crate::charts::Setup {
+        fs,
+        root,
+        files: &crate::charts::ChartFiles::default(),
+        kube_version: None,
+        api_versions: crate::charts::crd_api_versions(tree.objects()),
+    };
+    let found: Vec<Option<fluxgate_flux::helm::Chart>> = values
+        .iter()
+        .map(|values| {
+            let c = values.chart.as_ref().filter(|c| c.found.is_some())?;
+            charts.lookup(&c.name, c.found_version.as_deref().or(c.version.as_deref()))
+        })
+        .collect();
+    // Each chart renders on its own: a unit of parallel work, kept in render order.
+    let installed: Vec<Option<Result<crate::charts::Installed, Box<Problem>>>> = helm_releases
+        .par_iter()
+        .zip(values.par_iter())
+        .zip(found.par_iter())
+        .map(|((obj, values), chart)| {
+            // A chart the cache could not read whole is reported there, and not rendered.
+            let chart = chart.as_ref().filter(|c| c.problems.is_empty())?;
+            Some(crate::charts::install(&setup, &chart.source, obj, values))
+        })
+        .collect();
     let mut releases = IndexMap::new();
-    for (obj, values) in helm_releases.into_iter().zip(values) {
+    for (((obj, values), chart), installed) in helm_releases
+        .into_iter()
+        .zip(values)
+        .zip(found)
+        .zip(installed)
+    {
         problems.extend(values.problems.iter().map(lift));
         let id = object_id(obj);
-        let chart_defaults = values
-            .chart
-            .as_ref()
-            .filter(|c| c.found.is_some())
-            .and_then(|c| {
-                charts
-                    .lookup(&c.name, c.found_version.as_deref().or(c.version.as_deref()))?
-                    .values
-            });
+        let chart_defaults = chart.and_then(|c| c.values);
+        let installed = match installed {
+            Some(Ok(i)) => Some(i),
+            Some(Err(p)) => {
+                problems.push(*p);
+                None
+            }
+            None => None,
+        };
         releases.insert(
             id.clone(),
             Release {
@@ -233,6 +274,7 @@ fn load(
                 object: obj.clone(),
                 values,
                 chart_defaults,
+                installed,
             },
         );
     }

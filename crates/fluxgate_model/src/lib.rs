@@ -11,6 +11,7 @@
 //! assert_eq!(cfg.environments[0].name, "prod");
 //! ```
 
+pub mod charts;
 pub mod claims;
 pub mod config;
 pub mod consumers;

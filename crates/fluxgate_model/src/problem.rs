@@ -18,6 +18,9 @@ pub enum ProblemKind {
     Ansible(fluxgate_ansible::ProblemKind),
     /// Charts the releases install that the chart cache lacks: their defaults are unknown.
     ChartsNotCached,
+    /// A cached chart that does not render for a release (a template's `fail` or `required`,
+    /// a parse or execution error, an unreadable archive): helm-controller's install fails.
+    ChartRender,
     /// A template that fails to render offline where the failure may be fluxgate's (a task
     /// condition or loop, a fact gathered at run time): what it writes is not checked. The
     /// kind is the failure's own.

@@ -43,6 +43,7 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         ProblemKind::Flux(k) => (&RENDER, severity(k.fails(), k.is_offline_unknown())),
         ProblemKind::Ansible(k) => (&RENDER, severity(k.fails(), *k == AnsibleKind::Skipped)),
         ProblemKind::ChartsNotCached => (&RENDER, Severity::Note),
+        ProblemKind::ChartRender => (&RENDER, Severity::Error),
         ProblemKind::TemplateUnchecked(_) => (&RENDER, Severity::Warning),
     }
 }

@@ -90,6 +90,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut selected: Vec<Node> = rendered
         .tree
         .applied_objects()
+        .chain(rendered.installed_objects())
         .filter(|o| selected(o, args))
         .cloned()
         .collect();

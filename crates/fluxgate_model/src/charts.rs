@@ -1,0 +1,400 @@
+//! What Helm installs (SPEC §3.4): each HelmRelease whose chart is in the chart cache renders
+//! into the objects `helm template` prints for it, with the release name, namespace, values and
+//! CRD policy helm-controller uses. The objects join the environment, so every rule, policy and
+//! schema check sees them.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use fluxgate_diagnostics::{Annotate, Location};
+use fluxgate_flux::helm::Values;
+use fluxgate_kustomize::Fs;
+use fluxgate_yaml::{Node, Schema, Value, parse_stream};
+
+use crate::problem::{Problem, ProblemKind};
+
+/// The objects one HelmRelease installs.
+#[derive(Clone, Debug)]
+pub struct Installed {
+    /// The chart that was rendered, as the cache names it (`charts/cilium-1.17.18.tgz`).
+    pub chart: String,
+    /// The Helm release name helm-controller uses.
+    pub release_name: String,
+    /// The namespace the objects go to.
+    pub namespace: String,
+    /// In Helm's install order; CRDs first unless the release skips them; hooks last.
+    pub objects: Vec<Node>,
+}
+
+/// Upper bounds on what one chart may hold in the cache (it is read into memory).
+const MAX_CHART_BYTES: usize = 256 << 20;
+const MAX_CHART_FILES: usize = 20_000;
+const MAX_DEPTH: usize = 32;
+/// Stack for one render: `include` inside `tpl` inside `range` recurses deeply.
+const STACK: usize = 256 << 20;
+
+/// The files of the charts read so far, shared by every release of an environment that
+/// installs the same chart (app-template above all).
+#[derive(Default)]
+pub(crate) struct ChartFiles {
+    read: Mutex<HashMap<String, Arc<Result<Source, String>>>>,
+}
+
+enum Source {
+    Archive(Vec<u8>),
+    Folder(Vec<(String, Vec<u8>)>),
+}
+
+impl ChartFiles {
+    fn get(&self, fs: &dyn Fs, root: &Path, rel: &str) -> Arc<Result<Source, String>> {
+        let memo = || self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(done) = memo().get(rel) {
+            return done.clone();
+        }
+        let done = Arc::new(read_source(fs, root, rel));
+        memo().insert(rel.to_string(), done.clone());
+        done
+    }
+}
+
+fn read_source(fs: &dyn Fs, root: &Path, rel: &str) -> Result<Source, String> {
+    let path = root.join(rel);
+    if fs.is_file(&path) {
+        let bytes = fs.read_bytes(&path).map_err(|e| e.kind().to_string())?;
+        return Ok(Source::Archive(bytes));
+    }
+    let mut out = Vec::new();
+    let mut total = 0;
+    walk(fs, &path, "", &mut out, &mut total, 0)?;
+    Ok(Source::Folder(out))
+}
+
+fn walk(
+    fs: &dyn Fs,
+    dir: &Path,
+    rel: &str,
+    out: &mut Vec<(String, Vec<u8>)>,
+    total: &mut usize,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("{rel}: folders nest deeper than {MAX_DEPTH}"));
+    }
+    let shown = if rel.is_empty() { "the chart folder" } else { rel };
+    let mut entries = fs
+        .list_dir_kinds(dir)
+        .map_err(|e| format!("{shown}: {}", e.kind()))?;
+    entries.sort();
+    for (path, is_dir) in entries {
+        let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let member = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        if is_dir {
+            walk(fs, &path, &member, out, total, depth + 1)?;
+            continue;
+        }
+        let data = fs
+            .read_bytes(&path)
+            .map_err(|e| format!("{member}: {}", e.kind()))?;
+        *total += data.len();
+        if *total > MAX_CHART_BYTES || out.len() >= MAX_CHART_FILES {
+            return Err(format!(
+                "the chart holds more than {} MiB or {MAX_CHART_FILES} files",
+                MAX_CHART_BYTES >> 20
+            ));
+        }
+        out.push((member, data));
+    }
+    Ok(())
+}
+
+/// The Helm release name helm-controller gives `release`: `spec.releaseName`, else
+/// `[targetNamespace-]name`, shortened as helm-controller shortens names over 53 characters.
+#[must_use]
+pub fn release_name(release: &Node) -> String {
+    let name = release.str_at(&["metadata", "name"]).unwrap_or_default();
+    if let Some(n) = release
+        .str_at(&["spec", "releaseName"])
+        .filter(|n| !n.is_empty())
+    {
+        return n.to_string();
+    }
+    let full = match release
+        .str_at(&["spec", "targetNamespace"])
+        .filter(|n| !n.is_empty())
+    {
+        Some(ns) => format!("{ns}-{name}"),
+        None => name.to_string(),
+    };
+    shorten(&full)
+}
+
+/// helm-controller keeps a name of at most 53 characters; a longer one becomes its first 40
+/// characters, `-`, and the first 12 hex digits of the SHA-256 of the whole name.
+fn shorten(name: &str) -> String {
+    use sha2::Digest;
+    if name.len() <= 53 {
+        return name.to_string();
+    }
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let cut = name
+        .char_indices()
+        .take_while(|(i, _)| *i < 40)
+        .last()
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    format!("{}-{hex}", &name[..cut])
+}
+
+/// The namespace the release installs into: `spec.targetNamespace`, else its own.
+#[must_use]
+pub fn release_namespace(release: &Node) -> String {
+    release
+        .str_at(&["spec", "targetNamespace"])
+        .filter(|n| !n.is_empty())
+        .or_else(|| release.str_at(&["metadata", "namespace"]))
+        .unwrap_or("default")
+        .to_string()
+}
+
+/// Whether helm-controller installs the chart's `crds/` for this release (`install.crds`:
+/// `Create` by default, `Skip` leaves them out).
+fn installs_crds(release: &Node) -> bool {
+    release.str_at(&["spec", "install", "crds"]) != Some("Skip")
+}
+
+/// What the render needs besides the release.
+pub(crate) struct Setup<'a> {
+    pub fs: &'a dyn Fs,
+    pub root: &'a Path,
+    pub files: &'a ChartFiles,
+    pub kube_version: Option<String>,
+    /// `group/version` and `group/version/Kind` of the environment's CRDs.
+    pub api_versions: Vec<String>,
+}
+
+/// Renders the chart `source` (a cache path) for `release` with its effective `values`.
+pub(crate) fn install(
+    setup: &Setup<'_>,
+    source: &str,
+    release: &Node,
+    values: &Values,
+) -> Result<Installed, Box<Problem>> {
+    let at = values
+        .chart
+        .as_ref()
+        .map_or_else(|| release.loc.clone(), |c| c.location.clone());
+    let id = crate::environment::object_id(release);
+    let problem = |message: String| {
+        Box::new(
+            Problem::new(ProblemKind::ChartRender, message, Some(at.clone()))
+                .help("run `fluxgate template` on the chart with the release's values to see the whole error"),
+        )
+    };
+    let files = setup.files.get(setup.fs, setup.root, source);
+    let files = match files.as_ref() {
+        Ok(f) => f,
+        Err(e) => {
+            return Err(problem(format!(
+                "HelmRelease {id}: chart {source} cannot be read: {e}"
+            )));
+        }
+    };
+    let release_name = release_name(release);
+    let namespace = release_namespace(release);
+    let include_crds = installs_crds(release);
+    let values_tree = values.tree.clone();
+    let kube_version = setup.kube_version.clone();
+    let api_versions = setup.api_versions.clone();
+    let (name, ns) = (release_name.clone(), namespace.clone());
+    // Charts hold `Rc`s: each render loads its own copy on a thread with a deep stack.
+    let rendered = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("helm-release".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, move || -> Result<String, String> {
+                let chart = match files {
+                    Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
+                    Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+                }
+                .map_err(|e| e.to_string())?;
+                let opts = fluxgate_helm::Options {
+                    release_name: name,
+                    namespace: ns,
+                    values: fluxgate_helm::convert::from_yaml_node(&values_tree),
+                    kube_version,
+                    api_versions,
+                    skip_tests: true,
+                    include_crds,
+                };
+                fluxgate_helm::template(chart, &opts).map_err(|e| e.to_string())
+            })
+            .map_err(|e| format!("cannot start the render thread: {e}"))?
+            .join()
+            .unwrap_or_else(|_| Err("the chart render panicked".into()))
+    });
+    let text = rendered.map_err(|e| problem(format!("HelmRelease {id}: chart {source}: {e}")))?;
+    let objects = objects(source, &text, &namespace);
+    Ok(Installed {
+        chart: source.to_string(),
+        release_name,
+        namespace,
+        objects,
+    })
+}
+
+/// The file a `# Source:` path of the output lives at in the cache: inside an archive the
+/// members keep the chart's folder (`charts/cilium-1.17.18.tgz/cilium/templates/x.yaml`); an
+/// unpacked chart's folder stands for it (`charts/cilium/templates/x.yaml`).
+fn cache_file(source: &str, template: &str) -> String {
+    if Path::new(source)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tgz"))
+    {
+        format!("{source}/{template}")
+    } else {
+        let rest = template.split_once('/').map_or(template, |(_, r)| r);
+        format!("{source}/{rest}")
+    }
+}
+
+/// The objects of `helm template`'s output, each located at its template; objects of
+/// namespaced kinds without a namespace get the release's, as Helm installs them.
+fn objects(source: &str, text: &str, namespace: &str) -> Vec<Node> {
+    let mut out = Vec::new();
+    for doc in text.split("---\n").filter(|d| !d.trim().is_empty()) {
+        let Some((first, body)) = doc.split_once('\n') else {
+            continue;
+        };
+        let Some(template) = first.strip_prefix("# Source: ") else {
+            continue;
+        };
+        let file = cache_file(source, template);
+        let stream = parse_stream(&file, body, Schema::Kube);
+        for mut node in stream.docs {
+            if node.as_map().is_none() {
+                continue;
+            }
+            locate(&mut node, &Location::file(file.clone()));
+            set_namespace(&mut node, namespace);
+            out.push(node);
+        }
+    }
+    out
+}
+
+/// Every node of a rendered document at its template file: the lines of the output are not
+/// the template's.
+fn locate(node: &mut Node, at: &Location) {
+    node.loc = at.clone();
+    match &mut node.value {
+        Value::Map(m) => m.values_mut().for_each(|v| locate(v, at)),
+        Value::Seq(s) => s.iter_mut().for_each(|v| locate(v, at)),
+        _ => {}
+    }
+}
+
+fn set_namespace(obj: &mut Node, namespace: &str) {
+    let api = obj.str_at(&["apiVersion"]).unwrap_or_default();
+    let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+    let kind = obj.str_at(&["kind"]).unwrap_or_default();
+    if fluxgate_kustomize::is_cluster_scoped(group, version, kind)
+        || obj
+            .str_at(&["metadata", "namespace"])
+            .is_some_and(|n| !n.is_empty())
+    {
+        return;
+    }
+    let loc = obj.loc.clone();
+    let Some(m) = obj.as_map_mut() else {
+        return;
+    };
+    let md = m
+        .entry("metadata".to_string())
+        .or_insert_with(|| Node::map(loc.clone()));
+    if let Some(md) = md.as_map_mut() {
+        md.insert("namespace".into(), Node::string(namespace, loc));
+    }
+}
+
+/// `group/version` and `group/version/Kind` of every CustomResourceDefinition among
+/// `objects`: what `.Capabilities.APIVersions` holds once they are installed.
+pub(crate) fn crd_api_versions<'a>(objects: impl Iterator<Item = &'a Node>) -> Vec<String> {
+    let mut out = Vec::new();
+    for crd in objects.filter(|o| o.str_at(&["kind"]) == Some("CustomResourceDefinition")) {
+        let (Some(group), Some(kind)) = (
+            crd.str_at(&["spec", "group"]),
+            crd.str_at(&["spec", "names", "kind"]),
+        ) else {
+            continue;
+        };
+        for v in crd
+            .path(&["spec", "versions"])
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = v.str_at(&["name"]) {
+                out.push(format!("{group}/{name}"));
+                out.push(format!("{group}/{name}/{kind}"));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hr(yaml: &str) -> Node {
+        parse_stream("hr.yaml", yaml, Schema::Kube)
+            .docs
+            .into_iter()
+            .next()
+            .unwrap()
+    }
+
+    #[test]
+    fn release_names_follow_helm_controller() {
+        assert_eq!(
+            release_name(&hr("metadata: {name: cilium, namespace: kube-system}")),
+            "cilium"
+        );
+        assert_eq!(
+            release_name(&hr(
+                "metadata: {name: app, namespace: flux-system}\nspec: {targetNamespace: media}"
+            )),
+            "media-app"
+        );
+        assert_eq!(
+            release_name(&hr(
+                "metadata: {name: app}\nspec: {targetNamespace: media, releaseName: x}"
+            )),
+            "x"
+        );
+        let long = release_name(&hr(&format!("metadata: {{name: {}}}", "a".repeat(60))));
+        assert_eq!(long.len(), 53);
+        assert!(long.starts_with(&"a".repeat(40)));
+    }
+
+    #[test]
+    fn archive_members_keep_the_chart_folder() {
+        assert_eq!(
+            cache_file("charts/cilium-1.17.18.tgz", "cilium/templates/a.yaml"),
+            "charts/cilium-1.17.18.tgz/cilium/templates/a.yaml"
+        );
+        assert_eq!(
+            cache_file("charts/cilium-1.16.5", "cilium/templates/a.yaml"),
+            "charts/cilium-1.16.5/templates/a.yaml"
+        );
+    }
+}
