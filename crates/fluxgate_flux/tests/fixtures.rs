@@ -219,6 +219,14 @@ fn chart_default_shines_through() {
             .is_some_and(|o| o.get("replicas").is_none())
     );
     assert!(!v.origins.contains_key("operator.replicas"));
+    // What Helm is handed: the release's own values, its nulls kept (Helm's coalescing
+    // deletes those defaults), none of the chart's defaults.
+    assert!(v.user.path(&["updateStrategy"]).is_none());
+    assert!(v.user.path(&["operator", "replicas"]).is_some_and(Node::is_null));
+    assert_eq!(
+        v.user.get("kubeProxyReplacement").and_then(Node::as_bool),
+        Some(true)
+    );
 }
 
 #[test]

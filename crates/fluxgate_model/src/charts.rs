@@ -209,7 +209,7 @@ pub(crate) fn install(
     let release_name = release_name(release);
     let namespace = release_namespace(release);
     let include_crds = installs_crds(release);
-    let values_tree = values.tree.clone();
+    let values_tree = values.user.clone();
     let kube_version = setup.kube_version.clone();
     let api_versions = setup.api_versions.clone();
     let (name, ns) = (release_name.clone(), namespace.clone());

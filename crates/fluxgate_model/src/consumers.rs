@@ -140,8 +140,34 @@ fn flux_consumers(env: &Environment, out: &mut Vec<Consumer>) {
         }
         out.push(c);
     }
-    for obj in env.objects() {
+    for obj in env.tree.objects() {
         object_consumers(obj, false, out);
+    }
+    // What a release's chart installs: a consumer that dials the host the release's values
+    // already give Cilium is that value rendered, reported once at the values; one that dials
+    // another host is the chart's own.
+    for (id, rel) in &env.releases {
+        let Some(installed) = &rel.installed else {
+            continue;
+        };
+        let from_values: Vec<String> = out
+            .iter()
+            .filter(|c| c.kind == Kind::CiliumFlux && c.what.contains(&format!("HelmRelease {id}")))
+            .map(|c| c.host.clone())
+            .collect();
+        let mut found = Vec::new();
+        for obj in &installed.objects {
+            object_consumers(obj, false, &mut found);
+        }
+        out.extend(
+            found
+                .into_iter()
+                .filter(|c| !from_values.contains(&c.host))
+                .map(|mut c| {
+                    c.what = format!("{} (chart of HelmRelease {id})", c.what);
+                    c
+                }),
+        );
     }
 }
 

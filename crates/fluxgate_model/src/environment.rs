@@ -258,7 +258,10 @@ fn load(
     {
         problems.extend(values.problems.iter().map(lift));
         let id = object_id(obj);
-        let chart_defaults = chart.and_then(|c| c.values);
+        let chart_defaults = chart.and_then(|c| c.values).map(|mut v| {
+            drop_nulls(&mut v);
+            v
+        });
         let installed = match installed {
             Some(Ok(i)) => Some(i),
             Some(Err(p)) => {
@@ -322,6 +325,14 @@ fn load(
     };
     environment.parity = crate::parity::load_groups(&environment, fs, root, &config.parity);
     environment
+}
+
+/// A chart's defaults as Helm coalesces them: a `null` in values.yaml leaves the key unset.
+fn drop_nulls(node: &mut Node) {
+    if let Some(m) = node.as_map_mut() {
+        m.retain(|_, v| !v.is_null());
+        m.values_mut().for_each(drop_nulls);
+    }
 }
 
 /// One note for every chart the environment's releases install that the chart cache lacks

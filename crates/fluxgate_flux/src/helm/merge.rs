@@ -27,7 +27,7 @@ pub(crate) fn child_path(parent: &str, key: &str) -> String {
     }
 }
 
-fn index_path(parent: &str, i: usize) -> String {
+pub(crate) fn index_path(parent: &str, i: usize) -> String {
     format!("{parent}[{i}]")
 }
 

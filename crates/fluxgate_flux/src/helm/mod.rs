@@ -60,6 +60,9 @@ pub struct Values {
     /// Dotted leaf path (`updateStrategy.rollingUpdate.maxUnavailable`, `a[0].b`, dots inside
     /// keys as `\.`) -> origin chain, the most direct first.
     pub origins: Origins,
+    /// What helm-controller hands Helm: the `valuesFrom` and inline values merged, without
+    /// the chart's defaults and with their `null`s (Helm's coalescing deletes those keys).
+    pub user: Node,
     pub chart: Option<ChartRef>,
     pub problems: Vec<Problem>,
 }
@@ -76,6 +79,35 @@ impl Values {
 }
 
 const CHART_DEFAULT: &str = "chart default";
+
+/// `node` without the leaves the chart's defaults set (a map they alone filled goes with
+/// them); `None` when nothing of the user's is left under it.
+fn without_chart_defaults(node: &Node, path: &str, origins: &Origins) -> Option<Node> {
+    match &node.value {
+        Value::Map(m) if !m.is_empty() => {
+            let mut out = Node::map(node.loc.clone());
+            let kept = out.as_map_mut()?;
+            for (k, v) in m {
+                if let Some(v) = without_chart_defaults(v, &merge::child_path(path, k), origins) {
+                    kept.insert(k.clone(), v);
+                }
+            }
+            (!kept.is_empty() || path.is_empty()).then_some(out)
+        }
+        // Lists replace as a whole: the first item tells where the list came from.
+        Value::Seq(items) if !items.is_empty() => {
+            without_chart_defaults(&items[0], &merge::index_path(path, 0), origins)
+                .map(|_| node.clone())
+        }
+        _ => {
+            let from_chart = origins
+                .get(path)
+                .and_then(|c| c.first())
+                .is_some_and(|o| o.via.starts_with(CHART_DEFAULT));
+            (!from_chart).then(|| node.clone())
+        }
+    }
+}
 
 /// Effective values of `release` with the ConfigMaps and Secrets among `objects`.
 #[must_use]
@@ -205,11 +237,14 @@ pub fn effective_values_traced<T: Borrow<Node>>(
             ));
         }
     }
+    let user = without_chart_defaults(&tree, "", &origins)
+        .unwrap_or_else(|| Node::map(release.loc.clone()));
     merge::drop_nulls(&mut tree, "", &mut origins);
     origins.remove("");
     Values {
         tree,
         origins,
+        user,
         chart,
         problems: diagnostics,
     }
