@@ -343,7 +343,33 @@ pub fn claims(env: &Environment, topo: &Topology, vip_vars: &[String]) -> Vec<Cl
                 && let Some(rel) = env.releases.get(&object_id(obj))
             {
                 c.file = obj.loc.file.to_string();
+                let before = c.out.len();
                 c.values(&rel.id, &rel.values.tree, "", None);
+                // What the chart installs: an address the release's values already claim is
+                // that value rendered (one claimant); any other is the chart's own.
+                if let Some(installed) = &rel.installed {
+                    let from_values: Vec<IpAddr> =
+                        c.out[before..].iter().map(|claim| claim.first).collect();
+                    let mut chart = Collector {
+                        out: Vec::new(),
+                        subs: &[],
+                        vars: None,
+                        file: String::new(),
+                    };
+                    for o in &installed.objects {
+                        chart.object(o);
+                    }
+                    c.out.extend(
+                        chart
+                            .out
+                            .into_iter()
+                            .filter(|claim| !from_values.contains(&claim.first))
+                            .map(|mut claim| {
+                                claim.who = format!("{} (chart of HelmRelease {})", claim.who, rel.id);
+                                claim
+                            }),
+                    );
+                }
             }
         }
     }

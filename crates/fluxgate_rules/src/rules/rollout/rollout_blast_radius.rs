@@ -116,8 +116,8 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
             Some(d)
         };
 
-    for obj in ctx.env.objects() {
-        daemonset(obj, &extra, &judge, out);
+    for obj in ctx.env.tree.objects() {
+        daemonset(obj, &extra, None, &judge, out);
     }
     if let Some(b) = &ctx.env.bootstrap {
         for play in b.project.order() {
@@ -132,19 +132,44 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
                     continue;
                 };
                 for doc in &t.docs {
-                    daemonset(doc, &extra, &judge, out);
+                    daemonset(doc, &extra, None, &judge, out);
                 }
             }
         }
     }
     for release in ctx.env.releases.values() {
-        cilium_release(ctx, release, &judge, out);
+        match &release.installed {
+            // What the chart installs is the truth: its DaemonSets as rendered.
+            Some(installed) if !installed.objects.is_empty() => {
+                let owner = Owner {
+                    release,
+                    chart: &installed.chart,
+                };
+                for obj in &installed.objects {
+                    daemonset(obj, &extra, Some(&owner), &judge, out);
+                }
+            }
+            _ => cilium_release(ctx, release, &judge, out),
+        }
     }
 }
 
 type Judge<'a> = dyn Fn(&Node, &str, Vec<(Location, String)>) -> Option<Diagnostic> + 'a;
 
-fn daemonset(obj: &Node, extra: &[String], judge: &Judge<'_>, out: &mut Vec<Diagnostic>) {
+/// The release whose chart installed a DaemonSet.
+struct Owner<'a> {
+    release: &'a Release,
+    /// The chart's place in the cache (`charts/cilium-1.17.18.tgz`).
+    chart: &'a str,
+}
+
+fn daemonset(
+    obj: &Node,
+    extra: &[String],
+    owner: Option<&Owner<'_>>,
+    judge: &Judge<'_>,
+    out: &mut Vec<Diagnostic>,
+) {
     if obj.str_at(&["kind"]) != Some("DaemonSet") {
         return;
     }
@@ -161,8 +186,38 @@ fn daemonset(obj: &Node, extra: &[String], judge: &Judge<'_>, out: &mut Vec<Diag
         return;
     };
     let ns = obj.str_at(&["metadata", "namespace"]).unwrap_or("default");
-    let related = vec![(obj.loc.clone(), format!("DaemonSet {ns}/{name}"))];
-    out.extend(judge(v, &format!("DaemonSet {ns}/{name}"), related));
+    let what = format!("DaemonSet {ns}/{name}");
+    let Some(owner) = owner else {
+        let related = vec![(obj.loc.clone(), what.clone())];
+        out.extend(judge(v, &what, related));
+        return;
+    };
+    let release = owner.release;
+    let what = format!("{what} of HelmRelease {}", release.id);
+    if v.loc.file.starts_with(owner.chart) {
+        // The chart wrote it (a default in its values.yaml, a literal in a template): the fix
+        // goes into the release's values, so that is the finding's place.
+        let mut at_release = v.clone();
+        at_release.loc = release
+            .object
+            .path(&["spec", "values"])
+            .map_or_else(|| release.object.loc.clone(), |n| n.loc.clone());
+        let related = vec![(
+            v.loc.clone(),
+            format!("set by the chart: {}", v.scalar_text().unwrap_or_default()),
+        )];
+        out.extend(judge(
+            &at_release,
+            &format!("{what} (value unset: the chart's applies)"),
+            related,
+        ));
+    } else {
+        let related = vec![(
+            release.object.loc.clone(),
+            format!("HelmRelease {}", release.id),
+        )];
+        out.extend(judge(v, &what, related));
+    }
 }
 
 fn cilium_release(
