@@ -103,6 +103,15 @@ impl<'a> Side<'a> {
                     .push((s.var.clone(), s.consumer.clone(), s.path.clone(), s.opaque));
             }
         }
+        // What the releases' charts install, owned by their release.
+        for rel in env.releases.values() {
+            if let Some(installed) = &rel.installed {
+                let owner = format!("HelmRelease {}", rel.id);
+                for obj in &installed.objects {
+                    insert(obj, &owner);
+                }
+            }
+        }
         let mut secret_places = BTreeSet::new();
         for (_, (obj, _)) in objects.iter().filter(|(_, (o, _))| is_secret(o)) {
             for field in ["data", "stringData"] {
