@@ -222,7 +222,11 @@ fn chart_default_shines_through() {
     // What Helm is handed: the release's own values, its nulls kept (Helm's coalescing
     // deletes those defaults), none of the chart's defaults.
     assert!(v.user.path(&["updateStrategy"]).is_none());
-    assert!(v.user.path(&["operator", "replicas"]).is_some_and(Node::is_null));
+    assert!(
+        v.user
+            .path(&["operator", "replicas"])
+            .is_some_and(Node::is_null)
+    );
     assert_eq!(
         v.user.get("kubeProxyReplacement").and_then(Node::as_bool),
         Some(true)

@@ -81,13 +81,10 @@ impl Chart {
     /// A chart folder's files (paths relative to the chart root, read by the caller), with
     /// the folder's `.helmignore` applied as [`Chart::load`] applies it.
     pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
-        let rules = files
-            .iter()
-            .find(|(n, _)| n == ".helmignore")
-            .map_or_else(
-                || Rules::parse(""),
-                |(_, d)| Rules::parse(&String::from_utf8_lossy(d)),
-            );
+        let rules = files.iter().find(|(n, _)| n == ".helmignore").map_or_else(
+            || Rules::parse(""),
+            |(_, d)| Rules::parse(&String::from_utf8_lossy(d)),
+        );
         let kept = files
             .into_iter()
             .filter(|(n, _)| {

@@ -81,7 +81,11 @@ fn walk(
     if depth > MAX_DEPTH {
         return Err(format!("{rel}: folders nest deeper than {MAX_DEPTH}"));
     }
-    let shown = if rel.is_empty() { "the chart folder" } else { rel };
+    let shown = if rel.is_empty() {
+        "the chart folder"
+    } else {
+        rel
+    };
     let mut entries = fs
         .list_dir_kinds(dir)
         .map_err(|e| format!("{shown}: {}", e.kind()))?;
@@ -239,7 +243,19 @@ pub(crate) fn install(
             .join()
             .unwrap_or_else(|_| Err("the chart render panicked".into()))
     });
-    let text = rendered.map_err(|e| problem(format!("HelmRelease {id}: chart {source}: {e}")))?;
+    let text = rendered.map_err(|e| {
+        let mut p = problem(format!("HelmRelease {id}: chart {source}: {e}"));
+        // Helm's text names the template line that failed: the finding's place, beside the
+        // release.
+        if let Some(line) = template_position(source, &e) {
+            p.location = Some(line);
+            *p = p.related(
+                at.clone(),
+                format!("HelmRelease {id} installs the chart here"),
+            );
+        }
+        p
+    })?;
     let objects = objects(source, &text, &namespace);
     Ok(Installed {
         chart: source.to_string(),
@@ -247,6 +263,23 @@ pub(crate) fn install(
         namespace,
         objects,
     })
+}
+
+/// The template position in Helm's error text (`execution error at (c/templates/x.yaml:6:14)`,
+/// `template: c/templates/x.yaml:3:4: ...`, `parse error at (c/templates/x.yaml:2): ...`), as a
+/// place in the cache.
+fn template_position(source: &str, error: &str) -> Option<Location> {
+    static POSITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:\(|template: )([^\s():]+\.[A-Za-z]+):(\d+)(?::(\d+))?")
+            .expect("static regex")
+    });
+    let caps = POSITION.captures(error)?;
+    let line = caps[2].parse().ok()?;
+    let column = caps
+        .get(3)
+        .and_then(|c| c.as_str().parse().ok())
+        .unwrap_or(1);
+    Some(Location::new(cache_file(source, &caps[1]), line, column))
 }
 
 /// The file a `# Source:` path of the output lives at in the cache: inside an archive the
@@ -384,6 +417,26 @@ mod tests {
         let long = release_name(&hr(&format!("metadata: {{name: {}}}", "a".repeat(60))));
         assert_eq!(long.len(), 53);
         assert!(long.starts_with(&"a".repeat(40)));
+    }
+
+    #[test]
+    fn helm_errors_name_their_template_line() {
+        let at = |e: &str| template_position("charts/vip", e).map(|l| l.to_string());
+        assert_eq!(
+            at("execution error at (vip/templates/cm.yaml:6:14): config.address is required")
+                .as_deref(),
+            Some("charts/vip/templates/cm.yaml:6:14")
+        );
+        assert_eq!(
+            at("parse error at (vip/templates/_helpers.tpl:2): unexpected EOF").as_deref(),
+            Some("charts/vip/templates/_helpers.tpl:2:1")
+        );
+        assert_eq!(
+            at("template: vip/templates/x.yaml:3:4: executing \"x\" at <.a.b>: nil pointer")
+                .as_deref(),
+            Some("charts/vip/templates/x.yaml:3:4")
+        );
+        assert_eq!(at("chart dependencies processing failed"), None);
     }
 
     #[test]

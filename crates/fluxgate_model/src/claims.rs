@@ -365,7 +365,8 @@ pub fn claims(env: &Environment, topo: &Topology, vip_vars: &[String]) -> Vec<Cl
                             .into_iter()
                             .filter(|claim| !from_values.contains(&claim.first))
                             .map(|mut claim| {
-                                claim.who = format!("{} (chart of HelmRelease {})", claim.who, rel.id);
+                                claim.who =
+                                    format!("{} (chart of HelmRelease {})", claim.who, rel.id);
                                 claim
                             }),
                     );
