@@ -256,7 +256,9 @@ pub(crate) fn install(
         }
         p
     })?;
-    let objects = objects(source, &text, &namespace);
+    let (crds, manifests) = objects(source, &text, &namespace);
+    let mut objects = crds;
+    objects.extend(crate::postrender::post_render(release, manifests)?);
     Ok(Installed {
         chart: source.to_string(),
         release_name,
@@ -297,9 +299,26 @@ fn cache_file(source: &str, template: &str) -> String {
     }
 }
 
-/// The objects of `helm template`'s output, each located at its template; objects of
-/// namespaced kinds without a namespace get the release's, as Helm installs them.
-fn objects(source: &str, text: &str, namespace: &str) -> Vec<Node> {
+/// Whether a `# Source:` path is a file of a chart's `crds/` folder (`c/crds/x.yaml`,
+/// `c/charts/sub/crds/x.yaml`), which Helm installs as they are, without post-rendering.
+fn is_crds_file(template: &str) -> bool {
+    let mut segs = template.split('/').skip(1);
+    loop {
+        match segs.next() {
+            Some("charts") => {
+                segs.next();
+            }
+            Some("crds") => return segs.next().is_some(),
+            _ => return false,
+        }
+    }
+}
+
+/// The objects of `helm template`'s output, each located at its template, the `crds/` files'
+/// apart from the rest; objects of namespaced kinds without a namespace get the release's, as
+/// Helm installs them.
+fn objects(source: &str, text: &str, namespace: &str) -> (Vec<Node>, Vec<Node>) {
+    let mut crds = Vec::new();
     let mut out = Vec::new();
     for doc in text.split("---\n").filter(|d| !d.trim().is_empty()) {
         let Some((first, body)) = doc.split_once('\n') else {
@@ -316,10 +335,14 @@ fn objects(source: &str, text: &str, namespace: &str) -> Vec<Node> {
             }
             locate(&mut node, &Location::file(file.clone()));
             set_namespace(&mut node, namespace);
-            out.push(node);
+            if is_crds_file(template) {
+                crds.push(node);
+            } else {
+                out.push(node);
+            }
         }
     }
-    out
+    (crds, out)
 }
 
 /// Every node of a rendered document at its template file: the lines of the output are not
@@ -437,6 +460,14 @@ mod tests {
             Some("charts/vip/templates/x.yaml:3:4")
         );
         assert_eq!(at("chart dependencies processing failed"), None);
+    }
+
+    #[test]
+    fn crds_folders_of_charts_and_subcharts() {
+        assert!(is_crds_file("c/crds/a.yaml"));
+        assert!(is_crds_file("c/charts/sub/crds/a.yaml"));
+        assert!(!is_crds_file("c/templates/crds/a.yaml"));
+        assert!(!is_crds_file("c/crds"));
     }
 
     #[test]

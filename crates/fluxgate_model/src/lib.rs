@@ -22,6 +22,7 @@ mod error;
 pub mod index;
 mod model;
 pub mod parity;
+mod postrender;
 pub mod problem;
 pub mod templates;
 pub mod vip;
