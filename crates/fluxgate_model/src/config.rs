@@ -30,6 +30,12 @@ pub struct Config {
     /// `flux_version:` the Flux the clusters run, when pinned; `None` means the newest that
     /// fluxgate knows (Flux 2.9, kustomize-controller v1.9).
     pub flux_version: Option<FluxVersion>,
+    /// `kube_version:` the Kubernetes version charts see as `.Capabilities.KubeVersion`
+    /// (`v1.32.0`); `None` means Helm's default (v1.37.0 for helm v4.3.2).
+    pub kube_version: Option<String>,
+    /// `api_versions:` what `.Capabilities.APIVersions` holds besides the built-in APIs and
+    /// the environment's CRDs (`monitoring.coreos.com/v1`, `apps/v1/Deployment`).
+    pub api_versions: Vec<String>,
     /// An Argo CD `Application` (or `ApplicationSet`) of the repository, found at load time,
     /// when no environment has a Flux root: the repository is managed by Argo CD, which
     /// fluxgate does not model, and a check must say so rather than pass.
@@ -42,6 +48,15 @@ pub struct Config {
     /// roots' paths written from a larger repository's top (a monorepo's subfolder checked on
     /// its own): Flux paths of this repository's sources are read with it stripped.
     pub repo_prefix: Option<String>,
+}
+
+/// `1.32`, `v1.32.0`: what Helm's `--kube-version` takes.
+fn is_kube_version(text: &str) -> bool {
+    let parts: Vec<&str> = text.trim_start_matches('v').split('.').collect();
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A Flux release, `2.8` (from `flux_version: "2.8"`, `"v2.8.3"`).
@@ -414,6 +429,8 @@ impl Reader {
             "schemas",
             "generators",
             "flux_version",
+            "kube_version",
+            "api_versions",
         ];
         for (key, v) in self.entries(root, "fluxgate.yaml", &top) {
             match key {
@@ -440,6 +457,14 @@ impl Reader {
                         "flux_version must be a quoted Flux version such as \"2.8\"",
                     ),
                 },
+                "kube_version" => match v.as_str().filter(|t| is_kube_version(t)) {
+                    Some(t) => cfg.kube_version = Some(t.to_string()),
+                    None => self.error(
+                        &v.loc,
+                        "kube_version must be a quoted Kubernetes version such as \"v1.32.0\"",
+                    ),
+                },
+                "api_versions" => cfg.api_versions = self.strings(v, "api_versions"),
                 "requirements" => {
                     cfg.requirements = self.path(v, "requirements", PathKind::File);
                 }
@@ -843,6 +868,22 @@ schemas: [schemas/crds, vendor/flux.yaml]
             "flux_version: 2.10\nenvironments:\n  prod:\n    flux: a\n",
         );
         assert!(diags[0].message.contains("quoted"), "{diags:?}");
+    }
+
+    #[test]
+    fn chart_capabilities() {
+        let (cfg, diags) = parse_config(
+            "fluxgate.yaml",
+            "kube_version: \"v1.32.0\"\napi_versions: [monitoring.coreos.com/v1]\nenvironments:\n  prod:\n    flux: a\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(cfg.kube_version.as_deref(), Some("v1.32.0"));
+        assert_eq!(cfg.api_versions, ["monitoring.coreos.com/v1"]);
+        let (_, diags) = parse_config(
+            "fluxgate.yaml",
+            "kube_version: latest\nenvironments:\n  prod:\n    flux: a\n",
+        );
+        assert!(diags[0].message.contains("kube_version"), "{diags:?}");
     }
 
     #[test]

@@ -228,8 +228,11 @@ fn load(
         fs,
         root,
         files: &crate::charts::ChartFiles::default(),
-        kube_version: None,
-        api_versions: crate::charts::crd_api_versions(tree.objects()),
+        kube_version: config.kube_version.clone(),
+        api_versions: crate::charts::crd_api_versions(tree.objects())
+            .into_iter()
+            .chain(config.api_versions.iter().cloned())
+            .collect(),
     };
     let found: Vec<Option<fluxgate_flux::helm::Chart>> = values
         .iter()
