@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod charts;
 mod diff;
 mod fail_closed;
 mod formats;

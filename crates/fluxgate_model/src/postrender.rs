@@ -28,7 +28,9 @@ pub(crate) fn post_render(release: &Node, objects: Vec<Node>) -> Result<Vec<Node
         objects = kustomize(k, objects)?;
     }
     let name = release.str_at(&["metadata", "name"]).unwrap_or_default();
-    let ns = release.str_at(&["metadata", "namespace"]).unwrap_or("default");
+    let ns = release
+        .str_at(&["metadata", "namespace"])
+        .unwrap_or("default");
     for obj in &mut objects {
         label(obj, "helm.toolkit.fluxcd.io/name", name, &release.loc);
         label(obj, "helm.toolkit.fluxcd.io/namespace", ns, &release.loc);
@@ -183,7 +185,10 @@ mod tests {
         let out = post_render(&release, objects).unwrap();
         assert_eq!(out.len(), 1);
         let d = &out[0];
-        assert_eq!(d.path(&["spec", "replicas"]).and_then(Node::as_i64), Some(3));
+        assert_eq!(
+            d.path(&["spec", "replicas"]).and_then(Node::as_i64),
+            Some(3)
+        );
         let image = d
             .path(&["spec", "template", "spec", "containers"])
             .and_then(Node::as_seq)
@@ -191,7 +196,10 @@ mod tests {
             .unwrap();
         assert_eq!(image.as_str(), Some("example/web:2.0"));
         let name = d.path(&["metadata", "name"]).unwrap();
-        assert_eq!(name.loc.file.as_ref(), "charts/web/templates/deployment.yaml");
+        assert_eq!(
+            name.loc.file.as_ref(),
+            "charts/web/templates/deployment.yaml"
+        );
         assert_eq!(name.loc.line, 4);
         assert_eq!(
             d.str_at(&["metadata", "labels", "helm.toolkit.fluxcd.io/name"]),

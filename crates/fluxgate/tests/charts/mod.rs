@@ -1,0 +1,124 @@
+//! The example platform with the real Cilium chart in its `charts:` cache (issue 22's "done
+//! when"): the agent DaemonSet the chart installs carries the chart's default
+//! `maxUnavailable: 2`, and the finding names the chart's values.yaml line that set it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::workspace;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the copy's folder");
+    for entry in std::fs::read_dir(from).expect("read the folder to copy") {
+        let entry = entry.expect("a folder entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy a file");
+        }
+    }
+}
+
+/// examples/homelab with `charts/` holding the corpus's cilium 1.17.18 and the release pinned
+/// to it, its own `updateStrategy` removed; `None` (said) without the corpus.
+fn homelab_with_real_cilium(name: &str) -> Option<PathBuf> {
+    let corpus = fluxgate_testkit::corpus("homelab_with_real_cilium")?;
+    let chart = corpus.join("helm-charts/cilium-1.17.18");
+    assert!(
+        chart.is_dir(),
+        "the corpus has no helm-charts/cilium-1.17.18"
+    );
+    let dir = std::env::temp_dir().join(format!("fluxgate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&workspace().join("examples/homelab"), &dir);
+    std::fs::remove_dir_all(dir.join("charts")).expect("remove the stub chart");
+    copy_dir(&chart, &dir.join("charts/cilium-1.17.18"));
+    let hr = dir.join("platform/cilium/helmrelease.yaml");
+    let text = std::fs::read_to_string(&hr).expect("the example's Cilium release");
+    let mut out = String::new();
+    let mut skipping = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        if let Some(at) = skipping {
+            if line.trim().is_empty() || indent > at {
+                continue;
+            }
+            skipping = None;
+        }
+        if line.trim_start().starts_with("updateStrategy:") {
+            skipping = Some(indent);
+            continue;
+        }
+        out.push_str(&line.replace("version: \"1.16.5\"", "version: \"1.17.18\""));
+        out.push('\n');
+    }
+    assert!(
+        out.contains("1.17.18"),
+        "the release pins its chart version"
+    );
+    std::fs::write(&hr, out).expect("write the release");
+    Some(dir)
+}
+
+#[test]
+fn the_agent_daemonset_carries_the_charts_default_at_its_values_line() {
+    let Some(repo) = homelab_with_real_cilium("cilium-default") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_fluxgate"))
+        .args(["check", "--format", "json", "--env", "dev"])
+        .arg(&repo)
+        .output()
+        .expect("fluxgate runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let findings = report["diagnostics"].as_array().expect("diagnostics");
+    let blast: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|d| d["rule"] == "rollout-blast-radius")
+        .collect();
+    assert_eq!(blast.len(), 1, "{findings:#?}");
+    let d = blast[0];
+    assert!(
+        d["message"].as_str().is_some_and(
+            |m| m.contains("DaemonSet kube-system/cilium ") && m.contains("maxUnavailable 2")
+        ),
+        "{d:#}"
+    );
+    // The fix goes into the release; the chart's values.yaml line that set 2 is beside it.
+    assert_eq!(d["file"], "platform/cilium/helmrelease.yaml", "{d:#}");
+    let related = d["related"].as_array().expect("related");
+    assert!(
+        related
+            .iter()
+            .any(|r| r["file"] == "charts/cilium-1.17.18/values.yaml" && r["line"] == 380),
+        "{d:#}"
+    );
+    // Nothing else the chart installs is an error on this platform.
+    let errors: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|d| d["severity"] == "error" && d["rule"] != "rollout-blast-radius")
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // `render` prints what the chart installs, with origins.
+    let render = Command::new(env!("CARGO_BIN_EXE_fluxgate"))
+        .args([
+            "render",
+            "--env",
+            "dev",
+            "--kind",
+            "DaemonSet",
+            "--name",
+            "kube-system/cilium",
+            "--origins",
+        ])
+        .arg(&repo)
+        .output()
+        .expect("fluxgate runs");
+    let text = String::from_utf8_lossy(&render.stdout);
+    assert!(
+        text.contains("maxUnavailable: 2 # charts/cilium-1.17.18/values.yaml:380"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&repo);
+}
