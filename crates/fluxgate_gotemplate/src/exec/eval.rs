@@ -1,41 +1,45 @@
 //! Evaluating pipelines, commands and operands: variables, constants, field chains on maps
 //! and objects (with `missingkey` and the Helm-style map methods), parenthesized pipelines.
+//! Each value comes with its origin ([`Prov`]), which is `None` unless the run traces.
 
-use super::{At, MissingKey, R, State};
 use super::call::nil_for_missing;
+use super::prov::{Prov, TV};
+use super::{At, MissingKey, R, State};
 use crate::ast::{Arg, Command, Pipe};
 use crate::format::quote;
 use crate::value::Value;
 
 impl State<'_> {
-    pub(super) fn eval_pipeline(&mut self, dot: &Value, pipe: &Pipe) -> R<Value> {
-        let mut value: Option<Value> = None;
+    pub(super) fn eval_pipeline(&mut self, dot: &Value, pipe: &Pipe) -> R<TV> {
+        let mut value: Option<TV> = None;
         for cmd in &pipe.cmds {
             value = Some(self.eval_command(dot, cmd, value)?);
         }
+        let (value, prov) = value.unwrap_or_default();
         // Go unwraps the interface at the end of a pipeline: a nil becomes no value.
-        let value = match value.unwrap_or_default() {
+        let value = match value {
             Value::Nil => Value::Missing,
             v => v,
         };
         for name in &pipe.decl {
             if pipe.is_assign {
-                self.set_var(name, value.clone());
+                self.set_var(name, value.clone(), prov.clone());
             } else {
-                self.vars.push((name.clone(), value.clone()));
+                self.vars.push((name.clone(), value.clone(), prov.clone()));
             }
         }
-        Ok(value)
+        Ok((value, prov))
     }
 
-    fn eval_command(&mut self, dot: &Value, cmd: &Command, fin: Option<Value>) -> R<Value> {
+    fn eval_command(&mut self, dot: &Value, cmd: &Command, fin: Option<TV>) -> R<TV> {
         let first = &cmd.args[0];
         let rest = &cmd.args[1..];
         let pos = cmd.arg_pos.first().copied().unwrap_or(cmd.pos);
         match first {
             Arg::Ident(name) => self.eval_function(dot, name, cmd, fin),
             Arg::Field(fields) => {
-                self.eval_chain(dot, dot.clone(), fields, first, pos, cmd, fin.as_ref())
+                let recv = (dot.clone(), self.dot_prov.clone());
+                self.eval_chain(dot, recv, fields, first, pos, cmd, fin.as_ref())
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
@@ -46,12 +50,7 @@ impl State<'_> {
                 self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
             }
             Arg::Chain(inner, fields) => {
-                let v = self.eval_arg(dot, inner, pos)?;
-                let v = if matches!(v, Value::Nil) {
-                    Value::Missing
-                } else {
-                    v
-                };
+                let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
                 self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
             }
             Arg::Pipe(p) => {
@@ -65,7 +64,7 @@ impl State<'_> {
         }
     }
 
-    fn not_a_function(&self, cmd: &Command, rest: &[Arg], fin: Option<&Value>) -> R<()> {
+    fn not_a_function(&self, cmd: &Command, rest: &[Arg], fin: Option<&TV>) -> R<()> {
         if !rest.is_empty() || fin.is_some() {
             return Err(self.error(
                 At {
@@ -79,26 +78,28 @@ impl State<'_> {
     }
 
     /// Evaluates an argument (not in function position).
-    pub(super) fn eval_arg(&mut self, dot: &Value, arg: &Arg, pos: usize) -> R<Value> {
+    pub(super) fn eval_arg(&mut self, dot: &Value, arg: &Arg, pos: usize) -> R<TV> {
         let single = || Command {
             pos,
             args: vec![arg.clone()],
             arg_pos: vec![pos],
         };
         Ok(match arg {
-            Arg::Dot => dot.clone(),
-            Arg::Nil => Value::Nil,
-            Arg::Bool(b) => Value::Bool(*b),
-            Arg::Str(s, _) => Value::String(s.clone()),
+            Arg::Dot => (dot.clone(), self.dot_prov.clone()),
+            Arg::Nil => (Value::Nil, Prov::None),
+            Arg::Bool(b) => (Value::Bool(*b), self.at(pos)),
+            Arg::Str(s, _) => (Value::String(s.clone()), self.at(pos)),
             Arg::Number(n) => {
-                if n.is_float_syntax && !n.is_char || n.int.is_none() {
+                let v = if n.is_float_syntax && !n.is_char || n.int.is_none() {
                     Value::Float(n.float.unwrap_or(0.0))
                 } else {
                     Value::Int(n.int.unwrap_or(0))
-                }
+                };
+                (v, self.at(pos))
             }
             Arg::Field(fields) => {
-                self.eval_chain(dot, dot.clone(), fields, arg, pos, &single(), None)?
+                let recv = (dot.clone(), self.dot_prov.clone());
+                self.eval_chain(dot, recv, fields, arg, pos, &single(), None)?
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
@@ -110,16 +111,23 @@ impl State<'_> {
             }
             Arg::Pipe(p) => self.eval_pipeline(dot, p)?,
             Arg::Chain(inner, fields) => {
-                let v = self.eval_arg(dot, inner, pos)?;
-                let v = if matches!(v, Value::Nil) {
-                    Value::Missing
-                } else {
-                    v
-                };
+                let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
                 self.eval_chain(dot, v, fields, arg, pos, &single(), None)?
             }
             Arg::Ident(name) => self.eval_function(dot, name, &single(), None)?,
         })
+    }
+
+    /// The arguments of a method call: the command's, then the piped value.
+    fn method_args(&mut self, dot: &Value, cmd: &Command, fin: Option<&TV>) -> R<Vec<Value>> {
+        let mut argv = Vec::new();
+        for (a, p) in cmd.args[1..].iter().zip(&cmd.arg_pos[1..]) {
+            argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?.0));
+        }
+        if let Some((f, _)) = fin {
+            argv.push(nil_for_missing(f.clone()));
+        }
+        Ok(argv)
     }
 
     /// A field chain `.a.b.c` on `receiver`; the last field gets `args` and `fin` (a method
@@ -128,14 +136,15 @@ impl State<'_> {
     fn eval_chain(
         &mut self,
         dot: &Value,
-        receiver: Value,
+        receiver: TV,
         fields: &[String],
         node: &Arg,
         at_pos: usize,
         cmd: &Command,
-        fin: Option<&Value>,
-    ) -> R<Value> {
-        let mut cur = receiver;
+        fin: Option<&TV>,
+    ) -> R<TV> {
+        let (mut cur, mut prov) = receiver;
+        let tracing = self.trace.is_some();
         let args = &cmd.args[1..];
         let last = fields.len().saturating_sub(1);
         // The receiver of the first step is a concrete value; later ones come out of maps.
@@ -173,18 +182,17 @@ impl State<'_> {
                     if let (false, Some(method)) =
                         (has_key, self.set.map_methods.get(name.as_str()))
                     {
-                        let mut argv = Vec::new();
-                        if is_last {
-                            for (a, p) in args.iter().zip(&cmd.arg_pos[1..]) {
-                                argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?));
-                            }
-                            if let Some(f) = fin {
-                                argv.push(nil_for_missing(f.clone()));
-                            }
-                        }
+                        let argv = if is_last {
+                            self.method_args(dot, cmd, fin)?
+                        } else {
+                            Vec::new()
+                        };
                         let recv = cur.clone();
                         cur = method(&recv, &argv)
                             .map_err(|e| err(self, format!("error calling {name}: {e}")))?;
+                        if tracing {
+                            prov = self.step_prov(&prov, name, &cur);
+                        }
                         from_map = true;
                         continue;
                     }
@@ -212,15 +220,11 @@ impl State<'_> {
                 Value::Object(o) => {
                     let o = o.clone();
                     if o.has_method(name) {
-                        let mut argv = Vec::new();
-                        if is_last {
-                            for (a, p) in args.iter().zip(&cmd.arg_pos[1..]) {
-                                argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?));
-                            }
-                            if let Some(f) = fin {
-                                argv.push(nil_for_missing(f.clone()));
-                            }
-                        }
+                        let argv = if is_last {
+                            self.method_args(dot, cmd, fin)?
+                        } else {
+                            Vec::new()
+                        };
                         match o.call(name, &argv) {
                             Some(Ok(v)) => v,
                             Some(Err(e)) => {
@@ -263,8 +267,18 @@ impl State<'_> {
                     ));
                 }
             };
+            if tracing {
+                prov = self.step_prov(&prov, name, &cur);
+            }
             from_map = true;
         }
-        Ok(cur)
+        Ok((cur, prov))
+    }
+}
+
+fn nil_as_missing((v, p): TV) -> TV {
+    match v {
+        Value::Nil => (Value::Missing, p),
+        v => (v, p),
     }
 }

@@ -62,7 +62,7 @@ pub fn parse(
 /// Whether a tree holds only whitespace text (Go keeps an earlier definition over it).
 pub fn is_empty_tree(list: &List) -> bool {
     list.iter()
-        .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+        .all(|n| matches!(n, Node::Text(t, _) if t.trim().is_empty()))
 }
 
 struct Parser<'a> {
@@ -144,7 +144,7 @@ impl Parser<'_> {
                     }
                     return self.fail("unexpected EOF", t.pos);
                 }
-                Tok::Text(s) => list.push(Node::Text(Rc::from(s))),
+                Tok::Text(s) => list.push(Node::Text(Rc::from(s), t.pos)),
                 Tok::LeftDelim => {
                     let kw = self.peek_non_space().clone();
                     if let Tok::Ident(word) = &kw.tok {
