@@ -230,3 +230,6 @@ impl Templates {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod provenance_tests;

@@ -249,7 +249,19 @@ pub(crate) fn map_edit(
         Trace::Quote => quote_map(input, spans, output, added),
         _ => None,
     };
-    mapped.unwrap_or_else(|| align(input, spans, output, added))
+    merge(mapped.unwrap_or_else(|| align(input, spans, output, added)))
+}
+
+/// Joins neighbouring spans of one origin.
+fn merge(spans: Vec<Span>) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if last.end == s.start && last.origin == s.origin => last.end = s.end,
+            _ => out.push(s),
+        }
+    }
+    out
 }
 
 /// `indent`/`nindent`: the output is an optional newline, then the input with `pad` before
@@ -420,8 +432,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("\n", &t(9)),
-                ("  ", &t(9)),
+                ("\n  ", &t(9)),
                 ("a: 1", &v("a")),
                 ("\n", &v("b")),
                 ("  ", &t(9)),
