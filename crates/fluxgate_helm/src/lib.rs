@@ -24,6 +24,7 @@ mod chart;
 pub mod convert;
 mod helmignore;
 mod objects;
+mod output;
 mod render;
 mod request;
 pub mod setvals;
@@ -32,8 +33,9 @@ mod toml;
 pub mod values;
 
 pub use chart::{Chart, Dependency};
-pub use render::{helm_funcs, template};
-pub use request::{Request, run, user_values};
+pub use output::{Manifest, Notes, Rendered, Span, SpanOrigin, render_manifests, template};
+pub use render::helm_funcs;
+pub use request::{Request, run, run_manifests, user_values};
 
 use fluxgate_gotemplate::Value;
 
@@ -53,7 +55,19 @@ pub enum Error {
     /// Values cannot be read or coalesced.
     #[error("{0}")]
     Values(String),
-    /// A template failed to parse or execute (Helm's text).
+    /// A template failed to parse or execute: where Helm reports it (the file parsed or the
+    /// outermost action executing; 1-based line, 1-based column in characters), the
+    /// innermost cause (a `required`/`fail` message, Go's executor message), and Helm's
+    /// text, which is what this error prints.
+    #[error("{text}")]
+    Template {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+        text: String,
+    },
+    /// A render failed without a position (Helm's text): a depth or size bound.
     #[error("{0}")]
     Render(String),
     /// A bad option.
