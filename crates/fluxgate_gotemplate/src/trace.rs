@@ -180,36 +180,37 @@ impl Traced {
         if pat.is_empty() || !self.text.contains(pat) {
             return;
         }
-        // The removed ranges in order; `map` moves an offset left by what was removed before.
+        // The removed ranges in order. Span ends and starts come in increasing order, so one
+        // cursor over the cuts moves each left by what was removed before it.
         let cuts: Vec<(usize, usize)> = self
             .text
             .match_indices(pat)
             .map(|(i, m)| (i, i + m.len()))
             .collect();
-        let map = |pos: usize| {
-            let mut removed = 0;
-            for &(a, b) in &cuts {
-                if b <= pos {
-                    removed += b - a;
-                } else if a < pos {
-                    removed += pos - a;
-                } else {
-                    break;
+        let mut next = 0;
+        let mut removed = 0;
+        let mut map = |pos: usize| {
+            while let Some(&(a, b)) = cuts.get(next) {
+                if b > pos {
+                    return pos - removed - pos.saturating_sub(a);
                 }
+                removed += b - a;
+                next += 1;
             }
             pos - removed
         };
-        self.spans = std::mem::take(&mut self.spans)
-            .into_iter()
-            .filter_map(|s| {
-                let (start, end) = (map(s.start), map(s.end));
-                (start < end).then_some(Span {
+        let mut spans = Vec::with_capacity(self.spans.len());
+        for s in std::mem::take(&mut self.spans) {
+            let (start, end) = (map(s.start), map(s.end));
+            if start < end {
+                spans.push(Span {
                     start,
                     end,
                     origin: s.origin,
-                })
-            })
-            .collect();
+                });
+            }
+        }
+        self.spans = spans;
         self.text = self.text.replace(pat, "");
     }
 }

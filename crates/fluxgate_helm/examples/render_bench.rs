@@ -74,7 +74,6 @@ fn main() {
     println!("total: template {total_plain:.2} ms, render_manifests {total_traced:.2} ms");
 }
 
-#[allow(clippy::needless_pass_by_value)] // kept small for the timing closure
 fn traced_render(chart: &Chart, opts: &Options) {
-    let _ = (chart, opts);
+    let _ = fluxgate_helm::render_manifests(chart.clone(), opts);
 }
