@@ -199,7 +199,12 @@ impl Templates {
 
     /// [`Templates::execute`], with the origin of each piece of the output: literal text at
     /// its template line, values below `tracer`'s roots by their paths.
-    pub fn execute_traced(&self, name: &str, data: &Value, tracer: &Tracer) -> Result<Traced, Error> {
+    pub fn execute_traced(
+        &self,
+        name: &str,
+        data: &Value,
+        tracer: &Tracer,
+    ) -> Result<Traced, Error> {
         let t = self
             .get(name)
             .ok_or_else(|| Error::NoTemplate(name.to_string()))?;

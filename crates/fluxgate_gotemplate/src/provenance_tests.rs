@@ -17,24 +17,38 @@ fn funcs() -> Funcs {
         c.execute_text("gotpl", &text, &a[1]).map(Value::from)
     });
     f.insert("default", Arity::Exact(2), |_, a| {
-        Ok(if a[1].truthy() { a[1].clone() } else { a[0].clone() })
+        Ok(if a[1].truthy() {
+            a[1].clone()
+        } else {
+            a[0].clone()
+        })
     });
     f.insert("quote", Arity::Exact(1), |_, a| {
-        Ok(Value::from(format!("\"{}\"", crate::format::sprint_value(&a[0]))))
+        Ok(Value::from(format!(
+            "\"{}\"",
+            crate::format::sprint_value(&a[0])
+        )))
     });
     f.insert("nindent", Arity::Exact(2), |_, a| {
         let pad = " ".repeat(usize::try_from(a[0].as_int().unwrap_or(0)).unwrap_or(0));
         let s = crate::format::sprint_value(&a[1]);
-        Ok(Value::from(format!("\n{pad}{}", s.replace('\n', &format!("\n{pad}")))))
+        Ok(Value::from(format!(
+            "\n{pad}{}",
+            s.replace('\n', &format!("\n{pad}"))
+        )))
     });
     f.insert("trim", Arity::Exact(1), |_, a| {
-        Ok(Value::from(crate::format::sprint_value(&a[0]).trim().to_string()))
+        Ok(Value::from(
+            crate::format::sprint_value(&a[0]).trim().to_string(),
+        ))
     });
     f.insert("toString", Arity::Exact(1), |_, a| {
         Ok(Value::from(crate::format::sprint_value(&a[0])))
     });
     f.insert("upper", Arity::Exact(1), |_, a| {
-        Ok(Value::from(crate::format::sprint_value(&a[0]).to_uppercase()))
+        Ok(Value::from(
+            crate::format::sprint_value(&a[0]).to_uppercase(),
+        ))
     });
     for (name, trace) in [
         ("include", Trace::Include),
@@ -52,15 +66,24 @@ fn funcs() -> Funcs {
 
 fn values() -> Value {
     let yaml_like = BTreeMap::from([
-        ("a".to_string(), Value::map(BTreeMap::from([("b".to_string(), Value::Int(2))]))),
-        ("m".to_string(), Value::map(BTreeMap::from([
-            ("x".to_string(), Value::str("ex")),
-            ("k.8s".to_string(), Value::str("dotted")),
-        ]))),
-        ("list".to_string(), Value::list(vec![
-            Value::map(BTreeMap::from([("name".to_string(), Value::str("one"))])),
-            Value::map(BTreeMap::from([("name".to_string(), Value::str("two"))])),
-        ])),
+        (
+            "a".to_string(),
+            Value::map(BTreeMap::from([("b".to_string(), Value::Int(2))])),
+        ),
+        (
+            "m".to_string(),
+            Value::map(BTreeMap::from([
+                ("x".to_string(), Value::str("ex")),
+                ("k.8s".to_string(), Value::str("dotted")),
+            ])),
+        ),
+        (
+            "list".to_string(),
+            Value::list(vec![
+                Value::map(BTreeMap::from([("name".to_string(), Value::str("one"))])),
+                Value::map(BTreeMap::from([("name".to_string(), Value::str("two"))])),
+            ]),
+        ),
         ("y".to_string(), Value::str("why")),
         ("empty".to_string(), Value::str("")),
         ("text".to_string(), Value::str("lit-{{ .Values.y }}")),
@@ -78,15 +101,25 @@ fn spans(texts: &[(&str, &str)]) -> (String, Vec<(String, String)>) {
     let vals = values();
     let data = Value::map(BTreeMap::from([
         ("Values".to_string(), vals.clone()),
-        ("Release".to_string(), Value::map(BTreeMap::from([("Name".to_string(), Value::str("rel"))]))),
+        (
+            "Release".to_string(),
+            Value::map(BTreeMap::from([("Name".to_string(), Value::str("rel"))])),
+        ),
     ]));
     let mut tracer = Tracer::new();
     tracer.add_root(&vals, "");
     let Traced { text, spans } = set.execute_traced("main", &data, &tracer).unwrap();
-    assert_eq!(text, set.execute("main", &data).unwrap(), "tracing changes nothing");
+    assert_eq!(
+        text,
+        set.execute("main", &data).unwrap(),
+        "tracing changes nothing"
+    );
     let mut end = 0;
     for s in &spans {
-        assert!(s.start >= end && s.start < s.end && s.end <= text.len(), "{spans:?}");
+        assert!(
+            s.start >= end && s.start < s.end && s.end <= text.len(),
+            "{spans:?}"
+        );
         end = s.end;
     }
     let shown = spans
@@ -103,13 +136,23 @@ fn spans(texts: &[(&str, &str)]) -> (String, Vec<(String, String)>) {
 }
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
-    v.iter().map(|(a, b)| ((*a).to_string(), (*b).to_string())).collect()
+    v.iter()
+        .map(|(a, b)| ((*a).to_string(), (*b).to_string()))
+        .collect()
 }
 
 #[test]
 fn literal_text_has_the_line_of_each_byte() {
     let (_, got) = spans(&[("main", "a: 1\n{{- /* c */}}\nb: 2\nc: 3")]);
-    assert_eq!(got, pairs(&[("a: 1", "main:1:1"), ("\n", "main:2:14"), ("b: 2\n", "main:3:1"), ("c: 3", "main:4:1")]));
+    assert_eq!(
+        got,
+        pairs(&[
+            ("a: 1", "main:1:1"),
+            ("\n", "main:2:14"),
+            ("b: 2\n", "main:3:1"),
+            ("c: 3", "main:4:1")
+        ])
+    );
 }
 
 #[test]
@@ -155,7 +198,10 @@ fn range_items_keep_their_paths() {
 
 #[test]
 fn default_names_the_value_or_the_literal() {
-    let (_, got) = spans(&[("main", "{{ default \"d\" .Values.y }}\n{{ default \"d\" .Values.nope }}\n{{ .Values.empty | default \"e\" }}")]);
+    let (_, got) = spans(&[(
+        "main",
+        "{{ default \"d\" .Values.y }}\n{{ default \"d\" .Values.nope }}\n{{ .Values.empty | default \"e\" }}",
+    )]);
     assert_eq!(
         got,
         pairs(&[
@@ -192,9 +238,15 @@ fn include_keeps_the_included_spans_through_edits() {
     let helpers = "{{- define \"lbl\" -}}\napp: {{ .Values.y }}\nfixed: x\n{{- end }}";
     let (text, got) = spans(&[
         ("_helpers.tpl", helpers),
-        ("main", "labels:{{ include \"lbl\" . | nindent 2 }}\nq: {{ include \"lbl\" . | trim | quote }}"),
+        (
+            "main",
+            "labels:{{ include \"lbl\" . | nindent 2 }}\nq: {{ include \"lbl\" . | trim | quote }}",
+        ),
     ]);
-    assert!(text.starts_with("labels:\n  app: why\n  fixed: x\nq: \""), "{text}");
+    assert!(
+        text.starts_with("labels:\n  app: why\n  fixed: x\nq: \""),
+        "{text}"
+    );
     assert_eq!(
         got[..8],
         pairs(&[
@@ -226,24 +278,37 @@ fn include_keeps_the_included_spans_through_edits() {
 fn tpl_text_from_values_points_at_the_values() {
     let (text, got) = spans(&[("main", "v: {{ tpl .Values.text . }}")]);
     assert_eq!(text, "v: lit-why");
-    assert_eq!(got, pairs(&[("v: ", "main:1:1"), ("lit-", "=text"), ("why", "=y")]));
+    assert_eq!(
+        got,
+        pairs(&[("v: ", "main:1:1"), ("lit-", "=text"), ("why", "=y")])
+    );
 }
 
 #[test]
 fn exec_errors_name_each_step() {
     let mut set = Templates::new(funcs());
-    set.parse("_h.tpl", "{{ define \"x\" }}\n  {{ .a.b.c }}{{ end }}").unwrap();
+    set.parse("_h.tpl", "{{ define \"x\" }}\n  {{ .a.b.c }}{{ end }}")
+        .unwrap();
     set.parse("main", "x: {{ include \"x\" .Values }}").unwrap();
     let data = Value::map(BTreeMap::from([("Values".to_string(), Value::Nil)]));
     set.missing_key = crate::MissingKey::Zero;
     let err = set.execute("main", &data).unwrap_err();
     let frames = err.frames();
     assert_eq!(frames.len(), 2, "{err}");
-    assert_eq!((frames[0].file.as_str(), frames[0].line, frames[0].column), ("main", 1, 7));
-    assert_eq!((frames[1].file.as_str(), frames[1].line, frames[1].column), ("_h.tpl", 2, 8));
+    assert_eq!(
+        (frames[0].file.as_str(), frames[0].line, frames[0].column),
+        ("main", 1, 7)
+    );
+    assert_eq!(
+        (frames[1].file.as_str(), frames[1].line, frames[1].column),
+        ("_h.tpl", 2, 8)
+    );
     assert_eq!(frames[1].message, "nil pointer evaluating interface {}.a");
     assert!(err.to_string().starts_with("template: main:1:6: executing \"main\" at <include \"x\" .Values>: error calling include: template: _h.tpl:2:7:"), "{err}");
     let perr = set.parse("bad", "ok\n  {{ .x ").unwrap_err();
     let p = perr.position().unwrap();
-    assert_eq!((p.line, p.column, p.message.as_str()), (2, 9, "unclosed action"));
+    assert_eq!(
+        (p.line, p.column, p.message.as_str()),
+        (2, 9, "unclosed action")
+    );
 }

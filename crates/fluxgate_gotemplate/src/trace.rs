@@ -167,6 +167,7 @@ impl Traced {
     }
 
     /// The text of `start..end` with its spans, cut at the ends.
+    #[must_use]
     pub fn slice(&self, start: usize, end: usize) -> Traced {
         Traced {
             text: self.text.get(start..end).unwrap_or_default().to_string(),
@@ -429,7 +430,10 @@ mod tests {
         ];
         let out = map_edit(Trace::Indent, "a: 1\nb:2", &spans, "\n  a: 1\n  b:2", &t(9));
         let text = "\n  a: 1\n  b:2";
-        let got: Vec<(&str, &Origin)> = out.iter().map(|s| (&text[s.start..s.end], &s.origin)).collect();
+        let got: Vec<(&str, &Origin)> = out
+            .iter()
+            .map(|s| (&text[s.start..s.end], &s.origin))
+            .collect();
         assert_eq!(
             got,
             vec![

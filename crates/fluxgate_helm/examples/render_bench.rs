@@ -14,8 +14,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn options() -> Options {
-    let values = fluxgate_helm::values::parse_values("hubble:\n  tls:\n    auto:\n      method: cronJob\n")
-        .unwrap_or_else(|_| fluxgate_gotemplate::Value::empty_map());
+    let values =
+        fluxgate_helm::values::parse_values("hubble:\n  tls:\n    auto:\n      method: cronJob\n")
+            .unwrap_or_else(|_| fluxgate_gotemplate::Value::empty_map());
     Options {
         release_name: "rel".into(),
         namespace: "ns".into(),

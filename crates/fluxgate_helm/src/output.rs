@@ -104,7 +104,11 @@ pub enum SpanOrigin {
     /// argument of `default`, `.Release.Name`): the chart-relative file
     /// (`cilium/templates/_helpers.tpl`), 1-based line and 1-based column (characters).
     /// A file of `crds/` points at its own lines.
-    Template { file: String, line: u32, column: u32 },
+    Template {
+        file: String,
+        line: u32,
+        column: u32,
+    },
     /// Text produced from a chart value: its dotted path in the top-level values
     /// (`updateStrategy.rollingUpdate.maxUnavailable`, `a[0].b`, a dot in a key as `\.`; a
     /// subchart's `.Values.x` is `<alias-or-name>.x`, globals `global.x`). A map or list
@@ -283,7 +287,11 @@ fn assemble(chart: &Chart, files: Vec<(String, Traced)>, opts: &Options, trace: 
     if opts.include_crds || trace {
         for (path, data) in crds(chart, &chart.name) {
             let kind = if trace { head(&data).0 } else { String::new() };
-            let spans = if trace { file_spans(&path, &data) } else { Vec::new() };
+            let spans = if trace {
+                file_spans(&path, &data)
+            } else {
+                Vec::new()
+            };
             manifests.push(Manifest {
                 source: path,
                 text: data,

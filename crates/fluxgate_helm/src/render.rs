@@ -79,17 +79,50 @@ pub fn helm_funcs(seed: u64) -> Funcs {
 const TRACES: &[(&[&str], Trace)] = &[
     (
         &[
-            "toString", "toStrings", "int", "int64", "float64", "atoi", "toDecimal", "toYaml",
-            "mustToYaml", "toYamlPretty", "toJson", "mustToJson", "toPrettyJson",
-            "mustToPrettyJson", "toRawJson", "mustToRawJson", "toToml", "b64enc", "b64dec",
-            "b32enc", "b32dec", "upper", "lower", "title", "untitle", "snakecase", "kebabcase",
-            "camelcase", "required", "deepCopy", "mustDeepCopy",
+            "toString",
+            "toStrings",
+            "int",
+            "int64",
+            "float64",
+            "atoi",
+            "toDecimal",
+            "toYaml",
+            "mustToYaml",
+            "toYamlPretty",
+            "toJson",
+            "mustToJson",
+            "toPrettyJson",
+            "mustToPrettyJson",
+            "toRawJson",
+            "mustToRawJson",
+            "toToml",
+            "b64enc",
+            "b64dec",
+            "b32enc",
+            "b32dec",
+            "upper",
+            "lower",
+            "title",
+            "untitle",
+            "snakecase",
+            "kebabcase",
+            "camelcase",
+            "required",
+            "deepCopy",
+            "mustDeepCopy",
         ],
         Trace::Last,
     ),
     (&["indent", "nindent"], Trace::Indent),
     (
-        &["trim", "trimAll", "trimSuffix", "trimPrefix", "trunc", "substr"],
+        &[
+            "trim",
+            "trimAll",
+            "trimSuffix",
+            "trimPrefix",
+            "trunc",
+            "substr",
+        ],
         Trace::Piece,
     ),
     (&["quote", "squote"], Trace::Quote),
@@ -362,7 +395,10 @@ fn template_error(e: &fluxgate_gotemplate::Error, text: String) -> Error {
     let Some(at) = e.position() else {
         return Error::Render(text);
     };
-    let cause = e.frames().last().map_or(at.message.as_str(), |f| f.message.as_str());
+    let cause = e
+        .frames()
+        .last()
+        .map_or(at.message.as_str(), |f| f.message.as_str());
     let message = match (cause.find(WARN_START), cause.rfind(WARN_END)) {
         (Some(s), Some(end)) if s + WARN_START.len() <= end => {
             cause[s + WARN_START.len()..end].to_string()

@@ -33,13 +33,13 @@ const STACK: usize = 256 << 20;
 
 /// Renders `req`: what `helm template` prints.
 pub fn run(req: &Request) -> Result<String, Error> {
-    on_render_thread(req, |chart, opts| crate::template(chart, opts))
+    on_render_thread(req, crate::template)
 }
 
 /// Renders `req` into documents with the origins of their pieces
 /// ([`crate::render_manifests`]).
 pub fn run_manifests(req: &Request) -> Result<Rendered, Error> {
-    on_render_thread(req, |chart, opts| crate::render_manifests(chart, opts))
+    on_render_thread(req, crate::render_manifests)
 }
 
 fn on_render_thread<T: Send + 'static>(

@@ -334,7 +334,10 @@ fn helm_template_matches_helm() {
         "{TEST}: render_manifests reassembles template() on {}/{total} cases",
         cases.len() - reassembly.len()
     );
-    assert!(reassembly.is_empty(), "render_manifests differs from template(): {reassembly:#?}");
+    assert!(
+        reassembly.is_empty(),
+        "render_manifests differs from template(): {reassembly:#?}"
+    );
 }
 
 /// Whether the documents of `render_manifests` print as `template()` printed `ours`, byte for
@@ -348,7 +351,13 @@ fn reassembly_problem(
     let rendered = match (traced, ours) {
         (Ok(r), Ok(_)) => r,
         (Err(a), Err(b)) if a.to_string() == b.to_string() => return None,
-        (a, b) => return Some(format!("outcomes differ: {:?} / {:?}", a.err(), b.as_ref().err())),
+        (a, b) => {
+            return Some(format!(
+                "outcomes differ: {:?} / {:?}",
+                a.err(),
+                b.as_ref().err()
+            ));
+        }
     };
     let Ok(expected) = ours else { return None };
     let mut body = String::new();
@@ -356,7 +365,12 @@ fn reassembly_problem(
     for m in &rendered.manifests {
         let mut end = 0;
         for s in &m.spans {
-            if s.start < end || s.start >= s.end || s.end > m.text.len() || !m.text.is_char_boundary(s.start) || !m.text.is_char_boundary(s.end) {
+            if s.start < end
+                || s.start >= s.end
+                || s.end > m.text.len()
+                || !m.text.is_char_boundary(s.start)
+                || !m.text.is_char_boundary(s.end)
+            {
                 return Some(format!("{}: bad span {s:?}", m.source));
             }
             end = s.end;
@@ -364,7 +378,11 @@ fn reassembly_problem(
         if m.crd && !req.include_crds {
             continue;
         }
-        let out = if m.hook.is_some() { &mut hooks } else { &mut body };
+        let out = if m.hook.is_some() {
+            &mut hooks
+        } else {
+            &mut body
+        };
         out.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.text));
     }
     if body.is_empty() {

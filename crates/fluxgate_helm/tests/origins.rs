@@ -28,7 +28,9 @@ fn cilium(corpus: &Path, set: &[&str]) -> Vec<Manifest> {
 fn origin_of(manifests: &[Manifest], needle: &str) -> (SpanOrigin, String) {
     let ds = manifests
         .iter()
-        .find(|m| m.source == "cilium/templates/cilium-agent/daemonset.yaml" && m.kind == "DaemonSet")
+        .find(|m| {
+            m.source == "cilium/templates/cilium-agent/daemonset.yaml" && m.kind == "DaemonSet"
+        })
         .expect("the agent DaemonSet");
     let at = ds.text.find(needle).expect("needle in the DaemonSet");
     let span = ds
@@ -36,7 +38,10 @@ fn origin_of(manifests: &[Manifest], needle: &str) -> (SpanOrigin, String) {
         .iter()
         .find(|s| s.start <= at && at + needle.len() <= s.end)
         .unwrap_or_else(|| panic!("no span covers {needle:?}: {:?}", ds.spans));
-    (span.origin.clone(), ds.text[span.start..span.end].to_string())
+    (
+        span.origin.clone(),
+        ds.text[span.start..span.end].to_string(),
+    )
 }
 
 #[test]

@@ -62,7 +62,9 @@ impl State<'_> {
         }
         match (prev, container, key) {
             (Prov::Path(p), Value::List(_), _) => Prov::Path(Rc::from(join_index(p, i))),
-            (Prov::Path(p), Value::Map(_), Value::String(k)) => Prov::Path(Rc::from(join_key(p, k))),
+            (Prov::Path(p), Value::Map(_), Value::String(k)) => {
+                Prov::Path(Rc::from(join_key(p, k)))
+            }
             (Prov::At(..), Value::List(_) | Value::Map(_), _) => prev.clone(),
             _ => Prov::None,
         }

@@ -9,7 +9,6 @@ use crate::ast::{Arg, Command, Number, Pipe};
 use crate::lex::Tok;
 
 impl Parser<'_> {
-
     /// A pipeline up to `}}` (or `)` when `in_paren`-like contexts call [`Parser::paren`]).
     pub(super) fn pipeline(&mut self, context: &str, multi_decl: bool) -> R<Pipe> {
         self.pipeline_until(context, multi_decl, &Tok::RightDelim)
