@@ -269,7 +269,25 @@ fn merge(spans: Vec<Span>) -> Vec<Span> {
 /// `indent`/`nindent`: the output is an optional newline, then the input with `pad` before
 /// each line.
 fn indent_map(input: &str, spans: &[Span], output: &str, added: &Origin) -> Option<Vec<Span>> {
-    let lead = usize::from(output.starts_with('\n') && !input.starts_with('\n'));
+    // `nindent` puts a newline first, `indent` does not; an input that starts with one
+    // leaves both possible.
+    indent_map_lead(
+        input,
+        spans,
+        output,
+        added,
+        usize::from(output.starts_with('\n')),
+    )
+    .or_else(|| indent_map_lead(input, spans, output, added, 0))
+}
+
+fn indent_map_lead(
+    input: &str,
+    spans: &[Span],
+    output: &str,
+    added: &Origin,
+    lead: usize,
+) -> Option<Vec<Span>> {
     let lines = input.matches('\n').count() + 1;
     let extra = output.len().checked_sub(input.len() + lead)?;
     if extra % lines != 0 {
@@ -343,47 +361,64 @@ fn quote_map(input: &str, spans: &[Span], output: &str, added: &Origin) -> Optio
     Some(out)
 }
 
-/// Character by character: output characters equal to the next input ones keep the
-/// input's origin, the others are the function's. Exact when the function only inserts or
-/// only deletes text, approximate otherwise.
+/// Character by character, when the function only inserted text (the output holds the
+/// input in order) or only deleted some (the input holds the output in order): characters
+/// of the input keep their origin, inserted ones are the function's. Otherwise the whole
+/// output is the function's.
 pub(crate) fn align(input: &str, spans: &[Span], output: &str, added: &Origin) -> Vec<Span> {
-    let origin_at = |pos: usize| -> Option<&Origin> {
+    let origin_at = |pos: usize| -> &Origin {
         let i = spans.partition_point(|s| s.end <= pos);
-        spans.get(i).filter(|s| s.start <= pos).map(|s| &s.origin)
+        spans
+            .get(i)
+            .filter(|s| s.start <= pos)
+            .map_or(added, |s| &s.origin)
     };
     let mut out: Vec<Span> = Vec::new();
-    let mut inp = input.char_indices().peekable();
-    for (j, c) in output.char_indices() {
-        let end = j + c.len_utf8();
-        // Skip input characters that were deleted, looking a little ahead for `c`.
-        let mut found = None;
-        let mut look = inp.clone();
-        for _ in 0..64 {
-            match look.next() {
-                Some((i, d)) if d == c => {
-                    found = Some(i);
-                    break;
-                }
-                Some(_) => {}
-                None => break,
+    let mut push = |start: usize, end: usize, origin: &Origin| match out.last_mut() {
+        Some(last) if last.end == start && &last.origin == origin => last.end = end,
+        _ => out.push(Span {
+            start,
+            end,
+            origin: origin.clone(),
+        }),
+    };
+    if output.len() >= input.len() {
+        // Insertions: each output character is the next input one, or inserted.
+        let mut inp = input.char_indices().peekable();
+        let mut plan = Vec::new();
+        for (j, c) in output.char_indices() {
+            let from = inp.next_if(|&(_, d)| d == c).map(|(i, _)| i);
+            plan.push((j, j + c.len_utf8(), from));
+        }
+        if inp.peek().is_none() {
+            for (start, end, from) in plan {
+                push(start, end, from.map_or(added, origin_at));
+            }
+            return out;
+        }
+    } else {
+        // Deletions: each input character is the next output one, or deleted.
+        let mut outp = output.char_indices().peekable();
+        let mut plan = Vec::new();
+        for (i, c) in input.char_indices() {
+            if let Some((j, _)) = outp.next_if(|&(_, d)| d == c) {
+                plan.push((j, j + c.len_utf8(), i));
             }
         }
-        let origin = match found {
-            Some(i) => {
-                while inp.next_if(|&(k, _)| k < i).is_some() {}
-                inp.next();
-                origin_at(i).unwrap_or(added)
+        if outp.peek().is_none() {
+            for (start, end, from) in plan {
+                push(start, end, origin_at(from));
             }
-            None => added,
-        };
-        match out.last_mut() {
-            Some(last) if last.end == j && &last.origin == origin => last.end = end,
-            _ => out.push(Span {
-                start: j,
-                end,
-                origin: origin.clone(),
-            }),
+            return out;
         }
+    }
+    out.clear();
+    if !output.is_empty() {
+        out.push(Span {
+            start: 0,
+            end: output.len(),
+            origin: added.clone(),
+        });
     }
     out
 }
@@ -444,6 +479,33 @@ mod tests {
                 ("b:2", &v("b"))
             ]
         );
+    }
+
+    #[test]
+    fn nindent_zero_and_a_leading_newline() {
+        let spans = vec![Span {
+            start: 0,
+            end: 6,
+            origin: v("a"),
+        }];
+        let out = map_edit(Trace::Indent, "kind: ", &spans, "\nkind: ", &t(3));
+        assert_eq!((out[0].end, &out[0].origin), (1, &t(3)));
+        assert_eq!((out[1].start, out[1].end, &out[1].origin), (1, 7, &v("a")));
+        let out = map_edit(Trace::Indent, "\nx", &spans[..0], "\n  \n  x", &t(3));
+        let got: Vec<(usize, usize)> = out.iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(got, vec![(0, 3), (4, 6)]);
+        // Neither an insertion nor a deletion: the function's.
+        let out = map_edit(Trace::Last, "abc", &spans, "xyz", &t(3));
+        assert_eq!(
+            out,
+            vec![Span {
+                start: 0,
+                end: 3,
+                origin: t(3)
+            }]
+        );
+        let out = map_edit(Trace::Last, "a<no value>b", &spans, "ab", &t(3));
+        assert_eq!((out[0].start, out[0].end, &out[0].origin), (0, 1, &v("a")));
     }
 
     #[test]
