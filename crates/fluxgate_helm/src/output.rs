@@ -362,6 +362,152 @@ fn crds(chart: &Chart, path: &str) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
+    fn chart(files: &[(&str, &str)]) -> Chart {
+        let files = files
+            .iter()
+            .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
+            .collect();
+        Chart::from_files(files, "test").unwrap()
+    }
+
+    fn values_path(o: &SpanOrigin) -> Option<&str> {
+        match o {
+            SpanOrigin::Values { path } => Some(path),
+            SpanOrigin::Template { .. } => None,
+        }
+    }
+
+    /// The origin of the first span covering `needle` in `m`.
+    fn origin<'m>(m: &'m Manifest, needle: &str) -> &'m SpanOrigin {
+        let at = m.text.find(needle).unwrap();
+        &m.spans
+            .iter()
+            .find(|s| s.start <= at && at + needle.len() <= s.end)
+            .unwrap_or_else(|| panic!("{needle}: {:?}", m.spans))
+            .origin
+    }
+
+    #[test]
+    fn manifests_name_values_paths_of_subcharts_and_globals() {
+        let c = chart(&[
+            (
+                "Chart.yaml",
+                "apiVersion: v2\nname: top\nversion: 1.0.0\ndependencies:\n- name: sub\n  version: 1.0.0\n  alias: db\n",
+            ),
+            (
+                "values.yaml",
+                "global: {region: eu}\nport: 80\ndb: {size: 3}\n",
+            ),
+            (
+                "templates/cm.yaml",
+                "kind: ConfigMap\ndata:\n  port: {{ .Values.port | quote }}\n",
+            ),
+            (
+                "templates/hook.yaml",
+                "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n",
+            ),
+            ("crds/crd.yaml", "kind: CustomResourceDefinition\n"),
+            (
+                "charts/sub/Chart.yaml",
+                "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+            ),
+            ("charts/sub/values.yaml", "size: 1\n"),
+            (
+                "charts/sub/templates/s.yaml",
+                "kind: Secret\nsize: {{ .Values.size }}\nregion: {{ .Values.global.region }}\n",
+            ),
+        ]);
+        let opts = Options::default();
+        let r = render_manifests(c.clone(), &opts).unwrap();
+        let kinds: Vec<(&str, bool)> = r
+            .manifests
+            .iter()
+            .map(|m| (m.kind.as_str(), m.crd))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("CustomResourceDefinition", true),
+                ("Secret", false),
+                ("ConfigMap", false),
+                ("Job", false)
+            ]
+        );
+        assert_eq!(r.manifests[1].source, "top/charts/db/templates/s.yaml");
+        assert_eq!(values_path(origin(&r.manifests[1], "3")), Some("db.size"));
+        assert_eq!(
+            values_path(origin(&r.manifests[1], "eu")),
+            Some("global.region")
+        );
+        assert_eq!(values_path(origin(&r.manifests[2], "\"80\"")), Some("port"));
+        assert_eq!(
+            origin(&r.manifests[2], "data:"),
+            &SpanOrigin::Template {
+                file: "top/templates/cm.yaml".into(),
+                line: 2,
+                column: 1
+            }
+        );
+        // The documents print as template() prints them; CRDs only when asked.
+        let printed: String = r.manifests[1..]
+            .iter()
+            .map(|m| format!("---\n# Source: {}\n{}\n", m.source, m.text))
+            .collect();
+        assert_eq!(printed, template(c, &opts).unwrap());
+    }
+
+    #[test]
+    fn template_errors_are_data() {
+        let c = chart(&[
+            ("Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            (
+                "templates/_h.tpl",
+                "{{ define \"need\" }}\n{{ required \"x is required\" .Values.x }}{{ end }}",
+            ),
+            ("templates/a.yaml", "a: 1\nb: {{ include \"need\" . }}\n"),
+        ]);
+        let Err(Error::Template {
+            file,
+            line,
+            column,
+            message,
+            text,
+        }) = template(c, &Options::default())
+        else {
+            panic!("a template error");
+        };
+        assert_eq!(
+            text,
+            "execution error at (c/templates/a.yaml:2:6): x is required"
+        );
+        assert_eq!(
+            (file.as_str(), line, column, message.as_str()),
+            ("c/templates/a.yaml", 2, 7, "x is required")
+        );
+        let c = chart(&[
+            ("Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            ("templates/a.yaml", "a: 1\nb: {{ .x \n"),
+        ]);
+        let err = template(c, &Options::default()).unwrap_err();
+        let Error::Template {
+            file,
+            line,
+            message,
+            ..
+        } = &err
+        else {
+            panic!("a template error");
+        };
+        assert_eq!(
+            (file.as_str(), *line, message.as_str()),
+            ("c/templates/a.yaml", 3, "unclosed action")
+        );
+        assert_eq!(
+            err.to_string(),
+            "parse error at (c/templates/a.yaml:3): unclosed action"
+        );
+    }
+
     #[test]
     fn manifests_split_like_helm() {
         let text = "\n---\na: 1\n---  \nb: 2\n\n---\n";
