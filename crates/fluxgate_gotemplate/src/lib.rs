@@ -17,6 +17,21 @@
 //! let err = set.parse("bad", "{{ .x ").unwrap_err();
 //! assert_eq!(err.to_string(), "template: bad:1: unclosed action");
 //! ```
+//!
+//! [`Templates::execute_traced`] also says where each piece of the output came from
+//! ([`trace`]): literal text at its line, values below the [`Tracer`]'s roots by their path.
+//!
+//! ```
+//! use fluxgate_gotemplate::{Funcs, Origin, Templates, Tracer, Value};
+//! let mut set = Templates::new(Funcs::new());
+//! set.parse("t", "port: {{ .port }}").unwrap();
+//! let data = Value::map([("port".to_string(), Value::Int(80))].into_iter().collect());
+//! let mut tracer = Tracer::new();
+//! tracer.add_root(&data, "");
+//! let out = set.execute_traced("t", &data, &tracer).unwrap();
+//! assert_eq!(out.text, "port: 80");
+//! assert_eq!(out.spans[1].origin, Origin::Value { path: "port".into() });
+//! ```
 
 // Go's numbers move between int64 and float64 as Go converts them; the casts are the point.
 #![allow(

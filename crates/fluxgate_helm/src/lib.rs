@@ -7,8 +7,22 @@
 //! use fluxgate_helm::{Chart, Options};
 //! let chart = Chart::load(std::path::Path::new("charts/podinfo")).unwrap();
 //! let opts = Options { release_name: "demo".into(), namespace: "default".into(), ..Options::default() };
-//! print!("{}", fluxgate_helm::template(chart, &opts).unwrap());
+//! print!("{}", fluxgate_helm::template(chart.clone(), &opts).unwrap());
+//!
+//! // The same documents one by one, each piece with where it came from: a template line
+//! // or the values path that set it (`SpanOrigin`).
+//! for m in fluxgate_helm::render_manifests(chart, &opts).unwrap().manifests {
+//!     for s in &m.spans {
+//!         println!("{} {:?}: {:?}", m.source, &m.text[s.start..s.end], s.origin);
+//!     }
+//! }
 //! ```
+//!
+//! Origins cover literal text (its file and line), values reached through field chains,
+//! variables, `with`, `range`, `index`/`get` and functions that pass a value on (`quote`,
+//! `default`, `toYaml`, `nindent`, `b64enc`, ...; see `render::TRACES`), and what `include`
+//! and `tpl` print. A value that goes through a computing function (`printf` of several
+//! values, `merge`, `fromYaml`, `dict`) is attributed to the action that computed it.
 //!
 //! Randomness and time are deterministic (see [`sprig::crypto`]): the same release renders
 //! the same text, where Helm prints new values on every run.

@@ -145,6 +145,9 @@ impl State<'_> {
     ) -> R<TV> {
         let (mut cur, mut prov) = receiver;
         let tracing = self.trace.is_some();
+        if tracing && matches!(prov, Prov::None) {
+            prov = self.known(&cur);
+        }
         let args = &cmd.args[1..];
         let last = fields.len().saturating_sub(1);
         // The receiver of the first step is a concrete value; later ones come out of maps.

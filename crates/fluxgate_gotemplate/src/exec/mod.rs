@@ -202,6 +202,10 @@ pub(crate) fn run(
             t.name
         )));
     }
+    let dot_prov = match (trace, dot_prov) {
+        (Some(t), Prov::None) => t.path_of(data).map_or(Prov::None, Prov::Path),
+        (_, p) => p,
+    };
     let mut s = State {
         set,
         trace,

@@ -36,6 +36,14 @@ impl State<'_> {
         }
     }
 
+    /// The path of `v` when it is a traced map or list.
+    pub(super) fn known(&self, v: &Value) -> Prov {
+        match self.trace.and_then(|t| t.path_of(v)) {
+            Some(p) => Prov::Path(p),
+            None => Prov::None,
+        }
+    }
+
     /// The origin of `v`, the entry `key` of a value of origin `prev`.
     pub(super) fn step_prov(&self, prev: &Prov, key: &str, v: &Value) -> Prov {
         if let Some(p) = self.trace.and_then(|t| t.path_of(v)) {
