@@ -449,10 +449,10 @@ mod tests {
             }
         );
         // The documents print as template() prints them; CRDs only when asked.
-        let printed: String = r.manifests[1..]
-            .iter()
-            .map(|m| format!("---\n# Source: {}\n{}\n", m.source, m.text))
-            .collect();
+        let mut printed = String::new();
+        for m in &r.manifests[1..] {
+            printed.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.text));
+        }
         assert_eq!(printed, template(c, &opts).unwrap());
     }
 
