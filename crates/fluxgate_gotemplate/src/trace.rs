@@ -181,6 +181,10 @@ impl Traced {
         if pat.is_empty() || !self.text.contains(pat) {
             return;
         }
+        if self.spans.is_empty() {
+            self.text = self.text.replace(pat, "");
+            return;
+        }
         // The removed ranges in order. Span ends and starts come in increasing order, so one
         // cursor over the cuts moves each left by what was removed before it.
         let cuts: Vec<(usize, usize)> = self
