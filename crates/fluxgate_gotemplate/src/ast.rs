@@ -8,7 +8,8 @@ pub type List = Vec<Node>;
 
 #[derive(Debug, Clone)]
 pub enum Node {
-    Text(Rc<str>),
+    /// Literal text and the byte where it starts in the source.
+    Text(Rc<str>, usize),
     Action(Pipe),
     If(Branch),
     Range(Branch),
@@ -159,7 +160,7 @@ impl fmt::Display for Arg {
 impl fmt::Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Node::Text(t) => write!(f, "{t:?}"),
+            Node::Text(t, _) => write!(f, "{t:?}"),
             Node::Action(p) => write!(f, "{{{{{p}}}}}"),
             Node::If(b) => write!(f, "{{{{if {}}}}}", b.pipe),
             Node::Range(b) => write!(f, "{{{{range {}}}}}", b.pipe),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::compare;
 use crate::exec::Call;
 use crate::format::{sprint, sprintf, sprintln};
+use crate::trace::Trace;
 use crate::value::Value;
 
 /// How many arguments a function takes (Go's "wrong number of args" is checked from it).
@@ -118,6 +119,8 @@ pub struct Func {
     pub body: Arc<FuncBody>,
     /// Parameter types (the last one repeats for a variadic function); empty: unchecked.
     pub params: &'static [Ty],
+    /// How the result relates to the arguments, for provenance.
+    pub trace: Trace,
 }
 
 impl Func {
@@ -211,6 +214,9 @@ impl Funcs {
             Ok(Value::from(js_escape(&eval_args(a))))
         });
         f.set_params("printf", &[Ty::Str, Ty::Any]);
+        f.set_trace("index", Trace::Index);
+        f.set_trace("print", Trace::Printf);
+        f.set_trace("printf", Trace::Printf);
         f.insert("urlquery", Arity::AtLeast(0), |_, a| {
             Ok(Value::from(query_escape(&eval_args(a))))
         });
@@ -230,6 +236,7 @@ impl Funcs {
                 arity,
                 body: Arc::new(body),
                 params: &[],
+                trace: Trace::Computed,
             },
         );
     }
@@ -238,6 +245,13 @@ impl Funcs {
     pub fn set_params(&mut self, name: &str, params: &'static [Ty]) {
         if let Some(f) = self.map.get_mut(name) {
             f.params = params;
+        }
+    }
+
+    /// Declares how the result of `name` relates to its arguments, for provenance.
+    pub fn set_trace(&mut self, name: &str, trace: Trace) {
+        if let Some(f) = self.map.get_mut(name) {
+            f.trace = trace;
         }
     }
 

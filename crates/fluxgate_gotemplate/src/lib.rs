@@ -17,6 +17,21 @@
 //! let err = set.parse("bad", "{{ .x ").unwrap_err();
 //! assert_eq!(err.to_string(), "template: bad:1: unclosed action");
 //! ```
+//!
+//! [`Templates::execute_traced`] also says where each piece of the output came from
+//! ([`trace`]): literal text at its line, values below the [`Tracer`]'s roots by their path.
+//!
+//! ```
+//! use fluxgate_gotemplate::{Funcs, Origin, Templates, Tracer, Value};
+//! let mut set = Templates::new(Funcs::new());
+//! set.parse("t", "port: {{ .port }}").unwrap();
+//! let data = Value::map([("port".to_string(), Value::Int(80))].into_iter().collect());
+//! let mut tracer = Tracer::new();
+//! tracer.add_root(&data, "");
+//! let out = set.execute_traced("t", &data, &tracer).unwrap();
+//! assert_eq!(out.text, "port: 80");
+//! assert_eq!(out.spans[1].origin, Origin::Value { path: "port".into() });
+//! ```
 
 // Go's numbers move between int64 and float64 as Go converts them; the casts are the point.
 #![allow(
@@ -34,16 +49,18 @@ pub mod format;
 mod funcs;
 mod lex;
 mod parse;
+pub mod trace;
 mod value;
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-pub use exec::{Call, MAX_DEPTH, MissingKey, Template};
+pub use exec::{Call, Frame, MAX_DEPTH, MissingKey, Template};
 pub use funcs::{Arity, ConstKind, Func, FuncBody, Funcs, Ty, index, length, query_escape};
+pub use trace::{Origin, Span, Trace, Traced, Tracer};
 pub use value::{ListRef, MapRef, Object, Value};
 
-/// What can go wrong: a parse error or an execution error, each with Go's text.
+/// What can go wrong: a parse error or an execution error, each with Go's text and where.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum Error {
     /// `template: NAME:LINE: MESSAGE`.
@@ -51,14 +68,58 @@ pub enum Error {
     Parse {
         name: String,
         line: usize,
+        /// 1-based, in characters (Go's message has none).
+        column: usize,
         message: String,
     },
-    /// The whole message as Go prints it (`template: NAME:LINE:COL: executing ...`).
-    #[error("{0}")]
-    Exec(String),
+    /// An execution error: `text` as Go prints it (`template: NAME:LINE:COL: executing
+    /// ...`), and its steps from the outermost call inwards (through `template`, `include`
+    /// and `tpl`); none for the errors Go gives no position (depth and output bounds).
+    #[error("{text}")]
+    Exec { text: String, frames: Vec<Frame> },
     /// `template: no template "NAME" associated with template "SET"`.
     #[error("template: no template {0:?} associated with template {0:?}")]
     NoTemplate(String),
+}
+
+impl Error {
+    /// Where the error is: for a parse error its line, for an execution error the outermost
+    /// step (the template and action being executed, as Go's message starts).
+    pub fn position(&self) -> Option<Frame> {
+        match self {
+            Error::Parse {
+                name,
+                line,
+                column,
+                message,
+            } => Some(Frame {
+                file: name.clone(),
+                line: *line,
+                column: *column,
+                template: name.clone(),
+                message: message.clone(),
+            }),
+            Error::Exec { frames, .. } => frames.first().cloned(),
+            Error::NoTemplate(_) => None,
+        }
+    }
+
+    /// The steps of an execution error from the outermost call inwards (empty for others).
+    pub fn frames(&self) -> &[Frame] {
+        match self {
+            Error::Exec { frames, .. } => frames,
+            _ => &[],
+        }
+    }
+}
+
+impl From<exec::Failure> for Error {
+    fn from(f: exec::Failure) -> Error {
+        Error::Exec {
+            text: f.text,
+            frames: f.frames,
+        }
+    }
 }
 
 /// Default bound on one execution's output (a template that loops forever into its
@@ -99,17 +160,29 @@ impl Templates {
     /// Parses `text` as the template `name`, adding its `define`s. A later definition
     /// replaces an earlier one, except that an empty one never replaces a non-empty one.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<(), Error> {
+        self.parse_source(name, text, None)
+    }
+
+    /// [`Templates::parse`], with the origins of the text's own bytes when it came from
+    /// elsewhere (what `tpl` executes): its literal text and constants get those.
+    pub(crate) fn parse_source(
+        &mut self,
+        name: &str,
+        text: &str,
+        origins: Option<Vec<Span>>,
+    ) -> Result<(), Error> {
         let funcs = &self.funcs;
-        let trees = parse::parse(name, text, &|f| funcs.contains(f)).map_err(|e| Error::Parse {
-            name: name.to_string(),
-            line: 1 + text
-                .get(..e.pos.min(text.len()))
-                .unwrap_or("")
-                .matches('\n')
-                .count(),
-            message: e.message,
+        let trees = parse::parse(name, text, &|f| funcs.contains(f)).map_err(|e| {
+            let src = exec::Source::new(name, text, None);
+            let (line, column) = src.line_col(e.pos);
+            Error::Parse {
+                name: name.to_string(),
+                line,
+                column,
+                message: e.message,
+            }
         })?;
-        let source: Rc<str> = Rc::from(text);
+        let source = Rc::new(exec::Source::new(name, text, origins));
         for tree in trees {
             let keep_old = parse::is_empty_tree(&tree.root)
                 && self
@@ -121,8 +194,7 @@ impl Templates {
             }
             let t = Template {
                 name: tree.name.clone(),
-                parse_name: name.to_string(),
-                source: source.clone(),
+                src: source.clone(),
                 root: tree.root,
             };
             self.trees.insert(tree.name, Rc::new(t));
@@ -135,7 +207,23 @@ impl Templates {
         let t = self
             .get(name)
             .ok_or_else(|| Error::NoTemplate(name.to_string()))?;
-        exec::run(self, &t, data, 0).map_err(Error::Exec)
+        exec::run(self, None, &t, data, exec::Prov::None, 0)
+            .map(|t| t.text)
+            .map_err(Error::from)
+    }
+
+    /// [`Templates::execute`], with the origin of each piece of the output: literal text at
+    /// its template line, values below `tracer`'s roots by their paths.
+    pub fn execute_traced(
+        &self,
+        name: &str,
+        data: &Value,
+        tracer: &Tracer,
+    ) -> Result<Traced, Error> {
+        let t = self
+            .get(name)
+            .ok_or_else(|| Error::NoTemplate(name.to_string()))?;
+        exec::run(self, Some(tracer), &t, data, exec::Prov::None, 0).map_err(Error::from)
     }
 
     /// Whether a template `name` exists.
@@ -162,3 +250,6 @@ impl Templates {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod provenance_tests;

@@ -7,8 +7,22 @@
 //! use fluxgate_helm::{Chart, Options};
 //! let chart = Chart::load(std::path::Path::new("charts/podinfo")).unwrap();
 //! let opts = Options { release_name: "demo".into(), namespace: "default".into(), ..Options::default() };
-//! print!("{}", fluxgate_helm::template(chart, &opts).unwrap());
+//! print!("{}", fluxgate_helm::template(chart.clone(), &opts).unwrap());
+//!
+//! // The same documents one by one, each piece with where it came from: a template line
+//! // or the values path that set it (`SpanOrigin`).
+//! for m in fluxgate_helm::render_manifests(chart, &opts).unwrap().manifests {
+//!     for s in &m.spans {
+//!         println!("{} {:?}: {:?}", m.source, &m.text[s.start..s.end], s.origin);
+//!     }
+//! }
 //! ```
+//!
+//! Origins cover literal text (its file and line), values reached through field chains,
+//! variables, `with`, `range`, `index`/`get` and functions that pass a value on (`quote`,
+//! `default`, `toYaml`, `nindent`, `b64enc`, ...; see `render::TRACES`), and what `include`
+//! and `tpl` print. A value that goes through a computing function (`printf` of several
+//! values, `merge`, `fromYaml`, `dict`) is attributed to the action that computed it.
 //!
 //! Randomness and time are deterministic (see [`sprig::crypto`]): the same release renders
 //! the same text, where Helm prints new values on every run.
@@ -24,6 +38,7 @@ mod chart;
 pub mod convert;
 mod helmignore;
 mod objects;
+mod output;
 mod render;
 mod request;
 pub mod setvals;
@@ -32,8 +47,9 @@ mod toml;
 pub mod values;
 
 pub use chart::{Chart, Dependency};
-pub use render::{helm_funcs, template};
-pub use request::{Request, run, user_values};
+pub use output::{Manifest, Notes, Rendered, Span, SpanOrigin, render_manifests, template};
+pub use render::helm_funcs;
+pub use request::{Request, run, run_manifests, user_values};
 
 use fluxgate_gotemplate::Value;
 
@@ -53,7 +69,19 @@ pub enum Error {
     /// Values cannot be read or coalesced.
     #[error("{0}")]
     Values(String),
-    /// A template failed to parse or execute (Helm's text).
+    /// A template failed to parse or execute: where Helm reports it (the file parsed or the
+    /// outermost action executing; 1-based line, 1-based column in characters), the
+    /// innermost cause (a `required`/`fail` message, Go's executor message), and Helm's
+    /// text, which is what this error prints.
+    #[error("{text}")]
+    Template {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+        text: String,
+    },
+    /// A render failed without a position (Helm's text): a depth or size bound.
     #[error("{0}")]
     Render(String),
     /// A bad option.

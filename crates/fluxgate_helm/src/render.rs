@@ -1,65 +1,21 @@
-//! Rendering a chart as `helm template` does: every template of the chart and its enabled
-//! subcharts parsed into one set (deeper paths first, so that a parent's `define`s win),
-//! each non-partial executed with its chart's values, `<no value>` removed, `NOTES.txt`
-//! dropped, documents split at `---`, hooks separated from manifests, manifests sorted by
-//! Helm's install order of kinds, then printed with `# Source:` lines.
+//! Rendering a chart's templates as Helm's engine does: every template of the chart and its
+//! enabled subcharts parsed into one set (deeper paths first, so that a parent's `define`s
+//! win), each non-partial executed with its chart's values, `<no value>` removed; with
+//! tracing, the values traced from the top (`crate::output` makes documents of the files).
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fluxgate_gotemplate::{Arity, Funcs, MissingKey, Templates, Value};
-use fluxgate_yaml::{Node, Schema, parse_stream};
+use fluxgate_gotemplate::{Arity, Funcs, MissingKey, Templates, Trace, Traced, Tracer, Value};
+use fluxgate_yaml::Node;
 
 use crate::chart::Chart;
 use crate::objects::{Capabilities, ChartMeta, Files, KubeVersion, META_FIELDS, api_versions};
-use crate::{Error, Options, sprig, values};
+use crate::{Error, Options, sprig};
 
 /// Helm's limit on nested `include`s of one name.
 const RECURSION_MAX: usize = 1000;
-
-/// Helm's install order of kinds; other kinds come after these, by name.
-const INSTALL_ORDER: &[&str] = &[
-    "PriorityClass",
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-];
 
 /// The function table Helm gives templates: Go's builtins, sprig, and Helm's own.
 pub fn helm_funcs(seed: u64) -> Funcs {
@@ -108,8 +64,73 @@ pub fn helm_funcs(seed: u64) -> Funcs {
     for (name, params) in sprig::PARAMS {
         f.set_params(name, params);
     }
+    for (names, trace) in TRACES {
+        for name in *names {
+            f.set_trace(name, *trace);
+        }
+    }
     f
 }
+
+/// How the results of sprig's and Helm's functions relate to their arguments, for origins
+/// (the others are computed: their origin is the action that called them). A value passed
+/// through a conversion, an encoding or a change of case keeps the values path it came
+/// from: the line that set it is what a finding about it should point at.
+const TRACES: &[(&[&str], Trace)] = &[
+    (
+        &[
+            "toString",
+            "toStrings",
+            "int",
+            "int64",
+            "float64",
+            "atoi",
+            "toDecimal",
+            "toYaml",
+            "mustToYaml",
+            "toYamlPretty",
+            "toJson",
+            "mustToJson",
+            "toPrettyJson",
+            "mustToPrettyJson",
+            "toRawJson",
+            "mustToRawJson",
+            "toToml",
+            "b64enc",
+            "b64dec",
+            "b32enc",
+            "b32dec",
+            "upper",
+            "lower",
+            "title",
+            "untitle",
+            "snakecase",
+            "kebabcase",
+            "camelcase",
+            "required",
+            "deepCopy",
+            "mustDeepCopy",
+        ],
+        Trace::Last,
+    ),
+    (&["indent", "nindent"], Trace::Indent),
+    (
+        &[
+            "trim",
+            "trimAll",
+            "trimSuffix",
+            "trimPrefix",
+            "trunc",
+            "substr",
+        ],
+        Trace::Piece,
+    ),
+    (&["quote", "squote"], Trace::Quote),
+    (&["default", "coalesce", "ternary"], Trace::Choice),
+    (&["get"], Trace::Index),
+    (&["include"], Trace::Include),
+    (&["tpl"], Trace::Tpl),
+];
 
 const WARN_START: &str = "HELM_ERR_START";
 const WARN_END: &str = "HELM_ERR_END";
@@ -269,12 +290,14 @@ fn sort_templates(names: &mut [Renderable]) {
     });
 }
 
-/// Renders `chart` into the files Helm's engine returns (name -> text), before sorting.
-pub fn render_files(
+/// Renders `chart` into the files Helm's engine returns (name -> text), before sorting;
+/// with `trace`, each text with the origins of its pieces.
+pub(crate) fn render_files(
     chart: &Chart,
     vals: &Value,
     opts: &Options,
-) -> Result<Vec<(String, String)>, Error> {
+    trace: bool,
+) -> Result<Vec<(String, Traced)>, Error> {
     let kube = KubeVersion::parse(
         opts.kube_version
             .as_deref()
@@ -307,8 +330,9 @@ pub fn render_files(
     add_values_methods(&mut set);
     for r in &list {
         set.parse(&r.name, &r.text)
-            .map_err(|e| Error::Render(parse_error(&r.name, &e)))?;
+            .map_err(|e| template_error(&e, parse_error(&r.name, &e)))?;
     }
+    let tracer = trace.then(|| values_tracer(chart, vals));
     let mut out = Vec::new();
     for r in &list {
         let base = r.name.rsplit('/').next().unwrap_or(&r.name);
@@ -328,12 +352,66 @@ pub fn render_files(
                 ])),
             );
         }
-        let text = set
-            .execute(&r.name, &r.top)
-            .map_err(|e| Error::Render(reformat(&e.to_string())))?;
-        out.push((r.name.clone(), text.replace("<no value>", "")));
+        let executed = match &tracer {
+            Some(t) => set.execute_traced(&r.name, &r.top, t),
+            None => set.execute(&r.name, &r.top).map(|text| Traced {
+                text,
+                spans: Vec::new(),
+            }),
+        };
+        let mut text = executed.map_err(|e| template_error(&e, reformat(&e.to_string())))?;
+        text.remove_all("<no value>");
+        out.push((r.name.clone(), text));
     }
     Ok(out)
+}
+
+/// The tracer of a render's values: every subchart's `global` as `global` (Helm copies the
+/// parent's globals into each subchart), then the whole tree from the top, so that a
+/// subchart's `.Values.x` is `<alias-or-name>.x`.
+fn values_tracer(chart: &Chart, vals: &Value) -> Tracer {
+    fn globals(chart: &Chart, vals: &Value, tracer: &mut Tracer) {
+        for sub in &chart.subcharts {
+            if let Some(sv @ Value::Map(_)) = vals.get(&sub.name) {
+                if let Some(g @ Value::Map(_)) = sv.get("global") {
+                    tracer.add_root(&g, "global");
+                }
+                globals(sub, &sv, tracer);
+            }
+        }
+    }
+    let mut tracer = Tracer::new();
+    if let Some(g @ Value::Map(_)) = vals.get("global") {
+        tracer.add_root(&g, "global");
+    }
+    globals(chart, vals, &mut tracer);
+    tracer.add_root(vals, "");
+    tracer
+}
+
+/// A template error as data: where Helm reports it (the outermost action, as its message
+/// starts), the innermost cause, and Helm's text. Errors without a position stay text.
+fn template_error(e: &fluxgate_gotemplate::Error, text: String) -> Error {
+    let Some(at) = e.position() else {
+        return Error::Render(text);
+    };
+    let cause = e
+        .frames()
+        .last()
+        .map_or(at.message.as_str(), |f| f.message.as_str());
+    let message = match (cause.find(WARN_START), cause.rfind(WARN_END)) {
+        (Some(s), Some(end)) if s + WARN_START.len() <= end => {
+            cause[s + WARN_START.len()..end].to_string()
+        }
+        _ => cause.to_string(),
+    };
+    Error::Template {
+        file: at.file,
+        line: at.line,
+        column: at.column,
+        message,
+        text,
+    }
 }
 
 /// The methods of Helm's `Values` type that charts call (`.Values.AsMap`, `.Values.Table`,
@@ -365,153 +443,9 @@ fn parse_error(name: &str, e: &fluxgate_gotemplate::Error) -> String {
     }
 }
 
-/// One document of the output.
-struct Manifest {
-    source: String,
-    content: String,
-    kind: String,
-    hook: Option<String>,
-}
-
-/// `SplitManifests`: documents at lines starting `---`, leading whitespace removed.
-fn split_manifests(text: &str) -> Vec<String> {
-    let text = text.trim_start();
-    let mut docs = Vec::new();
-    let mut cur = String::new();
-    for line in text.split_inclusive('\n') {
-        if let Some(rest) = line.strip_prefix("---") {
-            docs.push(std::mem::take(&mut cur));
-            // What follows `---` and its spaces on the same line starts the next document.
-            cur.push_str(rest.trim_start_matches([' ', '\t']));
-        } else {
-            cur.push_str(line);
-        }
-    }
-    docs.push(cur);
-    docs.into_iter()
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| d.trim_start().to_string())
-        .collect()
-}
-
-fn head(doc: &str) -> (String, Option<String>) {
-    let stream = parse_stream("manifest", doc, Schema::GoYamlV2);
-    let Some(d) = stream.docs.first() else {
-        return (String::new(), None);
-    };
-    let kind = d
-        .get("kind")
-        .and_then(Node::scalar_text)
-        .unwrap_or_default();
-    let hook = d
-        .path(&["metadata", "annotations", "helm.sh/hook"])
-        .and_then(Node::scalar_text);
-    (kind, hook)
-}
-
-fn kind_rank(kind: &str) -> (usize, String) {
-    match INSTALL_ORDER.iter().position(|k| *k == kind) {
-        Some(i) => (i, String::new()),
-        None => (INSTALL_ORDER.len(), kind.to_string()),
-    }
-}
-
-/// `helm template`'s output for the rendered `files`.
-pub fn assemble(chart: &Chart, files: Vec<(String, String)>, opts: &Options) -> String {
-    let mut files: Vec<(String, String)> = files
-        .into_iter()
-        .filter(|(n, _)| !n.ends_with("NOTES.txt"))
-        .collect();
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut manifests = Vec::new();
-    for (name, text) in files {
-        let base = name.rsplit('/').next().unwrap_or(&name);
-        if base.starts_with('_') || text.trim().is_empty() {
-            continue;
-        }
-        for doc in split_manifests(&text) {
-            let (kind, hook) = head(&doc);
-            manifests.push(Manifest {
-                source: name.clone(),
-                content: doc,
-                kind,
-                hook,
-            });
-        }
-    }
-    let (hooks, mut generic): (Vec<Manifest>, Vec<Manifest>) =
-        manifests.into_iter().partition(|m| m.hook.is_some());
-    generic.sort_by_key(|m| kind_rank(&m.kind));
-    let mut hooks = hooks;
-    hooks.sort_by_key(|m| kind_rank(&m.kind));
-    let mut body = String::new();
-    if opts.include_crds {
-        for (path, data) in crds(chart, &chart.name) {
-            body.push_str(&format!("---\n# Source: {path}\n{data}\n"));
-        }
-    }
-    for m in &generic {
-        body.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
-    }
-    let mut out = body.trim().to_string();
-    out.push('\n');
-    for h in &hooks {
-        let is_test = h.hook.as_deref().is_some_and(|e| {
-            e.split(',')
-                .any(|x| matches!(x.trim(), "test" | "test-success"))
-        });
-        if opts.skip_tests && is_test {
-            continue;
-        }
-        out.push_str(&format!("---\n# Source: {}\n{}\n", h.source, h.content));
-    }
-    out
-}
-
-/// The CRD files of a chart and its subcharts (`crds/`), subcharts first as Helm lists them.
-fn crds(chart: &Chart, path: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for (name, data) in &chart.files {
-        if name.starts_with("crds/")
-            && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json"))
-        {
-            out.push((
-                format!("{path}/{name}"),
-                String::from_utf8_lossy(data).into_owned(),
-            ));
-        }
-    }
-    for sub in &chart.subcharts {
-        out.extend(crds(sub, &format!("{path}/charts/{}", sub.name)));
-    }
-    out
-}
-
-/// Renders `chart` with `opts`: what `helm template` prints.
-pub fn template(mut chart: Chart, opts: &Options) -> Result<String, Error> {
-    let user = opts.values.deep_copy();
-    values::process_dependencies(&mut chart, &user, "")
-        .map_err(|e| Error::Values(format!("chart dependencies processing failed: {e}")))?;
-    values::process_import_values(&mut chart).map_err(Error::Values)?;
-    let vals = values::coalesce_values_copy(&chart, &user).map_err(Error::Values)?;
-    let files = render_files(&chart, &vals, opts)?;
-    Ok(assemble(&chart, files, opts))
-}
-
-#[allow(dead_code)] // kept for callers that hold values in a RefCell
-type Shared = Rc<RefCell<Value>>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn manifests_split_like_helm() {
-        assert_eq!(
-            split_manifests("\n---\na: 1\n---  \nb: 2\n\n---\n"),
-            vec!["a: 1\n", "b: 2\n\n"]
-        );
-    }
 
     #[test]
     fn errors_reformat() {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use fluxgate_gotemplate::Value;
 
-use crate::{Chart, Error, Options, setvals, values};
+use crate::{Chart, Error, Options, Rendered, setvals, values};
 
 /// The arguments of `fluxgate template` (all owned, so that a render can move to a thread).
 #[derive(Debug, Clone, Default)]
@@ -33,11 +33,27 @@ const STACK: usize = 256 << 20;
 
 /// Renders `req`: what `helm template` prints.
 pub fn run(req: &Request) -> Result<String, Error> {
+    on_render_thread(req, crate::template)
+}
+
+/// Renders `req` into documents with the origins of their pieces
+/// ([`crate::render_manifests`]).
+pub fn run_manifests(req: &Request) -> Result<Rendered, Error> {
+    on_render_thread(req, crate::render_manifests)
+}
+
+fn on_render_thread<T: Send + 'static>(
+    req: &Request,
+    render: fn(Chart, &Options) -> Result<T, Error>,
+) -> Result<T, Error> {
     let req = req.clone();
     let handle = std::thread::Builder::new()
         .name("helm-template".into())
         .stack_size(STACK)
-        .spawn(move || render(&req))
+        .spawn(move || {
+            let (chart, opts) = prepare(&req)?;
+            render(chart, &opts)
+        })
         .map_err(|e| Error::Usage(format!("cannot start the render thread: {e}")))?;
     handle
         .join()
@@ -98,7 +114,7 @@ fn check_release_name(name: &str) -> Result<(), Error> {
     )))
 }
 
-fn render(req: &Request) -> Result<String, Error> {
+fn prepare(req: &Request) -> Result<(Chart, Options), Error> {
     check_release_name(&req.release_name)?;
     let chart = Chart::load(&req.chart)?;
     let opts = Options {
@@ -110,5 +126,5 @@ fn render(req: &Request) -> Result<String, Error> {
         skip_tests: req.skip_tests,
         include_crds: req.include_crds,
     };
-    crate::template(chart, &opts)
+    Ok((chart, opts))
 }

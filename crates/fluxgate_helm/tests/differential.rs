@@ -246,8 +246,12 @@ fn helm_template_matches_helm() {
     let mut helm_failed: BTreeMap<String, usize> = BTreeMap::new();
     let mut differ = Vec::new();
     let mut nondeterministic = Vec::new();
+    let mut reassembly = Vec::new();
     for c in &cases {
         let ours = fluxgate_helm::run(&c.req);
+        if let Some(problem) = reassembly_problem(&c.req, &ours) {
+            reassembly.push(format!("{} [{}]: {problem}", c.chart, c.label));
+        }
         let agrees = |out: &std::process::Output| match (&ours, out.status.success()) {
             (Ok(text), true) => text.as_bytes() == out.stdout.as_slice(),
             (Err(e), false) => helm_error(&out.stderr) == e.to_string(),
@@ -326,6 +330,73 @@ fn helm_template_matches_helm() {
         fraction >= FLOOR,
         "identical fraction {fraction:.3} fell below the floor {FLOOR}"
     );
+    eprintln!(
+        "{TEST}: render_manifests reassembles template() on {}/{total} cases",
+        cases.len() - reassembly.len()
+    );
+    assert!(
+        reassembly.is_empty(),
+        "render_manifests differs from template(): {reassembly:#?}"
+    );
+}
+
+/// Whether the documents of `render_manifests` print as `template()` printed `ours`, byte for
+/// byte (each as `---\n# Source: S\nTEXT\n`, an empty body as one newline), with spans in
+/// order inside their texts; errors must read the same.
+fn reassembly_problem(
+    req: &Request,
+    ours: &Result<String, fluxgate_helm::Error>,
+) -> Option<String> {
+    let traced = fluxgate_helm::run_manifests(req);
+    let rendered = match (traced, ours) {
+        (Ok(r), Ok(_)) => r,
+        (Err(a), Err(b)) if a.to_string() == b.to_string() => return None,
+        (a, b) => {
+            return Some(format!(
+                "outcomes differ: {:?} / {:?}",
+                a.err(),
+                b.as_ref().err()
+            ));
+        }
+    };
+    let Ok(expected) = ours else { return None };
+    let mut body = String::new();
+    let mut hooks = String::new();
+    for m in &rendered.manifests {
+        let mut end = 0;
+        for s in &m.spans {
+            if s.start < end
+                || s.start >= s.end
+                || s.end > m.text.len()
+                || !m.text.is_char_boundary(s.start)
+                || !m.text.is_char_boundary(s.end)
+            {
+                return Some(format!("{}: bad span {s:?}", m.source));
+            }
+            end = s.end;
+        }
+        if m.crd && !req.include_crds {
+            continue;
+        }
+        let out = if m.hook.is_some() {
+            &mut hooks
+        } else {
+            &mut body
+        };
+        out.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.text));
+    }
+    if body.is_empty() {
+        body.push('\n');
+    }
+    let text = body + &hooks;
+    (text != *expected).then(|| {
+        let at = text
+            .bytes()
+            .zip(expected.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(text.len().min(expected.len()));
+        format!("texts differ at byte {at}")
+    })
 }
 
 /// Helm's error message: the text after `Error: ` (warnings may come before it).

@@ -1,0 +1,229 @@
+//! Calling functions: Go's argument count and type checks, lazy `and`/`or`, and the
+//! [`Call`] context through which a function executes templates (`include`, `tpl`).
+
+use super::prov::{Prov, TV};
+use super::{At, Failure, R, State, run};
+use crate::ast::{Arg, Command};
+use crate::format::quote;
+use crate::funcs::{Arity, ConstKind, Func};
+use crate::trace::{Trace, Traced};
+use crate::value::Value;
+
+/// The context a function gets: it can execute other templates, as `include` and `tpl` do.
+pub struct Call<'s, 'a> {
+    state: &'s mut State<'a>,
+}
+
+impl Call<'_, '_> {
+    /// Executes the template `name` with `data` as dot; its output, or the error as Go
+    /// prints it.
+    pub fn execute_template(&mut self, name: &str, data: &Value) -> Result<String, String> {
+        let set = self.state.set;
+        let Some(t) = set.get(name) else {
+            return Err(format!(
+                "template: no template {} associated with template {}",
+                quote(name),
+                quote(&set.root_name)
+            ));
+        };
+        let dot = std::mem::take(&mut self.state.pending.dot);
+        let out = run(set, self.state.trace, &t, data, dot, self.state.depth + 1);
+        self.finish(out)
+    }
+
+    /// Parses `text` as a new template `name` beside the current ones (its `define`s are
+    /// visible to it) and executes it with `data`.
+    pub fn execute_text(&mut self, name: &str, text: &str, data: &Value) -> Result<String, String> {
+        let mut set = self.state.set.clone();
+        let origins = self.state.pending.text.take();
+        set.parse_source(name, text, origins)
+            .map_err(|e| e.to_string())?;
+        let Some(t) = set.get(name) else {
+            return Ok(String::new());
+        };
+        let dot = std::mem::take(&mut self.state.pending.dot);
+        let out = run(&set, self.state.trace, &t, data, dot, self.state.depth + 1);
+        self.finish(out)
+    }
+
+    /// Keeps what an execution printed (with its spans, when tracing) or the steps of its
+    /// error for the caller's provenance and error.
+    fn finish(&mut self, out: Result<Traced, Failure>) -> Result<String, String> {
+        match out {
+            Ok(t) if self.state.trace.is_some() => {
+                let text = t.text.clone();
+                self.state.pending.output = Some(t);
+                Ok(text)
+            }
+            Ok(t) => Ok(t.text),
+            Err(f) => {
+                self.state.pending.frames = f.frames;
+                Err(f.text)
+            }
+        }
+    }
+
+    /// How deep template calls are nested here.
+    pub fn depth(&self) -> usize {
+        self.state.depth
+    }
+
+    /// The template being executed.
+    pub fn template_name(&self) -> &str {
+        &self.state.tmpl.name
+    }
+}
+
+impl State<'_> {
+    pub(super) fn eval_function(
+        &mut self,
+        dot: &Value,
+        name: &str,
+        cmd: &Command,
+        fin: Option<TV>,
+    ) -> R<TV> {
+        let args = &cmd.args[1..];
+        let arg_pos = &cmd.arg_pos[1..];
+        let ident_at = At {
+            pos: cmd.pos,
+            text: &cmd.args[0],
+        };
+        let Some(func) = self.set.funcs.get(name).cloned() else {
+            return Err(self.error(
+                ident_at,
+                &format!("{} is not a defined function", quote(name)),
+            ));
+        };
+        let n = args.len() + usize::from(fin.is_some());
+        match func.arity {
+            Arity::Exact(want) if want != n && name != "and" && name != "or" => {
+                return Err(self.error(
+                    ident_at,
+                    &format!("wrong number of args for {name}: want {want} got {n}"),
+                ));
+            }
+            Arity::AtLeast(want) if n < want => {
+                return Err(self.error(
+                    ident_at,
+                    &format!("wrong number of args for {name}: want at least {want} got {n}"),
+                ));
+            }
+            _ => {}
+        }
+        let cmd_at = At {
+            pos: cmd.pos,
+            text: cmd,
+        };
+        if name == "and" || name == "or" {
+            return self.and_or(dot, name == "and", args, arg_pos, fin);
+        }
+        let tracing = self.trace.is_some();
+        let mut argv = Vec::with_capacity(n);
+        let mut provs = Vec::new();
+        // Go checks each argument against its parameter type as it evaluates it; the piped
+        // value is checked last, at the last node evaluated.
+        let mut last_at = ident_at;
+        for (i, (a, p)) in args.iter().zip(arg_pos).enumerate() {
+            last_at = At { pos: *p, text: a };
+            let kind = match a {
+                Arg::Str(..) => Some(ConstKind::Str),
+                // Go's evalInteger takes any constant that is an integer (`1e3` too).
+                Arg::Number(n) if n.int.is_some() => Some(ConstKind::Int),
+                Arg::Number(_) => Some(ConstKind::Float),
+                Arg::Bool(_) => Some(ConstKind::Bool),
+                Arg::Nil => Some(ConstKind::Nil),
+                _ => None,
+            };
+            if let Some(msg) = kind.and_then(|k| func.param(i).check_constant(k, &a.to_string())) {
+                return Err(self.error(last_at, &msg));
+            }
+            let (v, prov) = self.eval_arg(dot, a, *p)?;
+            if let (None, Some(msg)) = (kind, func.param(i).check(&v)) {
+                return Err(self.error(last_at, &msg));
+            }
+            argv.push(nil_for_missing(v));
+            if tracing {
+                provs.push(prov);
+            }
+        }
+        if let Some((f, prov)) = fin {
+            if let Some(msg) = func.param(argv.len()).check(&f) {
+                return Err(self.error(last_at, &msg));
+            }
+            argv.push(nil_for_missing(f));
+            if tracing {
+                provs.push(prov);
+            }
+        }
+        if tracing {
+            self.before_call(func.trace, &argv, &provs, cmd.pos);
+        }
+        self.pending.frames.clear();
+        match self.call(&func, &argv) {
+            Ok(v) => {
+                let prov = if tracing {
+                    self.pending.dot = Prov::None;
+                    self.pending.text = None;
+                    self.result_prov(func.trace, &argv, &provs, &v, cmd.pos)
+                } else {
+                    Prov::None
+                };
+                Ok((v, prov))
+            }
+            Err(e) => {
+                let mut f = self.error(cmd_at, &format!("error calling {name}: {e}"));
+                f.frames.append(&mut self.pending.frames);
+                Err(f)
+            }
+        }
+    }
+
+    fn call(&mut self, func: &Func, argv: &[Value]) -> Result<Value, String> {
+        let mut call = Call { state: self };
+        (func.body)(&mut call, argv)
+    }
+
+    /// Hands a function that executes templates the origins of its data and text.
+    fn before_call(&mut self, trace: Trace, argv: &[Value], provs: &[Prov], pos: usize) {
+        self.pending.output = None;
+        if !matches!(trace, Trace::Include | Trace::Tpl) {
+            return;
+        }
+        self.pending.dot = provs.last().cloned().unwrap_or_default();
+        if trace == Trace::Tpl
+            && let (Some(Value::String(text)), Some(prov)) = (argv.first(), provs.first())
+        {
+            self.pending.text = Some(self.spans_of(text, prov, pos));
+        }
+    }
+
+    /// `and`/`or`: arguments evaluated left to right until the result is known.
+    fn and_or(
+        &mut self,
+        dot: &Value,
+        is_and: bool,
+        args: &[Arg],
+        arg_pos: &[usize],
+        fin: Option<TV>,
+    ) -> R<TV> {
+        let mut last = (Value::Missing, Prov::None);
+        for (a, p) in args.iter().zip(arg_pos) {
+            let v = self.eval_arg(dot, a, *p)?;
+            if v.0.truthy() != is_and {
+                return Ok(v);
+            }
+            last = v;
+        }
+        if let Some(f) = fin {
+            return Ok(f);
+        }
+        Ok(last)
+    }
+}
+
+pub(super) fn nil_for_missing(v: Value) -> Value {
+    match v {
+        Value::Missing => Value::Nil,
+        v => v,
+    }
+}

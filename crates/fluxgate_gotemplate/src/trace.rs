@@ -1,0 +1,553 @@
+//! Provenance: where each byte of an execution's output came from.
+//!
+//! An execution with a [`Tracer`] returns a [`Traced`] text: the output and [`Span`]s over it,
+//! each with an [`Origin`]. Literal text points at its template line; a value reached from a
+//! root the tracer knows (Helm's `.Values`) carries the path it was reached by, through field
+//! chains, variables, `with`, `range`, `index` and the functions whose [`Trace`] says they pass a
+//! value on; whatever a template computes points at the action that computed it.
+//!
+//! Maps and lists below a root are known by identity (their `Rc`), so `$v := .Values.m`,
+//! `with .Values.m` and `(index .Values.l 0).x` find their paths; scalars carry theirs along
+//! the evaluation.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::value::{MAX_DEPTH, Value};
+
+/// Where a piece of output came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Text of a template file (literal text, or a value the template computed there): the
+    /// name it was parsed under, the 1-based line and the 1-based column (in characters).
+    Template {
+        file: Rc<str>,
+        line: u32,
+        column: u32,
+    },
+    /// A value below a traced root: its path (`a.b`, `l[0].name`, a dot in a key as `\.`).
+    /// A map or list printed whole (`toYaml`) has the path of its root.
+    Value { path: Rc<str> },
+}
+
+/// A byte range of a text and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub origin: Origin,
+}
+
+/// A text with the origins of its bytes: spans sorted by start, not overlapping, on
+/// character boundaries, covering what could be traced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Traced {
+    pub text: String,
+    pub spans: Vec<Span>,
+}
+
+/// How a function's result relates to its arguments, for provenance. Functions are
+/// [`Trace::Computed`] unless the table says otherwise ([`crate::Funcs::set_trace`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Trace {
+    /// Computed from the arguments: the origin is the call's position in the template.
+    #[default]
+    Computed,
+    /// The last argument, converted or encoded (`toString`, `int`, `toYaml`, `b64enc`): its
+    /// origin carries on (a text with spans of its own keeps them when it is unchanged).
+    Last,
+    /// The last argument's text indented (`indent`, `nindent`).
+    Indent,
+    /// A piece of the last argument's text (`trim`, `trimSuffix`, `trunc`).
+    Piece,
+    /// The last argument's text quoted (`quote`, `squote`).
+    Quote,
+    /// One of the arguments (`default`, `coalesce`, `ternary`): the last one equal to the
+    /// result.
+    Choice,
+    /// `index M K...`, `get M K`: the path of M extended by the keys.
+    Index,
+    /// `printf`/`print`: with one verb and one argument (`printf "%s" x`), that argument.
+    Printf,
+    /// Executes a template (`include NAME DATA`): the spans of what it printed.
+    Include,
+    /// Executes its first argument as a template (`tpl TEXT DATA`): the spans of what it
+    /// printed, its literal text attributed to where the text came from.
+    Tpl,
+}
+
+/// The roots whose values are traced, and every map and list below them by identity.
+#[derive(Default)]
+pub struct Tracer {
+    /// Pointer -> (the value, kept alive so that the address is not reused; its path).
+    known: HashMap<usize, (Value, Rc<str>)>,
+}
+
+impl Tracer {
+    pub fn new() -> Tracer {
+        Tracer::default()
+    }
+
+    /// Traces `root` (a map or a list) as `path` ("" for the top), and each map and list
+    /// below it by its path from there. A value known already keeps its first path, so add
+    /// the roots whose names should win first.
+    pub fn add_root(&mut self, root: &Value, path: &str) {
+        let mut stack = vec![(root.clone(), path.to_string(), 0usize)];
+        while let Some((v, p, depth)) = stack.pop() {
+            let Some(id) = identity(&v) else { continue };
+            if depth > MAX_DEPTH || self.known.contains_key(&id) {
+                continue;
+            }
+            match &v {
+                Value::Map(m) => {
+                    for (k, x) in m.borrow().iter() {
+                        if identity(x).is_some() {
+                            stack.push((x.clone(), join_key(&p, k), depth + 1));
+                        }
+                    }
+                }
+                Value::List(l) => {
+                    for (i, x) in l.borrow().iter().enumerate() {
+                        if identity(x).is_some() {
+                            stack.push((x.clone(), join_index(&p, i), depth + 1));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            self.known.insert(id, (v, Rc::from(p)));
+        }
+    }
+
+    /// The path of a traced map or list.
+    pub fn path_of(&self, v: &Value) -> Option<Rc<str>> {
+        let id = identity(v)?;
+        self.known.get(&id).map(|(_, p)| p.clone())
+    }
+}
+
+fn identity(v: &Value) -> Option<usize> {
+    match v {
+        Value::Map(m) => Some(Rc::as_ptr(m).cast::<()>() as usize),
+        Value::List(l) => Some(Rc::as_ptr(l).cast::<()>() as usize),
+        _ => None,
+    }
+}
+
+/// `path.key`, a dot in the key written `\.`.
+pub fn join_key(path: &str, key: &str) -> String {
+    let key = key.replace('.', "\\.");
+    if path.is_empty() {
+        key
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// `path[i]`.
+pub fn join_index(path: &str, i: usize) -> String {
+    format!("{path}[{i}]")
+}
+
+impl Traced {
+    /// Appends `text` whose spans are `spans` (relative to `text`).
+    pub fn push_traced(&mut self, text: &str, spans: &[Span]) {
+        let base = self.text.len();
+        self.text.push_str(text);
+        for s in spans {
+            let (start, end) = (s.start.min(text.len()), s.end.min(text.len()));
+            if start < end {
+                self.spans.push(Span {
+                    start: base + start,
+                    end: base + end,
+                    origin: s.origin.clone(),
+                });
+            }
+        }
+    }
+
+    /// The text of `start..end` with its spans, cut at the ends.
+    #[must_use]
+    pub fn slice(&self, start: usize, end: usize) -> Traced {
+        Traced {
+            text: self.text.get(start..end).unwrap_or_default().to_string(),
+            spans: slice_spans(&self.spans, start, end),
+        }
+    }
+
+    /// Removes every occurrence of `pat`, as `str::replace(pat, "")` does, moving the spans
+    /// with the text around it.
+    pub fn remove_all(&mut self, pat: &str) {
+        if pat.is_empty() || !self.text.contains(pat) {
+            return;
+        }
+        if self.spans.is_empty() {
+            self.text = self.text.replace(pat, "");
+            return;
+        }
+        // The removed ranges in order. Span ends and starts come in increasing order, so one
+        // cursor over the cuts moves each left by what was removed before it.
+        let cuts: Vec<(usize, usize)> = self
+            .text
+            .match_indices(pat)
+            .map(|(i, m)| (i, i + m.len()))
+            .collect();
+        let mut next = 0;
+        let mut removed = 0;
+        let mut map = |pos: usize| {
+            while let Some(&(a, b)) = cuts.get(next) {
+                if b > pos {
+                    return pos - removed - pos.saturating_sub(a);
+                }
+                removed += b - a;
+                next += 1;
+            }
+            pos - removed
+        };
+        let mut spans = Vec::with_capacity(self.spans.len());
+        for s in std::mem::take(&mut self.spans) {
+            let (start, end) = (map(s.start), map(s.end));
+            if start < end {
+                spans.push(Span {
+                    start,
+                    end,
+                    origin: s.origin,
+                });
+            }
+        }
+        self.spans = spans;
+        self.text = self.text.replace(pat, "");
+    }
+}
+
+/// The spans of `start..end`, cut at the ends and moved to start at 0.
+pub fn slice_spans(spans: &[Span], start: usize, end: usize) -> Vec<Span> {
+    let first = spans.partition_point(|s| s.end <= start);
+    spans[first..]
+        .iter()
+        .take_while(|s| s.start < end)
+        .filter_map(|s| {
+            let (a, b) = (s.start.max(start), s.end.min(end));
+            (a < b).then(|| Span {
+                start: a - start,
+                end: b - start,
+                origin: s.origin.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The spans of `output`, an edit of `input` (whose spans are `spans`) by a function of
+/// the given trace; text the function added gets `added`.
+pub(crate) fn map_edit(
+    trace: Trace,
+    input: &str,
+    spans: &[Span],
+    output: &str,
+    added: &Origin,
+) -> Vec<Span> {
+    if input == output {
+        return spans.to_vec();
+    }
+    let mapped = match trace {
+        Trace::Indent => indent_map(input, spans, output, added),
+        Trace::Piece => piece_map(input, spans, output),
+        Trace::Quote => quote_map(input, spans, output, added),
+        _ => None,
+    };
+    merge(mapped.unwrap_or_else(|| align(input, spans, output, added)))
+}
+
+/// Joins neighbouring spans of one origin.
+fn merge(spans: Vec<Span>) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if last.end == s.start && last.origin == s.origin => last.end = s.end,
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// `indent`/`nindent`: the output is an optional newline, then the input with `pad` before
+/// each line.
+fn indent_map(input: &str, spans: &[Span], output: &str, added: &Origin) -> Option<Vec<Span>> {
+    // `nindent` puts a newline first, `indent` does not; an input that starts with one
+    // leaves both possible.
+    indent_map_lead(
+        input,
+        spans,
+        output,
+        added,
+        usize::from(output.starts_with('\n')),
+    )
+    .or_else(|| indent_map_lead(input, spans, output, added, 0))
+}
+
+fn indent_map_lead(
+    input: &str,
+    spans: &[Span],
+    output: &str,
+    added: &Origin,
+    lead: usize,
+) -> Option<Vec<Span>> {
+    let lines = input.matches('\n').count() + 1;
+    let extra = output.len().checked_sub(input.len() + lead)?;
+    if extra % lines != 0 {
+        return None;
+    }
+    let pad = " ".repeat(extra / lines);
+    let rebuilt = format!(
+        "{}{pad}{}",
+        if lead == 1 { "\n" } else { "" },
+        input.replace('\n', &format!("\n{pad}"))
+    );
+    if rebuilt != output {
+        return None;
+    }
+    // Each input line moves right by the pads before it; the pads are the function's.
+    let mut out = Vec::new();
+    let mut starts = vec![0];
+    starts.extend(input.match_indices('\n').map(|(i, _)| i + 1));
+    let mut shift = lead;
+    let mut cursor = 0;
+    if lead == 1 {
+        out.push(added_span(0, 1, added));
+        cursor = 1;
+    }
+    for (n, &ls) in starts.iter().enumerate() {
+        let le = starts.get(n + 1).copied().unwrap_or(input.len());
+        shift += pad.len();
+        if !pad.is_empty() {
+            out.push(added_span(cursor, cursor + pad.len(), added));
+        }
+        for s in slice_spans(spans, ls, le) {
+            out.push(Span {
+                start: s.start + ls + shift,
+                end: s.end + ls + shift,
+                origin: s.origin,
+            });
+        }
+        cursor = le + shift;
+    }
+    Some(out)
+}
+
+/// The output is a substring of the input: the spans of that substring.
+fn piece_map(input: &str, spans: &[Span], output: &str) -> Option<Vec<Span>> {
+    let at = if input.starts_with(output) {
+        0
+    } else if input.ends_with(output) {
+        input.len() - output.len()
+    } else {
+        input.find(output)?
+    };
+    Some(slice_spans(spans, at, at + output.len()))
+}
+
+/// The output is the input within one quote character on each side.
+fn quote_map(input: &str, spans: &[Span], output: &str, added: &Origin) -> Option<Vec<Span>> {
+    let q = output.chars().next()?;
+    let inner = output.strip_prefix(q)?.strip_suffix(q)?;
+    if inner != input {
+        return None;
+    }
+    let mut out = vec![added_span(0, 1, added)];
+    for s in spans {
+        out.push(Span {
+            start: s.start + 1,
+            end: s.end + 1,
+            origin: s.origin.clone(),
+        });
+    }
+    out.push(added_span(output.len() - 1, output.len(), added));
+    Some(out)
+}
+
+/// Character by character, when the function only inserted text (the output holds the
+/// input in order) or only deleted some (the input holds the output in order): characters
+/// of the input keep their origin, inserted ones are the function's. Otherwise the whole
+/// output is the function's.
+pub(crate) fn align(input: &str, spans: &[Span], output: &str, added: &Origin) -> Vec<Span> {
+    let origin_at = |pos: usize| -> &Origin {
+        let i = spans.partition_point(|s| s.end <= pos);
+        spans
+            .get(i)
+            .filter(|s| s.start <= pos)
+            .map_or(added, |s| &s.origin)
+    };
+    let mut out: Vec<Span> = Vec::new();
+    let mut push = |start: usize, end: usize, origin: &Origin| match out.last_mut() {
+        Some(last) if last.end == start && &last.origin == origin => last.end = end,
+        _ => out.push(Span {
+            start,
+            end,
+            origin: origin.clone(),
+        }),
+    };
+    if output.len() >= input.len() {
+        // Insertions: each output character is the next input one, or inserted.
+        let mut inp = input.char_indices().peekable();
+        let mut plan = Vec::new();
+        for (j, c) in output.char_indices() {
+            let from = inp.next_if(|&(_, d)| d == c).map(|(i, _)| i);
+            plan.push((j, j + c.len_utf8(), from));
+        }
+        if inp.peek().is_none() {
+            for (start, end, from) in plan {
+                push(start, end, from.map_or(added, origin_at));
+            }
+            return out;
+        }
+    } else {
+        // Deletions: each input character is the next output one, or deleted.
+        let mut outp = output.char_indices().peekable();
+        let mut plan = Vec::new();
+        for (i, c) in input.char_indices() {
+            if let Some((j, _)) = outp.next_if(|&(_, d)| d == c) {
+                plan.push((j, j + c.len_utf8(), i));
+            }
+        }
+        if outp.peek().is_none() {
+            for (start, end, from) in plan {
+                push(start, end, origin_at(from));
+            }
+            return out;
+        }
+    }
+    out.clear();
+    if !output.is_empty() {
+        out.push(Span {
+            start: 0,
+            end: output.len(),
+            origin: added.clone(),
+        });
+    }
+    out
+}
+
+fn added_span(start: usize, end: usize, origin: &Origin) -> Span {
+    Span {
+        start,
+        end,
+        origin: origin.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(path: &str) -> Origin {
+        Origin::Value {
+            path: Rc::from(path),
+        }
+    }
+
+    fn t(line: u32) -> Origin {
+        Origin::Template {
+            file: Rc::from("f"),
+            line,
+            column: 1,
+        }
+    }
+
+    #[test]
+    fn nindent_moves_each_line() {
+        let spans = vec![
+            Span {
+                start: 0,
+                end: 4,
+                origin: v("a"),
+            },
+            Span {
+                start: 4,
+                end: 8,
+                origin: v("b"),
+            },
+        ];
+        let out = map_edit(Trace::Indent, "a: 1\nb:2", &spans, "\n  a: 1\n  b:2", &t(9));
+        let text = "\n  a: 1\n  b:2";
+        let got: Vec<(&str, &Origin)> = out
+            .iter()
+            .map(|s| (&text[s.start..s.end], &s.origin))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("\n  ", &t(9)),
+                ("a: 1", &v("a")),
+                ("\n", &v("b")),
+                ("  ", &t(9)),
+                ("b:2", &v("b"))
+            ]
+        );
+    }
+
+    #[test]
+    fn nindent_zero_and_a_leading_newline() {
+        let spans = vec![Span {
+            start: 0,
+            end: 6,
+            origin: v("a"),
+        }];
+        let out = map_edit(Trace::Indent, "kind: ", &spans, "\nkind: ", &t(3));
+        assert_eq!((out[0].end, &out[0].origin), (1, &t(3)));
+        assert_eq!((out[1].start, out[1].end, &out[1].origin), (1, 7, &v("a")));
+        let out = map_edit(Trace::Indent, "\nx", &spans[..0], "\n  \n  x", &t(3));
+        let got: Vec<(usize, usize)> = out.iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(got, vec![(0, 3), (4, 6)]);
+        // Neither an insertion nor a deletion: the function's.
+        let out = map_edit(Trace::Last, "abc", &spans, "xyz", &t(3));
+        assert_eq!(
+            out,
+            vec![Span {
+                start: 0,
+                end: 3,
+                origin: t(3)
+            }]
+        );
+        let out = map_edit(Trace::Last, "a<no value>b", &spans, "ab", &t(3));
+        assert_eq!((out[0].start, out[0].end, &out[0].origin), (0, 1, &v("a")));
+    }
+
+    #[test]
+    fn removal_moves_spans() {
+        let mut tr = Traced {
+            text: "a<no value>b".into(),
+            spans: vec![
+                Span {
+                    start: 0,
+                    end: 1,
+                    origin: v("a"),
+                },
+                Span {
+                    start: 1,
+                    end: 11,
+                    origin: v("x"),
+                },
+                Span {
+                    start: 11,
+                    end: 12,
+                    origin: v("b"),
+                },
+            ],
+        };
+        tr.remove_all("<no value>");
+        assert_eq!(tr.text, "ab");
+        assert_eq!(tr.spans.len(), 2);
+        assert_eq!((tr.spans[1].start, tr.spans[1].end), (1, 2));
+    }
+
+    #[test]
+    fn roots_name_maps_by_identity() {
+        let inner = Value::empty_map();
+        let list = Value::list(vec![inner.clone()]);
+        let root = Value::map([("a.b".to_string(), list)].into_iter().collect());
+        let mut tr = Tracer::new();
+        tr.add_root(&root, "");
+        assert_eq!(tr.path_of(&inner).as_deref(), Some("a\\.b[0]"));
+        assert_eq!(tr.path_of(&root).as_deref(), Some(""));
+    }
+}

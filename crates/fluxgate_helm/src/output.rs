@@ -1,0 +1,520 @@
+//! From rendered files to what `helm template` prints: `NOTES.txt` and partials dropped,
+//! documents split at `---`, hooks separated from manifests, manifests sorted by Helm's
+//! install order of kinds, CRDs (`crds/`) first, each printed under its `# Source:` line.
+//! [`render_manifests`] gives the same documents one by one with the origin of each piece.
+
+use fluxgate_gotemplate::trace::slice_spans;
+use fluxgate_gotemplate::{Origin, Traced};
+use fluxgate_yaml::{Node, Schema, parse_stream};
+
+use crate::chart::Chart;
+use crate::render::render_files;
+use crate::{Error, Options, values};
+
+/// Helm's install order of kinds; other kinds come after these, by name.
+const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+/// A chart rendered document by document, with origins.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    /// In the order `helm template` prints them: CRDs, manifests, hooks.
+    pub manifests: Vec<Manifest>,
+    /// The top chart's `templates/NOTES.txt` as rendered (Helm prints it on install).
+    pub notes: Option<Notes>,
+}
+
+/// One YAML document of the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    /// The file as the `# Source:` line names it (`cilium/templates/cilium-agent/daemonset.yaml`).
+    pub source: String,
+    /// The document as `helm template` prints it after its `# Source:` line: the output is
+    /// each printed manifest as `---\n# Source: {source}\n{text}\n`.
+    pub text: String,
+    /// `kind` of the document ("" when it has none).
+    pub kind: String,
+    /// Its `helm.sh/hook` annotation.
+    pub hook: Option<String>,
+    /// A file of `crds/` (printed only with `--include-crds`; always listed here).
+    pub crd: bool,
+    /// Origins of the pieces of `text`: sorted by start, not overlapping, on character
+    /// boundaries.
+    pub spans: Vec<Span>,
+}
+
+/// The rendered `NOTES.txt`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notes {
+    pub source: String,
+    pub text: String,
+    pub spans: Vec<Span>,
+}
+
+/// A byte range of a manifest's text and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub origin: SpanOrigin,
+}
+
+/// Where a piece of a rendered manifest came from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SpanOrigin {
+    /// Literal template text, or a value computed in the template (`printf`, a literal
+    /// argument of `default`, `.Release.Name`): the chart-relative file
+    /// (`cilium/templates/_helpers.tpl`), 1-based line and 1-based column (characters).
+    /// A file of `crds/` points at its own lines.
+    Template {
+        file: String,
+        line: u32,
+        column: u32,
+    },
+    /// Text produced from a chart value: its dotted path in the top-level values
+    /// (`updateStrategy.rollingUpdate.maxUnavailable`, `a[0].b`, a dot in a key as `\.`; a
+    /// subchart's `.Values.x` is `<alias-or-name>.x`, globals `global.x`). A map or list
+    /// printed whole (`toYaml .Values.x | nindent 4`) has the path of its root: what is
+    /// below it has its YAML path within the block.
+    Values { path: String },
+}
+
+impl From<&Origin> for SpanOrigin {
+    fn from(o: &Origin) -> SpanOrigin {
+        match o {
+            Origin::Template { file, line, column } => SpanOrigin::Template {
+                file: file.to_string(),
+                line: *line,
+                column: *column,
+            },
+            Origin::Value { path } => SpanOrigin::Values {
+                path: path.to_string(),
+            },
+        }
+    }
+}
+
+fn spans_of(spans: &[fluxgate_gotemplate::Span]) -> Vec<Span> {
+    spans
+        .iter()
+        .map(|s| Span {
+            start: s.start,
+            end: s.end,
+            origin: SpanOrigin::from(&s.origin),
+        })
+        .collect()
+}
+
+/// Renders `chart` with `opts`: what `helm template` prints.
+pub fn template(chart: Chart, opts: &Options) -> Result<String, Error> {
+    let rendered = render(chart, opts, false)?;
+    Ok(print(&rendered.manifests, opts.include_crds))
+}
+
+/// Renders `chart` with `opts` into the documents `helm template` prints, in its order,
+/// each with the origins of its pieces; the CRDs of `crds/` are listed whatever
+/// `opts.include_crds` says (it decides only which document is printed last, whose
+/// trailing whitespace Helm trims).
+pub fn render_manifests(chart: Chart, opts: &Options) -> Result<Rendered, Error> {
+    render(chart, opts, true)
+}
+
+fn render(mut chart: Chart, opts: &Options, trace: bool) -> Result<Rendered, Error> {
+    let user = opts.values.deep_copy();
+    values::process_dependencies(&mut chart, &user, "")
+        .map_err(|e| Error::Values(format!("chart dependencies processing failed: {e}")))?;
+    values::process_import_values(&mut chart).map_err(Error::Values)?;
+    let vals = values::coalesce_values_copy(&chart, &user).map_err(Error::Values)?;
+    let files = render_files(&chart, &vals, opts, trace)?;
+    Ok(assemble(&chart, files, opts, trace))
+}
+
+/// What `helm template` prints for `manifests`.
+pub(crate) fn print(manifests: &[Manifest], include_crds: bool) -> String {
+    let mut body = String::new();
+    let mut hooks = String::new();
+    for m in manifests {
+        let out = if m.hook.is_some() {
+            &mut hooks
+        } else if !m.crd || include_crds {
+            &mut body
+        } else {
+            continue;
+        };
+        out.push_str("---\n# Source: ");
+        out.push_str(&m.source);
+        out.push('\n');
+        out.push_str(&m.text);
+        out.push('\n');
+    }
+    let mut out = body.trim().to_string();
+    out.push('\n');
+    out.push_str(&hooks);
+    out
+}
+
+/// `SplitManifests`: documents at lines starting `---`, leading whitespace removed; each
+/// document as its range in `text`.
+fn split_manifests(text: &str) -> Vec<(usize, usize)> {
+    let lead = text.len() - text.trim_start().len();
+    let mut docs = Vec::new();
+    let mut start = lead;
+    let mut pos = lead;
+    for line in text[lead..].split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("---") {
+            docs.push((start, pos));
+            // What follows `---` and its spaces on the same line starts the next document.
+            start = pos + 3 + (rest.len() - rest.trim_start_matches([' ', '\t']).len());
+        }
+        pos += line.len();
+    }
+    docs.push((start, pos));
+    docs.into_iter()
+        .filter(|&(a, b)| !text[a..b].trim().is_empty())
+        .map(|(a, b)| (b - text[a..b].trim_start().len(), b))
+        .collect()
+}
+
+fn head(doc: &str) -> (String, Option<String>) {
+    let stream = parse_stream("manifest", doc, Schema::GoYamlV2);
+    let Some(d) = stream.docs.first() else {
+        return (String::new(), None);
+    };
+    let kind = d
+        .get("kind")
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
+    let hook = d
+        .path(&["metadata", "annotations", "helm.sh/hook"])
+        .and_then(Node::scalar_text);
+    (kind, hook)
+}
+
+fn kind_rank(kind: &str) -> (usize, String) {
+    match INSTALL_ORDER.iter().position(|k| *k == kind) {
+        Some(i) => (i, String::new()),
+        None => (INSTALL_ORDER.len(), kind.to_string()),
+    }
+}
+
+fn is_test_hook(hook: &str) -> bool {
+    hook.split(',')
+        .any(|x| matches!(x.trim(), "test" | "test-success"))
+}
+
+/// The documents of the rendered `files` in `helm template`'s order (CRDs only when
+/// printed or traced).
+fn assemble(chart: &Chart, files: Vec<(String, Traced)>, opts: &Options, trace: bool) -> Rendered {
+    let mut files: Vec<(String, Traced)> = files;
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let notes_name = format!("{}/templates/NOTES.txt", chart.name);
+    let mut notes = None;
+    let mut docs = Vec::new();
+    for (name, file) in files {
+        if name.ends_with("NOTES.txt") {
+            if name == notes_name {
+                notes = Some(Notes {
+                    source: name,
+                    text: file.text,
+                    spans: spans_of(&file.spans),
+                });
+            }
+            continue;
+        }
+        let base = name.rsplit('/').next().unwrap_or(&name);
+        if base.starts_with('_') || file.text.trim().is_empty() {
+            continue;
+        }
+        for (a, b) in split_manifests(&file.text) {
+            let text = &file.text[a..b];
+            let (kind, hook) = head(text);
+            docs.push(Manifest {
+                source: name.clone(),
+                text: text.to_string(),
+                kind,
+                hook,
+                crd: false,
+                spans: spans_of(&slice_spans(&file.spans, a, b)),
+            });
+        }
+    }
+    let (mut hooks, mut generic): (Vec<Manifest>, Vec<Manifest>) =
+        docs.into_iter().partition(|m| m.hook.is_some());
+    generic.sort_by_key(|m| kind_rank(&m.kind));
+    hooks.sort_by_key(|m| kind_rank(&m.kind));
+    if opts.skip_tests {
+        hooks.retain(|h| !h.hook.as_deref().is_some_and(is_test_hook));
+    }
+    let mut manifests = Vec::new();
+    if opts.include_crds || trace {
+        for (path, data) in crds(chart, &chart.name) {
+            let kind = if trace { head(&data).0 } else { String::new() };
+            let spans = if trace {
+                file_spans(&path, &data)
+            } else {
+                Vec::new()
+            };
+            manifests.push(Manifest {
+                source: path,
+                text: data,
+                kind,
+                hook: None,
+                crd: true,
+                spans,
+            });
+        }
+    }
+    manifests.extend(generic);
+    trim_last_printed(&mut manifests, opts.include_crds);
+    manifests.extend(hooks);
+    Rendered { manifests, notes }
+}
+
+/// Helm trims the whitespace after the last document before the hooks.
+fn trim_last_printed(manifests: &mut [Manifest], include_crds: bool) {
+    if let Some(last) = manifests.iter_mut().rev().find(|m| !m.crd || include_crds) {
+        let keep = last.text.trim_end().len();
+        last.text.truncate(keep);
+        last.spans.retain(|s| s.start < keep);
+        if let Some(s) = last.spans.last_mut() {
+            s.end = s.end.min(keep);
+        }
+    }
+}
+
+/// The spans of a file printed as it is: each line at its own line.
+fn file_spans(path: &str, data: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (n, line) in data.split_inclusive('\n').enumerate() {
+        out.push(Span {
+            start: at,
+            end: at + line.len(),
+            origin: SpanOrigin::Template {
+                file: path.to_string(),
+                line: u32::try_from(n + 1).unwrap_or(u32::MAX),
+                column: 1,
+            },
+        });
+        at += line.len();
+    }
+    out
+}
+
+/// The CRD files of a chart and its subcharts (`crds/`), subcharts first as Helm lists them.
+fn crds(chart: &Chart, path: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, data) in &chart.files {
+        if name.starts_with("crds/")
+            && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json"))
+        {
+            out.push((
+                format!("{path}/{name}"),
+                String::from_utf8_lossy(data).into_owned(),
+            ));
+        }
+    }
+    for sub in &chart.subcharts {
+        out.extend(crds(sub, &format!("{path}/charts/{}", sub.name)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(files: &[(&str, &str)]) -> Chart {
+        let files = files
+            .iter()
+            .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
+            .collect();
+        Chart::from_files(files, "test").unwrap()
+    }
+
+    fn values_path(o: &SpanOrigin) -> Option<&str> {
+        match o {
+            SpanOrigin::Values { path } => Some(path),
+            SpanOrigin::Template { .. } => None,
+        }
+    }
+
+    /// The origin of the first span covering `needle` in `m`.
+    fn origin<'m>(m: &'m Manifest, needle: &str) -> &'m SpanOrigin {
+        let at = m.text.find(needle).unwrap();
+        &m.spans
+            .iter()
+            .find(|s| s.start <= at && at + needle.len() <= s.end)
+            .unwrap_or_else(|| panic!("{needle}: {:?}", m.spans))
+            .origin
+    }
+
+    #[test]
+    fn manifests_name_values_paths_of_subcharts_and_globals() {
+        let c = chart(&[
+            (
+                "Chart.yaml",
+                "apiVersion: v2\nname: top\nversion: 1.0.0\ndependencies:\n- name: sub\n  version: 1.0.0\n  alias: db\n",
+            ),
+            (
+                "values.yaml",
+                "global: {region: eu}\nport: 80\ndb: {size: 3}\n",
+            ),
+            (
+                "templates/cm.yaml",
+                "kind: ConfigMap\ndata:\n  port: {{ .Values.port | quote }}\n",
+            ),
+            (
+                "templates/hook.yaml",
+                "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n",
+            ),
+            ("crds/crd.yaml", "kind: CustomResourceDefinition\n"),
+            (
+                "charts/sub/Chart.yaml",
+                "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+            ),
+            ("charts/sub/values.yaml", "size: 1\n"),
+            (
+                "charts/sub/templates/s.yaml",
+                "kind: Secret\nsize: {{ .Values.size }}\nregion: {{ .Values.global.region }}\n",
+            ),
+        ]);
+        let opts = Options::default();
+        let r = render_manifests(c.clone(), &opts).unwrap();
+        let kinds: Vec<(&str, bool)> = r
+            .manifests
+            .iter()
+            .map(|m| (m.kind.as_str(), m.crd))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("CustomResourceDefinition", true),
+                ("Secret", false),
+                ("ConfigMap", false),
+                ("Job", false)
+            ]
+        );
+        assert_eq!(r.manifests[1].source, "top/charts/db/templates/s.yaml");
+        assert_eq!(values_path(origin(&r.manifests[1], "3")), Some("db.size"));
+        assert_eq!(
+            values_path(origin(&r.manifests[1], "eu")),
+            Some("global.region")
+        );
+        assert_eq!(values_path(origin(&r.manifests[2], "\"80\"")), Some("port"));
+        assert_eq!(
+            origin(&r.manifests[2], "data:"),
+            &SpanOrigin::Template {
+                file: "top/templates/cm.yaml".into(),
+                line: 2,
+                column: 1
+            }
+        );
+        // The documents print as template() prints them; CRDs only when asked.
+        let mut printed = String::new();
+        for m in &r.manifests[1..] {
+            printed.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.text));
+        }
+        assert_eq!(printed, template(c, &opts).unwrap());
+    }
+
+    #[test]
+    fn template_errors_are_data() {
+        let c = chart(&[
+            ("Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            (
+                "templates/_h.tpl",
+                "{{ define \"need\" }}\n{{ required \"x is required\" .Values.x }}{{ end }}",
+            ),
+            ("templates/a.yaml", "a: 1\nb: {{ include \"need\" . }}\n"),
+        ]);
+        let Err(Error::Template {
+            file,
+            line,
+            column,
+            message,
+            text,
+        }) = template(c, &Options::default())
+        else {
+            panic!("a template error");
+        };
+        assert_eq!(
+            text,
+            "execution error at (c/templates/a.yaml:2:6): x is required"
+        );
+        assert_eq!(
+            (file.as_str(), line, column, message.as_str()),
+            ("c/templates/a.yaml", 2, 7, "x is required")
+        );
+        let c = chart(&[
+            ("Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            ("templates/a.yaml", "a: 1\nb: {{ .x \n"),
+        ]);
+        let err = template(c, &Options::default()).unwrap_err();
+        let Error::Template {
+            file,
+            line,
+            message,
+            ..
+        } = &err
+        else {
+            panic!("a template error");
+        };
+        assert_eq!(
+            (file.as_str(), *line, message.as_str()),
+            ("c/templates/a.yaml", 3, "unclosed action")
+        );
+        assert_eq!(
+            err.to_string(),
+            "parse error at (c/templates/a.yaml:3): unclosed action"
+        );
+    }
+
+    #[test]
+    fn manifests_split_like_helm() {
+        let text = "\n---\na: 1\n---  \nb: 2\n\n---\n";
+        let docs: Vec<&str> = split_manifests(text)
+            .into_iter()
+            .map(|(a, b)| &text[a..b])
+            .collect();
+        assert_eq!(docs, vec!["a: 1\n", "b: 2\n\n"]);
+    }
+}

@@ -1,0 +1,84 @@
+//! Origins of rendered pieces on a real chart: the Cilium agent DaemonSet's `maxUnavailable`
+//! comes from the chart's `updateStrategy` values (printed whole by `toYaml . | trim |
+//! nindent 4` inside `with .Values.updateStrategy`, so the span has the block's root path
+//! and the leaf is below it by its YAML path), and a value the user sets keeps its path.
+
+use std::path::Path;
+
+use fluxgate_helm::{Manifest, Request, SpanOrigin};
+
+const TEST: &str = "cilium_origins";
+
+fn cilium(corpus: &Path, set: &[&str]) -> Vec<Manifest> {
+    let req = Request {
+        release_name: "cilium".into(),
+        namespace: "kube-system".into(),
+        chart: corpus.join("helm-charts/cilium-1.17.18"),
+        kube_version: Some("1.30.0".into()),
+        set: set.iter().map(|s| (*s).to_string()).collect(),
+        ..Request::default()
+    };
+    fluxgate_helm::run_manifests(&req)
+        .expect("cilium renders")
+        .manifests
+}
+
+/// The origin of the span that covers the first occurrence of `needle` in the agent
+/// DaemonSet, and the text of that span.
+fn origin_of(manifests: &[Manifest], needle: &str) -> (SpanOrigin, String) {
+    let ds = manifests
+        .iter()
+        .find(|m| {
+            m.source == "cilium/templates/cilium-agent/daemonset.yaml" && m.kind == "DaemonSet"
+        })
+        .expect("the agent DaemonSet");
+    let at = ds.text.find(needle).expect("needle in the DaemonSet");
+    let span = ds
+        .spans
+        .iter()
+        .find(|s| s.start <= at && at + needle.len() <= s.end)
+        .unwrap_or_else(|| panic!("no span covers {needle:?}: {:?}", ds.spans));
+    (
+        span.origin.clone(),
+        ds.text[span.start..span.end].to_string(),
+    )
+}
+
+#[test]
+fn cilium_origins() {
+    let Some(corpus) = fluxgate_testkit::corpus(TEST) else {
+        return;
+    };
+    let defaults = cilium(&corpus, &["hubble.tls.auto.method=cronJob"]);
+    let (origin, block) = origin_of(&defaults, "maxUnavailable: 2");
+    assert_eq!(
+        origin,
+        SpanOrigin::Values {
+            path: "updateStrategy".into()
+        }
+    );
+    // The caller's step: the leaf's YAML path inside the block, below the root path.
+    assert!(
+        block.contains("rollingUpdate:\n      maxUnavailable: 2"),
+        "{block:?}"
+    );
+    let (origin, _) = origin_of(&defaults, "updateStrategy:");
+    assert!(
+        matches!(&origin, SpanOrigin::Template { file, line: 45, .. } if file == "cilium/templates/cilium-agent/daemonset.yaml"),
+        "{origin:?}"
+    );
+
+    // A scalar set by the user is traced to its own path.
+    let user = cilium(
+        &corpus,
+        &["hubble.tls.auto.method=cronJob", "k8sServiceHost=10.0.0.9"],
+    );
+    let (origin, text) = origin_of(&user, "10.0.0.9");
+    assert_eq!(
+        origin,
+        SpanOrigin::Values {
+            path: "k8sServiceHost".into()
+        },
+        "{text:?}"
+    );
+}
