@@ -222,28 +222,33 @@ pub(crate) fn install(
         std::thread::Builder::new()
             .name("helm-release".into())
             .stack_size(STACK)
-            .spawn_scoped(scope, move || -> Result<String, String> {
-                let chart = match files {
-                    Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
-                    Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
-                }
-                .map_err(|e| e.to_string())?;
-                let opts = fluxgate_helm::Options {
-                    release_name: name,
-                    namespace: ns,
-                    values: fluxgate_helm::convert::from_yaml_node(&values_tree),
-                    kube_version,
-                    api_versions,
-                    skip_tests: true,
-                    include_crds,
-                };
-                fluxgate_helm::template(chart, &opts).map_err(|e| e.to_string())
-            })
+            .spawn_scoped(
+                scope,
+                move || -> Result<Vec<fluxgate_helm::Manifest>, String> {
+                    let chart = match files {
+                        Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
+                        Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+                    }
+                    .map_err(|e| e.to_string())?;
+                    let opts = fluxgate_helm::Options {
+                        release_name: name,
+                        namespace: ns,
+                        values: fluxgate_helm::convert::from_yaml_node(&values_tree),
+                        kube_version,
+                        api_versions,
+                        skip_tests: true,
+                        include_crds,
+                    };
+                    fluxgate_helm::render_manifests(chart, &opts)
+                        .map(|r| r.manifests)
+                        .map_err(|e| e.to_string())
+                },
+            )
             .map_err(|e| format!("cannot start the render thread: {e}"))?
             .join()
             .unwrap_or_else(|_| Err("the chart render panicked".into()))
     });
-    let text = rendered.map_err(|e| {
+    let manifests = rendered.map_err(|e| {
         let mut p = problem(format!("HelmRelease {id}: chart {source}: {e}"));
         // Helm's text names the template line that failed: the finding's place, beside the
         // release.
@@ -256,9 +261,28 @@ pub(crate) fn install(
         }
         p
     })?;
-    let (crds, manifests) = objects(source, &text, &namespace);
+    let mut crds = Vec::new();
+    let mut rest = Vec::new();
+    for m in &manifests {
+        if is_test_hook(m) || (m.crd && !include_crds) {
+            continue;
+        }
+        let located = Located {
+            source,
+            manifest: m,
+            values,
+        };
+        for mut node in located.objects() {
+            set_namespace(&mut node, &namespace);
+            if m.crd {
+                crds.push(node);
+            } else {
+                rest.push(node);
+            }
+        }
+    }
     let mut objects = crds;
-    objects.extend(crate::postrender::post_render(release, manifests)?);
+    objects.extend(crate::postrender::post_render(release, rest)?);
     Ok(Installed {
         chart: source.to_string(),
         release_name,
@@ -299,60 +323,159 @@ fn cache_file(source: &str, template: &str) -> String {
     }
 }
 
-/// Whether a `# Source:` path is a file of a chart's `crds/` folder (`c/crds/x.yaml`,
-/// `c/charts/sub/crds/x.yaml`), which Helm installs as they are, without post-rendering.
-fn is_crds_file(template: &str) -> bool {
-    let mut segs = template.split('/').skip(1);
-    loop {
-        match segs.next() {
-            Some("charts") => {
-                segs.next();
-            }
-            Some("crds") => return segs.next().is_some(),
-            _ => return false,
-        }
-    }
+/// A test hook runs on `helm test` (Flux's `spec.test`), not on install.
+fn is_test_hook(m: &fluxgate_helm::Manifest) -> bool {
+    m.hook.as_deref().is_some_and(|h| {
+        h.split(',')
+            .any(|e| matches!(e.trim(), "test" | "test-success"))
+    })
 }
 
-/// The objects of `helm template`'s output, each located at its template, the `crds/` files'
-/// apart from the rest; objects of namespaced kinds without a namespace get the release's, as
-/// Helm installs them.
-fn objects(source: &str, text: &str, namespace: &str) -> (Vec<Node>, Vec<Node>) {
-    let mut crds = Vec::new();
-    let mut out = Vec::new();
-    for doc in text.split("---\n").filter(|d| !d.trim().is_empty()) {
-        let Some((first, body)) = doc.split_once('\n') else {
-            continue;
-        };
-        let Some(template) = first.strip_prefix("# Source: ") else {
-            continue;
-        };
-        let file = cache_file(source, template);
-        let stream = parse_stream(&file, body, Schema::Kube);
+/// One rendered document and what locates its values.
+struct Located<'a> {
+    source: &'a str,
+    manifest: &'a fluxgate_helm::Manifest,
+    values: &'a Values,
+}
+
+impl Located<'_> {
+    /// The document's objects, every node at the line that set it: a value from the chart's
+    /// values at that value's origin (the release's values line, the chart's values.yaml
+    /// line), a literal at its template line.
+    fn objects(&self) -> Vec<Node> {
+        let file = cache_file(self.source, &self.manifest.source);
+        let text = &self.manifest.text;
+        let stream = parse_stream(&file, text, Schema::Kube);
+        let lines: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let mut out = Vec::new();
         for mut node in stream.docs {
             if node.as_map().is_none() {
                 continue;
             }
-            locate(&mut node, &Location::file(file.clone()));
-            set_namespace(&mut node, namespace);
-            if is_crds_file(template) {
-                crds.push(node);
-            } else {
-                out.push(node);
+            let top = Location::file(file.clone());
+            self.locate(&mut node, &lines, None, &top);
+            out.push(node);
+        }
+        out
+    }
+
+    /// Locates `node` and what is below it. `block`: the span the parent was written by and
+    /// the values path the parent has in it, when that span printed values.
+    fn locate(
+        &self,
+        node: &mut Node,
+        lines: &[usize],
+        block: Option<(usize, &str)>,
+        parent: &Location,
+    ) {
+        let text = &self.manifest.text;
+        let offset = lines
+            .get(node.loc.line.saturating_sub(1) as usize)
+            .map(|start| {
+                let col = node.loc.column.saturating_sub(1) as usize;
+                text[*start..]
+                    .char_indices()
+                    .nth(col)
+                    .map_or(text.len(), |(i, _)| start + i)
+            });
+        let spans = &self.manifest.spans;
+        let found = offset.and_then(|o| {
+            let i = spans.partition_point(|s| s.end <= o);
+            spans.get(i).filter(|s| s.start <= o).map(|s| (i, s))
+        });
+        let mut here: Option<(usize, String)> = None;
+        node.loc = match found {
+            Some((
+                _,
+                fluxgate_helm::Span {
+                    start,
+                    origin: fluxgate_helm::SpanOrigin::Template { file, line, column },
+                    ..
+                },
+            )) => {
+                // The span starts at `line:column` of the template: the node's own column is
+                // further right when the span's text before it is on the same line.
+                let before = offset.and_then(|o| text.get(*start..o)).unwrap_or_default();
+                let column = if before.contains('\n') {
+                    *column
+                } else {
+                    column.saturating_add(u32::try_from(before.chars().count()).unwrap_or(0))
+                };
+                Location::new(cache_file(self.source, file), *line, column)
             }
+            Some((
+                i,
+                fluxgate_helm::Span {
+                    origin: fluxgate_helm::SpanOrigin::Values { path },
+                    ..
+                },
+            )) => {
+                // Inside a block printed whole (`toYaml .Values.x`) the path continues from
+                // the parent's; a node that starts a span starts at the span's path.
+                let at = match block {
+                    Some((b, p)) if b == i => p.to_string(),
+                    _ => path.clone(),
+                };
+                let loc = self.origin(&at).unwrap_or_else(|| parent.clone());
+                here = Some((i, at));
+                loc
+            }
+            None => parent.clone(),
+        };
+        let here_loc = node.loc.clone();
+        match &mut node.value {
+            Value::Map(m) => {
+                for (k, v) in m.iter_mut() {
+                    let child = here.as_ref().map(|(i, p)| (*i, join_key(p, k)));
+                    self.locate(
+                        v,
+                        lines,
+                        child.as_ref().map(|(i, p)| (*i, p.as_str())),
+                        &here_loc,
+                    );
+                }
+            }
+            Value::Seq(items) => {
+                for (n, v) in items.iter_mut().enumerate() {
+                    let child = here.as_ref().map(|(i, p)| (*i, format!("{p}[{n}]")));
+                    self.locate(
+                        v,
+                        lines,
+                        child.as_ref().map(|(i, p)| (*i, p.as_str())),
+                        &here_loc,
+                    );
+                }
+            }
+            _ => {}
         }
     }
-    (crds, out)
+
+    /// Where the value at `path` of the release's values was set: the most direct origin of
+    /// that leaf, else of the first leaf below it.
+    fn origin(&self, path: &str) -> Option<Location> {
+        let origins = &self.values.origins;
+        if let Some(chain) = origins.get(path) {
+            return chain.first().map(|o| o.location.clone());
+        }
+        let below = [format!("{path}."), format!("{path}[")];
+        origins
+            .range(path.to_string()..)
+            .take_while(|(k, _)| k.starts_with(path))
+            .find(|(k, _)| below.iter().any(|b| k.starts_with(b.as_str())))
+            .and_then(|(_, chain)| chain.first())
+            .map(|o| o.location.clone())
+    }
 }
 
-/// Every node of a rendered document at its template file: the lines of the output are not
-/// the template's.
-fn locate(node: &mut Node, at: &Location) {
-    node.loc = at.clone();
-    match &mut node.value {
-        Value::Map(m) => m.values_mut().for_each(|v| locate(v, at)),
-        Value::Seq(s) => s.iter_mut().for_each(|v| locate(v, at)),
-        _ => {}
+/// `parent.key`, a dot in the key escaped as the values paths write it.
+fn join_key(parent: &str, key: &str) -> String {
+    let key = key.replace('.', "\\.");
+    if parent.is_empty() {
+        key
+    } else {
+        format!("{parent}.{key}")
     }
 }
 
@@ -460,14 +583,6 @@ mod tests {
             Some("charts/vip/templates/x.yaml:3:4")
         );
         assert_eq!(at("chart dependencies processing failed"), None);
-    }
-
-    #[test]
-    fn crds_folders_of_charts_and_subcharts() {
-        assert!(is_crds_file("c/crds/a.yaml"));
-        assert!(is_crds_file("c/charts/sub/crds/a.yaml"));
-        assert!(!is_crds_file("c/templates/crds/a.yaml"));
-        assert!(!is_crds_file("c/crds"));
     }
 
     #[test]
