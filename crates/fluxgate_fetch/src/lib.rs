@@ -34,6 +34,7 @@ pub mod constraint;
 mod error;
 pub mod extract;
 mod lock;
+pub mod sources;
 mod verify;
 
 pub use cache::{Cache, Digest, cache_dir};
