@@ -31,9 +31,19 @@
 
 mod cache;
 pub mod constraint;
+#[cfg(feature = "network")]
+pub mod creds;
 mod error;
 pub mod extract;
+#[cfg(feature = "network")]
+pub mod fetch;
+#[cfg(feature = "network")]
+pub mod http;
+#[cfg(feature = "network")]
+pub mod index;
 mod lock;
+#[cfg(feature = "network")]
+pub mod oci;
 pub mod sources;
 mod verify;
 

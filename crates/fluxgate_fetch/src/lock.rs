@@ -163,15 +163,13 @@ impl Lock {
     }
 
     /// Every entry of `chart` from `source`.
-    pub fn versions<'a>(
-        &'a self,
-        source: &'a str,
-        chart: &'a str,
-    ) -> impl Iterator<Item = &'a LockEntry> + 'a {
+    #[must_use]
+    pub fn versions(&self, source: &str, chart: &str) -> Vec<&LockEntry> {
         let source = source_key(source);
         self.entries
             .iter()
-            .filter(move |e| e.source == source && e.chart == chart)
+            .filter(|e| e.source == source && e.chart == chart)
+            .collect()
     }
 
     /// Every entry, in order.
@@ -235,7 +233,7 @@ mod tests {
             lock.find("https://charts.example.com", "a", "1.2.0")
                 .is_none()
         );
-        assert_eq!(lock.versions("https://charts.example.com", "a").count(), 2);
+        assert_eq!(lock.versions("https://charts.example.com", "a").len(), 2);
     }
 
     #[test]

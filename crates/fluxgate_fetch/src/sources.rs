@@ -41,6 +41,8 @@ pub struct ChartRequest {
     pub want: Want,
     /// The source object's `spec.secretRef` names a Secret: credentials are needed.
     pub secret_ref: Option<String>,
+    /// `spec.insecure`: plain HTTP to the registry.
+    pub insecure: bool,
     /// `kind namespace/name` of the source object, for messages.
     pub source_object: String,
 }
@@ -197,6 +199,11 @@ fn from_chart_source(
                 chart: chart.to_string(),
                 want,
                 secret_ref: secret_ref(source),
+                insecure: source
+                    .get("spec")
+                    .and_then(|s| s.get("insecure"))
+                    .and_then(Node::as_bool)
+                    == Some(true),
                 source_object: label,
             })
         }
@@ -239,6 +246,11 @@ fn oci_repository(source: &Node) -> Result<ChartRequest, Error> {
         chart,
         want,
         secret_ref: secret_ref(source),
+        insecure: source
+            .get("spec")
+            .and_then(|s| s.get("insecure"))
+            .and_then(Node::as_bool)
+            == Some(true),
         source_object: label,
     })
 }
