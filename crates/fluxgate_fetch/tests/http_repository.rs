@@ -7,10 +7,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Route, Server, TempDir, chart, files_under, index_yaml, sha256_hex, tgz};
+use common::{TempDir, chart, files_under, index_yaml, sha256_hex, tgz};
 use fluxgate_fetch::fetch::{Options, Outcome, fetch};
 use fluxgate_fetch::sources::{ChartRequest, Protocol, Want};
 use fluxgate_fetch::{Cache, FetchedCharts, Lock};
+use fluxgate_testkit::server::{Route, Server};
 
 fn request(server: &Server, chart: &str, constraint: &str) -> ChartRequest {
     ChartRequest {

@@ -99,7 +99,13 @@ fn helm(dir: &Path) -> Option<(PathBuf, Vec<(String, PathBuf)>)> {
     Some((bin, env))
 }
 
-fn push(helm: &(PathBuf, Vec<(String, PathBuf)>), dir: &Path, port: u16, name: &str, version: &str) {
+fn push(
+    helm: &(PathBuf, Vec<(String, PathBuf)>),
+    dir: &Path,
+    port: u16,
+    name: &str,
+    version: &str,
+) {
     let file = dir.join(format!("{name}-{version}.tgz"));
     std::fs::write(&file, chart(name, version, &format!("pushed: {version}\n"))).expect("chart");
     let out = Command::new(&helm.0)
@@ -138,14 +144,20 @@ fn run(requests: &[ChartRequest], lock: &Lock, cache: &Cache) -> Outcome {
 }
 
 fn errors(o: &Outcome) -> String {
-    o.errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    o.errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
 fn charts_from_the_distribution_registry() {
     let dir = TempDir::new("oci");
     let Some(helm) = helm(&dir.0) else { return };
-    let Some(registry) = start_registry(&dir.0) else { return };
+    let Some(registry) = start_registry(&dir.0) else {
+        return;
+    };
     let port = registry.port;
     for v in ["1.0.0", "1.2.0", "1.10.0", "2.0.0-rc.1"] {
         push(&helm, &dir.0, port, "demo", v);
@@ -172,21 +184,34 @@ fn charts_from_the_distribution_registry() {
     ];
     let first = run(&requests, &Lock::default(), &cache);
     assert!(first.errors.is_empty(), "{}", errors(&first));
-    let versions: Vec<&str> = first.lock.entries().iter().map(|e| e.version.as_str()).collect();
+    let versions: Vec<&str> = first
+        .lock
+        .entries()
+        .iter()
+        .map(|e| e.version.as_str())
+        .collect();
     // 1.10.0 is the highest in range (2.0.0-rc.1 is a prerelease); the tag and the digest as
     // asked.
     assert_eq!(versions, ["1.10.0", "1.2.0", manifest_digest.as_str()]);
 
     // The chart layer's bytes are the archive helm pushed.
     let fetched = FetchedCharts::new(first.lock.clone(), cache.clone());
-    let chart = fetched.chart("demo", Some("1.10.0")).expect("locked").expect("verified");
+    let chart = fetched
+        .chart("demo", Some("1.10.0"))
+        .expect("locked")
+        .expect("verified");
     let pushed = std::fs::read(dir.0.join("demo-1.10.0.tgz")).expect("pushed file");
     assert_eq!(chart.bytes, pushed);
 
     // A missing tag: an error naming the source.
-    let err = errors(&run(&[request(port, Want::Tag("9.9.9".into()))], &Lock::default(), &cache));
+    let err = errors(&run(
+        &[request(port, Want::Tag("9.9.9".into()))],
+        &Lock::default(),
+        &cache,
+    ));
     assert!(
-        err.starts_with(&format!("oci://127.0.0.1:{port}/charts/demo: ")) && err.contains("not found (HTTP 404)"),
+        err.starts_with(&format!("oci://127.0.0.1:{port}/charts/demo: "))
+            && err.contains("not found (HTTP 404)"),
         "{err}"
     );
 
@@ -201,7 +226,11 @@ fn charts_from_the_distribution_registry() {
         .join("data");
     std::fs::write(&blob, b"damaged on the server").expect("damage the blob");
     let empty_cache = Cache::open(&dir.0.join("cache2"));
-    let err = errors(&run(&[request(port, Want::Tag("1.2.0".into()))], &Lock::default(), &empty_cache));
+    let err = errors(&run(
+        &[request(port, Want::Tag("1.2.0".into()))],
+        &Lock::default(),
+        &empty_cache,
+    ));
     assert!(err.contains("chart layer digest mismatch"), "{err}");
     assert!(files_under(&dir.0.join("cache2")).is_empty());
 
