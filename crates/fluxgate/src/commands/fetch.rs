@@ -45,7 +45,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .par_iter()
         .map(|env| load_environment_in(repo.index.fs(), &repo.root, &repo.config, env))
         .collect();
-    let (requests, unfetchable) = chart_requests(environments.iter().flat_map(|e| e.objects()));
+    let (requests, unfetchable) = chart_requests(
+        environments
+            .iter()
+            .flat_map(fluxgate_model::Environment::objects),
+    );
     let lock_path = repo.root.join(LOCK_FILE);
     let lock = Lock::read(&lock_path)?;
 
