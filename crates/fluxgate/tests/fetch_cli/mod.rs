@@ -68,10 +68,13 @@ fn chart(version: &str) -> Vec<u8> {
 }
 
 fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
     sha2::Sha256::digest(bytes)
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 fn release(version: &str) -> String {
