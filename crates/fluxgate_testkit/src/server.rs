@@ -27,6 +27,13 @@ pub enum Route {
     /// Waits this long before answering (past the client's timeout).
     Stall(Duration, Vec<u8>),
     Status(u16),
+    /// 200 with the body only for a request whose `Authorization` header is `expect`; else
+    /// 401 with `WWW-Authenticate: <challenge>`.
+    Auth {
+        expect: String,
+        challenge: String,
+        body: Vec<u8>,
+    },
 }
 
 /// A server that answers until dropped (or for at most a minute: tests never leave it behind).
@@ -112,12 +119,19 @@ fn serve(stream: TcpStream, routes: &Mutex<HashMap<String, Route>>) {
     if reader.read_line(&mut request_line).is_err() {
         return;
     }
+    let mut authorization = None;
     loop {
         let mut line = String::new();
         match reader.read_line(&mut line) {
             Ok(0) | Err(_) => break,
             Ok(_) if line == "\r\n" || line == "\n" => break,
-            Ok(_) => {}
+            Ok(_) => {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("authorization")
+                {
+                    authorization = Some(value.trim().to_string());
+                }
+            }
         }
     }
     let path = request_line
@@ -149,6 +163,20 @@ fn serve(stream: TcpStream, routes: &Mutex<HashMap<String, Route>>) {
                 .and_then(|()| stream.write_all(&body))
         }
         Some(Route::Status(s)) => stream.write_all(head(s, "", 0).as_bytes()),
+        Some(Route::Auth {
+            expect,
+            challenge,
+            body,
+        }) => {
+            if authorization.as_deref() == Some(expect.as_str()) {
+                stream
+                    .write_all(head(200, "", body.len()).as_bytes())
+                    .and_then(|()| stream.write_all(&body))
+            } else {
+                let extra = format!("WWW-Authenticate: {challenge}\r\n");
+                stream.write_all(head(401, &extra, 0).as_bytes())
+            }
+        }
         None => stream.write_all(head(404, "", 0).as_bytes()),
     };
     let _ = stream.flush();
