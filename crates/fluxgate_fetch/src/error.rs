@@ -77,6 +77,8 @@ pub enum Error {
     #[error("{what}: archive refused: {message}")]
     UnsafeArchive { what: String, message: String },
     #[error("{source_url}: {message}")]
+    Git { source_url: String, message: String },
+    #[error("{source_url}: {message}")]
     Unsupported { source_url: String, message: String },
     #[error(
         "{source_url}: needs credentials ({message}); fluxgate reads them from a Docker config.json or a netrc, never from the cluster's Secret"

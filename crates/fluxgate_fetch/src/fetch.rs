@@ -86,7 +86,7 @@ pub fn fetch(
     for (i, r) in requests.iter().enumerate() {
         let key = match r.protocol {
             Protocol::HelmHttp => (r.protocol.clone(), r.source.clone(), 0),
-            Protocol::Oci => (r.protocol.clone(), r.source.clone(), i),
+            Protocol::Oci | Protocol::Git => (r.protocol.clone(), r.source.clone(), i),
         };
         units.entry(key).or_default().push(r);
     }
@@ -247,6 +247,11 @@ impl Ctx<'_> {
         index: &mut Option<Result<Index, String>>,
     ) -> Result<String, Error> {
         match (&r.protocol, &r.want) {
+            (Protocol::Git, Want::GitRev(rev)) => crate::git::resolve(&r.source, rev),
+            (Protocol::Git, _) | (_, Want::GitRev(_)) => Err(Error::Unsupported {
+                source_url: display_url(&r.source),
+                message: "a git revision is asked of a source that is not a GitRepository".into(),
+            }),
             (Protocol::Oci, Want::Tag(t) | Want::Digest(t)) => Ok(t.clone()),
             (Protocol::Oci, Want::Semver(c)) => {
                 let constraint = Constraint::parse(c)?;
@@ -260,7 +265,7 @@ impl Ctx<'_> {
             }
             (Protocol::HelmHttp, want) => {
                 let c = match want {
-                    Want::Semver(c) | Want::Tag(c) | Want::Digest(c) => c,
+                    Want::Semver(c) | Want::Tag(c) | Want::Digest(c) | Want::GitRev(c) => c,
                 };
                 let constraint = Constraint::parse(c)?;
                 let index = self.index(r, index)?;
@@ -295,6 +300,11 @@ impl Ctx<'_> {
         index: &mut Option<Result<Index, String>>,
     ) -> Result<(Vec<u8>, Digest), Error> {
         match r.protocol {
+            Protocol::Git => {
+                let bytes = crate::git::pack_chart(&r.source, &r.chart, version)?;
+                let digest = Digest::of(&bytes);
+                Ok((bytes, digest))
+            }
             Protocol::Oci => {
                 let tag = if version.starts_with("sha256:") {
                     version.to_string()
@@ -414,6 +424,7 @@ fn want_text(want: &Want) -> String {
         Want::Semver(c) => format!("`{c}`"),
         Want::Tag(t) => format!("tag {t}"),
         Want::Digest(d) => d.clone(),
+        Want::GitRev(rev) => rev.clone(),
     }
 }
 
@@ -440,6 +451,9 @@ pub fn locked_entry<'l>(r: &ChartRequest, lock: &'l Lock) -> Option<&'l LockEntr
     let mut candidates = lock.versions(&r.source, &r.chart).into_iter();
     match &r.want {
         Want::Tag(t) | Want::Digest(t) => candidates.find(|e| &e.version == t),
+        // A branch or tag stays at the locked commit until the lock is updated.
+        Want::GitRev(rev) if crate::git::is_commit(rev) => candidates.find(|e| &e.version == rev),
+        Want::GitRev(_) => candidates.next(),
         Want::Semver(c) => {
             let constraint = Constraint::parse(c).ok()?;
             let matching: Vec<&LockEntry> = candidates

@@ -38,6 +38,8 @@ pub mod extract;
 #[cfg(feature = "network")]
 pub mod fetch;
 #[cfg(feature = "network")]
+pub mod git;
+#[cfg(feature = "network")]
 pub mod http;
 #[cfg(feature = "network")]
 pub mod index;

@@ -2,8 +2,9 @@
 //! Each HelmRelease's `spec.chart.spec` (with its `sourceRef`) or `spec.chartRef` (an
 //! OCIRepository, or a HelmChart and its HelmRepository) becomes one [`ChartRequest`] naming
 //! the source URL, the chart and the version constraint, tag or digest. Sources fetch cannot
-//! read yet (GitRepository and Bucket charts) and references to sources that are not rendered
-//! are errors naming the release, never a silent skip.
+//! read yet (Bucket charts, GitRepository charts other than `file://`) and references to sources that are not rendered
+//! are errors naming the release, never a silent skip. A chart from a `file://` GitRepository
+//! is its folder at the commit the source's `ref` names.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +19,8 @@ pub enum Protocol {
     HelmHttp,
     /// An OCI registry: `<url>` is `oci://host/repository` of the chart itself.
     Oci,
+    /// A GitRepository on this machine (`file://`): the chart folder at a commit, packed.
+    Git,
 }
 
 /// Which version of the chart.
@@ -29,6 +32,9 @@ pub enum Want {
     Tag(String),
     /// An OCI manifest digest (`sha256:…`).
     Digest(String),
+    /// A git revision: a commit id, `refs/tags/<tag>` or `refs/heads/<branch>`. A branch or a
+    /// tag is satisfied by the commit the lock pins until the lock is updated.
+    GitRev(String),
 }
 
 /// One chart to fetch.
@@ -207,6 +213,9 @@ fn from_chart_source(
                 source_object: label,
             })
         }
+        "GitRepository" if url.starts_with("file://") => {
+            git_request(source, &url, chart, id, label)
+        }
         _ => Err(Error::Unsupported {
             source_url: if url.is_empty() {
                 label
@@ -215,10 +224,62 @@ fn from_chart_source(
             },
             message: format!(
                 "{id} takes chart `{chart}` from a {kind}: fetching charts from a {kind} is not \
-                 supported yet (put the chart into the `charts:` folder instead)"
+                 supported yet{} (put the chart into the `charts:` folder instead)",
+                if kind == "GitRepository" {
+                    " except over file://"
+                } else {
+                    ""
+                }
             ),
         }),
     }
+}
+
+/// A chart folder of a `file://` GitRepository at the revision its `ref` names.
+fn git_request(
+    source: &Node,
+    url: &str,
+    chart: &str,
+    id: &str,
+    label: String,
+) -> Result<ChartRequest, Error> {
+    let path = chart.trim_start_matches("./").trim_matches('/');
+    if path.is_empty() || path.split('/').any(|p| p == ".." || p.is_empty()) {
+        return Err(Error::Unsupported {
+            source_url: crate::display_url(url),
+            message: format!(
+                "{id} names chart path `{chart}`, which is not a folder of the repository"
+            ),
+        });
+    }
+    let r = |k: &str| source.path(&["spec", "ref", k]).and_then(Node::scalar_text);
+    // Flux's precedence: commit, name, semver, tag, branch; no ref is `master`.
+    let rev = if let Some(c) = r("commit") {
+        c
+    } else if let Some(n) = r("name") {
+        n
+    } else if r("semver").is_some() {
+        return Err(Error::Unsupported {
+            source_url: crate::display_url(url),
+            message: "a GitRepository `ref.semver` is not supported yet (use a tag, a branch or a commit)".into(),
+        });
+    } else if let Some(t) = r("tag") {
+        format!("refs/tags/{t}")
+    } else {
+        format!(
+            "refs/heads/{}",
+            r("branch").unwrap_or_else(|| "master".to_string())
+        )
+    };
+    Ok(ChartRequest {
+        protocol: Protocol::Git,
+        source: url.to_string(),
+        chart: path.to_string(),
+        want: Want::GitRev(rev),
+        secret_ref: secret_ref(source),
+        insecure: false,
+        source_object: label,
+    })
 }
 
 fn oci_repository(source: &Node) -> Result<ChartRequest, Error> {
@@ -310,6 +371,16 @@ kind: HelmRelease
 metadata: {name: d, namespace: apps}
 spec: {chart: {spec: {chart: ./charts/x, sourceRef: {kind: GitRepository, name: repo, namespace: flux-system}}}}
 ---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: local, namespace: flux-system}
+spec: {url: 'file:///srv/charts', ref: {tag: v2}}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: f, namespace: apps}
+spec: {chart: {spec: {chart: ./charts/z/, sourceRef: {kind: GitRepository, name: local, namespace: flux-system}}}}
+---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: e, namespace: apps}
@@ -332,6 +403,7 @@ spec: {chart: {spec: {chart: y, sourceRef: {kind: HelmRepository, name: nowhere}
                 r#"HelmHttp https://charts.example.com demo Semver("1.x") None"#,
                 r#"Oci oci://ghcr.io/org/charts/tool tool Semver("2.0.0") Some("ghcr-auth")"#,
                 r#"Oci oci://registry.example/charts/podinfo podinfo Semver(">=6.0") None"#,
+                r#"Git file:///srv/charts charts/z GitRev("refs/tags/v2") None"#,
             ]
         );
         let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();

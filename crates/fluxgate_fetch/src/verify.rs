@@ -133,7 +133,8 @@ impl FetchedCharts {
             .lock
             .entries()
             .iter()
-            .filter(|e| e.chart == chart)
+            // A chart from a GitRepository is locked by its path; a release names its last segment.
+            .filter(|e| e.chart == chart || e.chart.rsplit('/').next() == Some(chart))
             .filter(|e| match (version, &constraint) {
                 (None, _) => true,
                 (Some(v), _)
