@@ -33,6 +33,9 @@ impl Http {
             .http_status_as_error(false)
             .max_redirects(MAX_REDIRECTS)
             .max_redirects_will_error(true)
+            // A registry that redirects within itself still sees its token; a redirect to
+            // another host (a CDN's signed URL) never gets it.
+            .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
             .timeout_connect(Some(timeout))
             .timeout_per_read(Some(timeout))
             .timeout_global(Some(timeout.saturating_mul(20)))
