@@ -162,6 +162,31 @@ impl Cache {
         Ok(digest)
     }
 
+    /// The folder the archive `digest` unpacks to (`<cache>/unpacked/<hex>/`), unpacked on
+    /// first use by [`crate::extract::extract_tgz`] after the archive was verified: a renderer
+    /// that wants files gets them without ever trusting the archive's member names.
+    /// `Ok(None)` when the store does not hold `digest`.
+    pub fn unpacked(&self, digest: &Digest) -> Result<Option<PathBuf>, Error> {
+        let dest = self.dir.join("unpacked").join(digest.hex());
+        if dest.is_dir() {
+            return Ok(Some(dest));
+        }
+        let Some(bytes) = self.read_verified(digest)? else {
+            return Ok(None);
+        };
+        match crate::extract::extract_tgz(
+            &bytes,
+            &dest,
+            &digest.to_string(),
+            crate::extract::Limits::default(),
+        ) {
+            Ok(()) => Ok(Some(dest)),
+            // Another process unpacked it first.
+            Err(_) if dest.is_dir() => Ok(Some(dest)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The bytes of `digest`, after checking that they hash to it (a tampered or truncated
     /// cache file is an error, never used). `Ok(None)` when the store does not hold it.
     pub fn read_verified(&self, digest: &Digest) -> Result<Option<Vec<u8>>, Error> {
@@ -259,6 +284,22 @@ pub(crate) mod tests {
         assert!(cache.read_verified(&d).is_ok());
         let absent = Digest::of(b"nothing");
         assert!(matches!(cache.read_verified(&absent), Ok(None)));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn archives_unpack_once_on_demand() {
+        let dir = tempdir("unpacked");
+        let cache = Cache::open(&dir);
+        let archive = crate::extract::tests::tgz(&[("demo/Chart.yaml", 'f', "name: demo\n")]);
+        let d = cache.store(&archive).expect("stored");
+        let folder = cache.unpacked(&d).expect("unpacked").expect("held");
+        assert!(folder.join("demo/Chart.yaml").is_file());
+        assert_eq!(cache.unpacked(&d).expect("again"), Some(folder));
+        assert_eq!(
+            cache.unpacked(&Digest::of(b"absent")).expect("absent"),
+            None
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 
