@@ -253,6 +253,8 @@ impl Ctx<'_> {
                 message: "a git revision is asked of a source that is not a GitRepository".into(),
             }),
             (Protocol::Oci, Want::Tag(t) | Want::Digest(t)) => Ok(t.clone()),
+            // An exact version is its tag, as Helm pulls it: no tag listing needed.
+            (Protocol::Oci, Want::Semver(c)) if is_exact(c) => Ok(c.trim().to_string()),
             (Protocol::Oci, Want::Semver(c)) => {
                 let constraint = Constraint::parse(c)?;
                 let registry = self.registry(r)?;
@@ -413,6 +415,17 @@ impl Ctx<'_> {
     }
 }
 
+/// A version that names one release (`1.2.3`, `v1.2.3-rc.1+b`), not a range.
+fn is_exact(c: &str) -> bool {
+    let c = c.trim();
+    let digits = c.strip_prefix('v').unwrap_or(c);
+    digits.starts_with(|ch: char| ch.is_ascii_digit())
+        && c.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-+".contains(&b))
+        && !c.contains(['x', 'X'])
+        && parse_version(c).is_some()
+}
+
 fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split('/').next().unwrap_or_default();
@@ -501,5 +514,7 @@ mod tests {
         assert_eq!(pick("1.0.0").as_deref(), Some("1.0.0"));
         assert_eq!(pick(">=3"), None);
         assert_eq!(host_of("https://u:p@h.example:8080/x"), "h.example:8080");
+        assert!(is_exact("1.2.3") && is_exact("v1.2.3-rc.1+b.2"));
+        assert!(!is_exact("1.x") && !is_exact(">=1") && !is_exact("~1.2") && !is_exact("*"));
     }
 }

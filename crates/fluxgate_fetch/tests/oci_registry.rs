@@ -203,6 +203,15 @@ fn charts_from_the_distribution_registry() {
     let pushed = std::fs::read(dir.0.join("demo-1.10.0.tgz")).expect("pushed file");
     assert_eq!(chart.bytes, pushed);
 
+    // An exact version is pulled by its tag.
+    let exact = run(
+        &[request(port, Want::Semver("1.0.0".into()))],
+        &Lock::default(),
+        &cache,
+    );
+    assert!(exact.errors.is_empty(), "{}", errors(&exact));
+    assert_eq!(exact.lock.entries()[0].version, "1.0.0");
+
     // A missing tag: an error naming the source.
     let err = errors(&run(
         &[request(port, Want::Tag("9.9.9".into()))],
