@@ -141,10 +141,16 @@ pub fn fetch(
             Err(e) => outcome.errors.push(e),
         }
     }
+    // What the requests would use, fetched or not (a request that failed still needs its
+    // entry: it is not stale).
+    let wanted: BTreeSet<&LockEntry> = requests
+        .iter()
+        .filter_map(|r| locked_entry(r, lock))
+        .collect();
     let stale: Vec<String> = lock
         .entries()
         .iter()
-        .filter(|e| !used.contains(*e))
+        .filter(|e| !used.contains(*e) && !wanted.contains(e))
         .map(|e| {
             format!(
                 "  {} {} {} is locked but no release uses it",
