@@ -118,6 +118,8 @@ fn describe(e: &ureq::Error, url: &str) -> String {
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             format!("{url}: cannot connect (connection refused: the server is down)")
         }
+        // Before any response: name resolution or the connection failed.
+        ureq::Error::Io(io) => format!("{url}: cannot connect ({io})"),
         ureq::Error::Timeout(t) => format!("{url}: timed out ({t})"),
         ureq::Error::TooManyRedirects => {
             format!("{url}: more than {MAX_REDIRECTS} redirects")
