@@ -82,13 +82,28 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if lock_changed {
         outcome.lock.write(&lock_path)?;
     }
+    let failed_count = outcome
+        .errors
+        .iter()
+        .filter(|e| !matches!(e, Error::LockOutdated(_)))
+        .count()
+        + unfetchable.len();
     emit(&format!(
-        "{} chart{}: {} downloaded, {} already in the cache ({}); {LOCK_FILE} {}\n",
-        requests.len(),
-        if requests.len() == 1 { "" } else { "s" },
+        "{} chart{}: {} downloaded, {} already in the cache ({}){}; {LOCK_FILE} {}\n",
+        requests.len() + unfetchable.len(),
+        if requests.len() + unfetchable.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
         outcome.downloaded.len(),
         outcome.reused,
         cache.dir().display(),
+        if failed_count > 0 {
+            format!(", {failed_count} failed")
+        } else {
+            String::new()
+        },
         if lock_changed { "updated" } else { "unchanged" },
     ))?;
     let mut outdated = false;
