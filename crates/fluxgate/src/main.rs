@@ -49,6 +49,8 @@ enum Command {
     Coverage(commands::coverage::Args),
     /// Render a Helm chart: what `helm template` prints, byte for byte.
     Template(commands::template::Args),
+    /// Fetch the charts the environments use into the cache and pin them in fluxgate.lock.
+    Fetch(commands::fetch::Args),
 }
 
 // mimalloc: rendering allocates many small nodes, and glibc's malloc took a third of the time.
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Mutate(args) => commands::mutate::run(&args),
         Command::Coverage(args) => commands::coverage::run(&args),
         Command::Template(args) => commands::template::run(&args),
+        Command::Fetch(args) => commands::fetch::run(&args),
     });
     match result {
         Ok(code) => code,

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 mod charts;
 mod diff;
 mod fail_closed;
+mod fetch_cli;
 mod formats;
 mod hostile;
 mod policy_test;

@@ -9,6 +9,8 @@
 //! assert!(!fluxgate_testkit::under_ci() || std::env::var("CI").as_deref() == Ok("true"));
 //! ```
 
+pub mod server;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 

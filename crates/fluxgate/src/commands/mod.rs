@@ -8,6 +8,7 @@ pub mod coverage;
 pub mod diff;
 pub mod envs;
 pub mod explain;
+pub mod fetch;
 pub mod mutate;
 pub mod policy;
 pub mod render;

@@ -1,6 +1,8 @@
 //! The chart cache: `<chart>-<version>.tgz` archives or unpacked chart directories
-//! (`<chart>-<version>/` or `<chart>/`) under one folder of the repository. Only `Chart.yaml`
-//! and `values.yaml` are read; templates are never rendered.
+//! (`<chart>-<version>/` or `<chart>/`) under one folder of the repository, and after it the
+//! charts `fluxgate fetch` pinned in `fluxgate.lock` ([`ChartCache::with_fetched`]), each
+//! verified against its locked digest before it is read. Only `Chart.yaml` and `values.yaml`
+//! are read; templates are never rendered.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -8,7 +10,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fluxgate_diagnostics::Location;
+use fluxgate_diagnostics::{Annotate as _, Location};
+use fluxgate_fetch::FetchedCharts;
 use fluxgate_kustomize::{Fs, RealFs, normalize};
 use fluxgate_yaml::{Node, Schema, parse_one};
 
@@ -25,6 +28,8 @@ pub struct ChartCache<'a> {
     dir: String,
     /// Lookups done so far, by chart name and requested version.
     found: Arc<Mutex<Lookups>>,
+    /// The charts `fluxgate fetch` locked, looked up when the folder lacks a chart.
+    fetched: Option<Arc<FetchedCharts>>,
 }
 
 type Lookups = HashMap<(String, Option<String>), Option<Chart>>;
@@ -84,7 +89,26 @@ impl<'a> ChartCache<'a> {
             root: normalize(repo_root),
             dir: dir.trim_matches('/').to_string(),
             found: Arc::default(),
+            fetched: None,
         }
+    }
+
+    /// Only the charts `fluxgate fetch` locked (a repository without a `charts:` folder).
+    #[must_use]
+    pub fn fetched(fetched: Arc<FetchedCharts>) -> ChartCache<'a> {
+        ChartCache::none().with_fetched(fetched)
+    }
+
+    /// This cache, falling back to the charts `fluxgate fetch` locked
+    /// ([`FetchedCharts::open`]) for a chart the folder does not hold. Each such chart is
+    /// verified against its locked digest before it is read; one that fails (missing from the
+    /// cache, changed since it was locked) is found with no values and an error naming its
+    /// source, never taken for a chart without defaults.
+    #[must_use]
+    pub fn with_fetched(mut self, fetched: Arc<FetchedCharts>) -> ChartCache<'a> {
+        self.fetched = Some(fetched);
+        self.found = Arc::default();
+        self
     }
 
     fn fs(&self) -> Option<&dyn Fs> {
@@ -119,9 +143,41 @@ impl<'a> ChartCache<'a> {
         if let Some(done) = memo().get(&key) {
             return done.clone();
         }
-        let done = self.find(chart, version);
+        // The folder first; the fetched charts when it lacks the chart, or holds only versions
+        // the requested range does not admit.
+        let done = match self.find(chart, version) {
+            Some(c) if admits(version, &c.version) => Some(c),
+            other => self.find_fetched(chart, version).or(other),
+        };
         memo().insert(key, done.clone());
         done
+    }
+
+    /// `chart` among the fetched charts, verified.
+    fn find_fetched(&self, chart: &str, version: Option<&str>) -> Option<Chart> {
+        match self.fetched.as_ref()?.chart(chart, version)? {
+            Ok(verified) => {
+                let e = &verified.entry;
+                let rel = format!("{}/{}-{}.tgz", e.source, e.chart, e.version);
+                Some(chart_from_archive(
+                    rel,
+                    read_tgz(&verified.bytes),
+                    (&e.chart, &e.version),
+                ))
+            }
+            Err(err) => Some(Chart {
+                name: chart.to_string(),
+                version: version.unwrap_or_default().to_string(),
+                values: None,
+                source: format!("{LOCK_NAME}: {chart}"),
+                problems: vec![Problem::new(
+                    ProblemKind::Invalid,
+                    format!("the fetched chart cannot be used: {err}"),
+                    Some(Location::file(LOCK_NAME)),
+                )
+                .help("run `fluxgate fetch` to download it again (a changed digest means the cache or the lock was altered)")],
+            }),
+        }
     }
 
     fn find(&self, chart: &str, version: Option<&str>) -> Option<Chart> {
@@ -229,47 +285,71 @@ impl<'a> ChartCache<'a> {
         if !fs.is_file(&path) {
             return None;
         }
-        let mut diagnostics = Vec::new();
-        let (meta, values) = match fs.read_bytes(&path).and_then(|bytes| read_tgz(&bytes)) {
-            Ok(m) => m,
-            Err(e) => {
-                diagnostics.push(Problem::new(
-                    ProblemKind::Invalid,
-                    format!("cannot read chart archive: {e}"),
-                    Some(Location::file(rel.clone())),
-                ));
-                (None, None)
-            }
-        };
-        let meta_node = meta.and_then(|(member, text)| {
-            let (n, d) = parse_one(&format!("{rel}/{member}"), &text, Schema::Kube);
-            diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
-            n
-        });
-        let values = values.and_then(|(member, text)| {
-            let (n, d) = parse_one(&format!("{rel}/{member}"), &text, Schema::Kube);
-            diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
-            n
-        });
         let stem = file.trim_end_matches(".tgz");
-        let (name_guess, version_guess) = stem.rsplit_once('-').unwrap_or((stem, ""));
-        Some(Chart {
-            name: meta_node
-                .as_ref()
-                .and_then(|m| m.str_at(&["name"]))
-                .unwrap_or(name_guess)
-                .to_string(),
-            version: meta_node
-                .as_ref()
-                .map_or_else(|| version_guess.to_string(), meta_version),
-            values,
-            source: rel,
-            problems: diagnostics,
-        })
+        let guess = stem.rsplit_once('-').unwrap_or((stem, ""));
+        let read = fs.read_bytes(&path).and_then(|bytes| read_tgz(&bytes));
+        Some(chart_from_archive(rel, read, guess))
     }
 }
 
+/// The chart an archive read by [`read_tgz`] holds; `rel` names the archive in locations,
+/// `guess` is the name and version to assume when Chart.yaml does not say.
+fn chart_from_archive(
+    rel: String,
+    read: std::io::Result<(Member, Member)>,
+    (name_guess, version_guess): (&str, &str),
+) -> Chart {
+    let mut diagnostics = Vec::new();
+    let (meta, values) = match read {
+        Ok(m) => m,
+        Err(e) => {
+            diagnostics.push(Problem::new(
+                ProblemKind::Invalid,
+                format!("cannot read chart archive: {e}"),
+                Some(Location::file(rel.clone())),
+            ));
+            (None, None)
+        }
+    };
+    let meta_node = meta.and_then(|(member, text)| {
+        let (n, d) = parse_one(&format!("{rel}/{member}"), &text, Schema::Kube);
+        diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
+        n
+    });
+    let values = values.and_then(|(member, text)| {
+        let (n, d) = parse_one(&format!("{rel}/{member}"), &text, Schema::Kube);
+        diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
+        n
+    });
+    Chart {
+        name: meta_node
+            .as_ref()
+            .and_then(|m| m.str_at(&["name"]))
+            .unwrap_or(name_guess)
+            .to_string(),
+        version: meta_node
+            .as_ref()
+            .map_or_else(|| version_guess.to_string(), meta_version),
+        values,
+        source: rel,
+        problems: diagnostics,
+    }
+}
+
+/// Where fetched charts are pinned, as locations name it.
+const LOCK_NAME: &str = fluxgate_fetch::LOCK_FILE;
+
 type Member = Option<(String, String)>;
+
+/// Whether `requested` (a version or a Masterminds range) admits `found`; a request that does
+/// not parse admits anything (the folder's old rule: the highest version present).
+fn admits(requested: Option<&str>, found: &str) -> bool {
+    use fluxgate_fetch::constraint::{Constraint, parse_version};
+    let Some(c) = requested.and_then(|r| Constraint::parse(r).ok()) else {
+        return true;
+    };
+    parse_version(found).is_none_or(|v| c.matches(&v))
+}
 
 /// Reads the top-level chart's `Chart.yaml` and `values.yaml` (`<chart>/<file>` members).
 fn read_tgz(bytes: &[u8]) -> std::io::Result<(Member, Member)> {
@@ -430,6 +510,68 @@ mod tests {
                 .lookup("demo", None)
                 .is_none()
         );
+    }
+
+    #[test]
+    fn fetched_charts_are_verified_before_they_are_read() {
+        use fluxgate_fetch::{Cache, FetchedCharts, Lock, LockEntry};
+        let dir =
+            std::env::temp_dir().join(format!("fluxgate-flux-fetched-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = Cache::open(&dir);
+        let archive = tgz(&[
+            ("demo/Chart.yaml", "name: demo\nversion: 2.1.0\n"),
+            ("demo/values.yaml", "replicas: 5\n"),
+        ]);
+        let digest = cache.store(&archive).expect("stored");
+        let mut lock = Lock::default();
+        lock.insert(LockEntry {
+            source: "https://charts.example.com".into(),
+            chart: "demo".into(),
+            version: "2.1.0".into(),
+            digest: digest.clone(),
+        });
+        let fetched = Arc::new(FetchedCharts::new(lock, cache.clone()));
+        // The folder holds demo 1.0.0 only; 2.x comes from the fetch cache.
+        let mut fs = fluxgate_kustomize::MemFs::new();
+        fs.insert(
+            "/r/charts/demo-1.0.0/Chart.yaml",
+            "name: demo\nversion: 1.0.0\n",
+        );
+        let charts =
+            ChartCache::with_fs(&fs, Path::new("/r"), "charts").with_fetched(fetched.clone());
+        assert_eq!(
+            charts.lookup("demo", Some("1.0.0")).map(|c| c.source),
+            Some("charts/demo-1.0.0".to_string())
+        );
+        let c = charts.lookup("demo", Some("^2")).expect("fetched chart");
+        assert_eq!(
+            (c.version.as_str(), c.source.as_str()),
+            ("2.1.0", "https://charts.example.com/demo-2.1.0.tgz")
+        );
+        assert_eq!(
+            c.values.as_ref().and_then(|v| v.get("replicas")?.as_i64()),
+            Some(5)
+        );
+        assert!(c.problems.is_empty());
+        assert!(
+            ChartCache::fetched(fetched.clone())
+                .lookup("other", None)
+                .is_none()
+        );
+
+        // Tampered in the cache: found, with no values and an error naming the source.
+        std::fs::write(cache.path(&digest), b"tampered").expect("tamper");
+        let c = ChartCache::fetched(fetched)
+            .lookup("demo", Some("2.1.0"))
+            .expect("locked");
+        assert!(c.values.is_none());
+        let message = &c.problems.first().expect("an error").message;
+        assert!(
+            message.contains("https://charts.example.com: chart demo 2.1.0: digest mismatch"),
+            "{message}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -1,0 +1,264 @@
+//! `fluxgate.lock`: what `fetch` resolved, one line per chart, sorted, so that a version bump
+//! is a one-line change in a diff.
+//!
+//! ```text
+//! # fluxgate.lock: written by `fluxgate fetch`. ...
+//! lock 1
+//! https://charts.example.com podinfo 6.5.4 sha256:5c3e...
+//! oci://ghcr.io/stefanprodan/charts/podinfo podinfo 6.7.0 sha256:9f1d...
+//! ```
+//!
+//! Fields are separated by one space: the source URL (as the source object writes it, without
+//! a trailing `/`), the chart name, the resolved version and the sha256 of the chart archive.
+//! One source may pin several versions of one chart (environments that pin differently).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::cache::Digest;
+use crate::error::Error;
+
+/// The file name, at the repository root.
+pub const LOCK_FILE: &str = "fluxgate.lock";
+
+const HEADER: &str =
+    "# fluxgate.lock: the charts `fluxgate fetch` resolved (source, chart, version, sha256).
+# Every other command reads them from the cache and checks each digest before use. Sorted;
+# written by fluxgate, not by hand.
+";
+const MAGIC: &str = "lock 1";
+
+/// One pinned chart.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LockEntry {
+    /// The source URL (`https://…`, `oci://…`), without a trailing `/`.
+    pub source: String,
+    pub chart: String,
+    /// The version that was resolved (never a range).
+    pub version: String,
+    pub digest: Digest,
+}
+
+/// The lock: entries sorted by (source, chart, version), unique.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lock {
+    entries: Vec<LockEntry>,
+}
+
+/// The form a source URL takes in the lock.
+#[must_use]
+pub fn source_key(url: &str) -> String {
+    url.trim().trim_end_matches('/').to_string()
+}
+
+impl Lock {
+    /// Reads the lock at `path`; a file that does not exist is an empty lock (which verifies
+    /// nothing: every lookup through it fails closed).
+    pub fn read(path: &Path) -> Result<Lock, Error> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Lock::parse(&text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// Parses the text of a lock; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Lock, Error> {
+        let bad = |line: usize, message: String| Error::LockSyntax {
+            file: file.to_string(),
+            line,
+            message,
+        };
+        let mut lock = Lock::default();
+        let mut seen_magic = false;
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if !seen_magic {
+                if line != MAGIC {
+                    return Err(bad(
+                        i + 1,
+                        format!("expected `{MAGIC}` (a lock of another format or version)"),
+                    ));
+                }
+                seen_magic = true;
+                continue;
+            }
+            let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+            let [source, chart, version, digest] = fields.as_slice() else {
+                return Err(bad(
+                    i + 1,
+                    format!(
+                        "expected 4 fields (source chart version sha256:…), found {}",
+                        fields.len()
+                    ),
+                ));
+            };
+            let digest = Digest::parse(digest)
+                .filter(|_| digest.starts_with("sha256:"))
+                .ok_or_else(|| bad(i + 1, format!("`{digest}` is not a sha256:<hex> digest")))?;
+            lock.insert(LockEntry {
+                source: source_key(source),
+                chart: (*chart).to_string(),
+                version: (*version).to_string(),
+                digest,
+            });
+        }
+        if !seen_magic && !lock.entries.is_empty() {
+            return Err(bad(1, format!("missing `{MAGIC}`")));
+        }
+        Ok(lock)
+    }
+
+    /// The text of the lock: the header, then the entries in order.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut out = String::from(HEADER);
+        out.push_str(MAGIC);
+        out.push('\n');
+        for e in &self.entries {
+            let _ = writeln!(out, "{} {} {} {}", e.source, e.chart, e.version, e.digest);
+        }
+        out
+    }
+
+    /// Writes the lock to `path` (through a temporary file beside it and a rename, so a
+    /// reader never sees half a lock). An unchanged lock is not rewritten.
+    pub fn write(&self, path: &Path) -> Result<(), Error> {
+        let text = self.to_text();
+        if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+            return Ok(());
+        }
+        let tmp = path.with_extension(format!("lock.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, &text).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::io(path, e)
+        })
+    }
+
+    /// Adds `entry`, replacing one of the same source, chart and version.
+    pub fn insert(&mut self, entry: LockEntry) {
+        let key = |e: &LockEntry| (e.source.clone(), e.chart.clone(), e.version.clone());
+        match self.entries.binary_search_by_key(&key(&entry), key) {
+            Ok(i) => self.entries[i] = entry,
+            Err(i) => self.entries.insert(i, entry),
+        }
+    }
+
+    /// Keeps only the entries `keep` accepts (after a fetch: the ones still used).
+    pub fn retain(&mut self, keep: impl FnMut(&LockEntry) -> bool) {
+        self.entries.retain(keep);
+    }
+
+    /// The entry of `chart` at exactly `version` from `source`.
+    #[must_use]
+    pub fn find(&self, source: &str, chart: &str, version: &str) -> Option<&LockEntry> {
+        let source = source_key(source);
+        self.entries
+            .iter()
+            .find(|e| e.source == source && e.chart == chart && same_version(&e.version, version))
+    }
+
+    /// Every entry of `chart` from `source`.
+    #[must_use]
+    pub fn versions(&self, source: &str, chart: &str) -> Vec<&LockEntry> {
+        let source = source_key(source);
+        self.entries
+            .iter()
+            .filter(|e| e.source == source && e.chart == chart)
+            .collect()
+    }
+
+    /// Every entry, in order.
+    #[must_use]
+    pub fn entries(&self) -> &[LockEntry] {
+        &self.entries
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Whether two written versions name the same release (`v1.2.3` is `1.2.3`, as Helm reads it).
+fn same_version(a: &str, b: &str) -> bool {
+    a.trim_start_matches('v') == b.trim_start_matches('v')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(source: &str, chart: &str, version: &str) -> LockEntry {
+        LockEntry {
+            source: source.to_string(),
+            chart: chart.to_string(),
+            version: version.to_string(),
+            digest: Digest::of(format!("{source}{chart}{version}").as_bytes()),
+        }
+    }
+
+    #[test]
+    fn round_trip_sorted_and_unique() {
+        let mut lock = Lock::default();
+        lock.insert(entry("oci://r.example/charts/b", "b", "2.0.0"));
+        lock.insert(entry("https://charts.example.com", "a", "1.1.0"));
+        lock.insert(entry("https://charts.example.com", "a", "1.0.0"));
+        lock.insert(entry("https://charts.example.com", "a", "1.0.0"));
+        let text = lock.to_text();
+        let body: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split_once(" sha256:").map_or(l, |(head, _)| head))
+            .collect();
+        assert_eq!(
+            body,
+            [
+                "lock 1",
+                "https://charts.example.com a 1.0.0",
+                "https://charts.example.com a 1.1.0",
+                "oci://r.example/charts/b b 2.0.0",
+            ]
+        );
+        assert_eq!(Lock::parse(&text, "fluxgate.lock").expect("parses"), lock);
+        assert!(
+            lock.find("https://charts.example.com/", "a", "v1.1.0")
+                .is_some()
+        );
+        assert!(
+            lock.find("https://charts.example.com", "a", "1.2.0")
+                .is_none()
+        );
+        assert_eq!(lock.versions("https://charts.example.com", "a").len(), 2);
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        let err = |text: &str| {
+            Lock::parse(text, "fluxgate.lock")
+                .expect_err("refused")
+                .to_string()
+        };
+        assert!(err("lock 2\n").contains("fluxgate.lock:1:"));
+        assert!(err("lock 1\nhttps://x a 1.0.0\n").contains("fluxgate.lock:2: expected 4 fields"));
+        assert!(err("lock 1\nhttps://x a 1.0.0 md5:abc\n").contains("not a sha256"));
+        assert!(err("# c\nhttps://x a 1.0.0 sha256:abc\n").contains("expected `lock 1`"));
+        assert!(Lock::parse("# only comments\n", "l").is_ok_and(|l| l.is_empty()));
+    }
+
+    #[test]
+    fn read_and_write_files() {
+        let dir = crate::cache::tests::tempdir("lock");
+        let path = dir.join(LOCK_FILE);
+        assert_eq!(Lock::read(&path).expect("absent is empty"), Lock::default());
+        let mut lock = Lock::default();
+        lock.insert(entry("https://c.example", "x", "0.1.0"));
+        lock.write(&path).expect("written");
+        assert_eq!(Lock::read(&path).expect("read"), lock);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
