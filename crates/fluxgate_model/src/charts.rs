@@ -186,10 +186,11 @@ pub(crate) struct Setup<'a> {
 /// Renders the chart `source` (a cache path) for `release` with its effective `values`.
 pub(crate) fn install(
     setup: &Setup<'_>,
-    source: &str,
+    chart: &fluxgate_flux::helm::Chart,
     release: &Node,
     values: &Values,
 ) -> Result<Installed, Box<Problem>> {
+    let source = chart.source.as_str();
     let at = values
         .chart
         .as_ref()
@@ -201,7 +202,11 @@ pub(crate) fn install(
                 .help("run `fluxgate template` on the chart with the release's values to see the whole error"),
         )
     };
-    let files = setup.files.get(setup.fs, setup.root, source);
+    let files = match &chart.archive {
+        // A fetched chart, verified against the lock: already in memory.
+        Some(bytes) => Arc::new(Ok(Source::Archive(bytes.to_vec()))),
+        None => setup.files.get(setup.fs, setup.root, source),
+    };
     let files = match files.as_ref() {
         Ok(f) => f,
         Err(e) => {

@@ -182,6 +182,27 @@ fn load(
         .charts
         .as_deref()
         .map_or_else(ChartCache::none, |dir| ChartCache::with_fs(fs, root, dir));
+    // What `fluxgate fetch` pinned in fluxgate.lock, verified against the lock before use.
+    let charts = match fluxgate_fetch::FetchedCharts::open(root, None) {
+        Ok(Some(fetched)) => charts.with_fetched(Arc::new(fetched)),
+        Ok(None) => charts,
+        Err(e) => {
+            problems.push(
+                Problem::new(
+                    ProblemKind::ChartRender,
+                    format!(
+                        "{}: the fetched charts cannot be used: {e}",
+                        fluxgate_fetch::LOCK_FILE
+                    ),
+                    Some(fluxgate_diagnostics::Location::file(
+                        fluxgate_fetch::LOCK_FILE,
+                    )),
+                )
+                .help("set FLUXGATE_CACHE to the folder `fluxgate fetch` filled, or run it again"),
+            );
+            charts
+        }
+    };
     // One index for every release's `valuesFrom` and `chartRef` lookups.
     let objects = ObjectIndex::new(tree.objects(), &creators);
     let helm_releases: Vec<&Node> = objects
@@ -249,7 +270,7 @@ fn load(
         .map(|((obj, values), chart)| {
             // A chart the cache could not read whole is reported there, and not rendered.
             let chart = chart.as_ref().filter(|c| c.problems.is_empty())?;
-            Some(crate::charts::install(&setup, &chart.source, obj, values))
+            Some(crate::charts::install(&setup, chart, obj, values))
         })
         .collect();
     let mut releases = IndexMap::new();

@@ -56,6 +56,10 @@ fn chart(version: &str) -> Vec<u8> {
             format!("apiVersion: v2\nname: demo\nversion: {version}\n"),
         ),
         ("demo/values.yaml", "replicas: 2\n".to_string()),
+        (
+            "demo/templates/deployment.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n".to_string(),
+        ),
     ] {
         let mut h = tar::Header::new_gnu();
         h.set_size(body.len() as u64);
@@ -149,6 +153,33 @@ fn fetch_locks_then_stays_offline_and_fails_closed() {
         text(&out)
     );
 
+    // Offline, the release renders its fetched chart: the Deployment it installs, its
+    // replicas at the chart's values.yaml line in the fetched archive.
+    let offline = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_fluxgate"))
+            .args(args)
+            .env("FLUXGATE_CACHE", &cache)
+            .output()
+            .expect("the fluxgate binary runs")
+    };
+    let out = offline(&[
+        "render",
+        root.as_str(),
+        "--env",
+        "dev",
+        "--kind",
+        "Deployment",
+        "--origins",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!(
+            "replicas: 2 # {url}/demo-1.2.5.tgz/demo/values.yaml:1"
+        )),
+        "{}",
+        text(&out)
+    );
+
     // A range the lock does not satisfy: --locked fails the gate.
     repo.write("clusters/dev/release.yaml", &release("~1.3"));
     let out = fetch(&["--locked"]);
@@ -171,6 +202,15 @@ fn fetch_locks_then_stays_offline_and_fails_closed() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains(&format!("error: {url}: ")),
+        "{}",
+        text(&out)
+    );
+    // The gate itself reads the damaged entry: it fails, naming the lock and the chart.
+    let out = offline(&["check", root.as_str()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("MERGE GATE: FAIL"), "{}", text(&out));
+    assert!(
+        text(&out).contains("the fetched chart cannot be used"),
         "{}",
         text(&out)
     );

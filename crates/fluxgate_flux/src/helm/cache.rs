@@ -58,6 +58,9 @@ pub struct Chart {
     pub values: Option<Node>,
     /// What was opened, for messages (`charts/cilium-1.20.1.tgz`).
     pub source: String,
+    /// The archive itself when it does not live in the repository (a fetched chart, verified
+    /// against its lock entry): what a renderer reads instead of `source`.
+    pub archive: Option<Arc<[u8]>>,
     pub problems: Vec<Problem>,
 }
 
@@ -159,17 +162,17 @@ impl<'a> ChartCache<'a> {
             Ok(verified) => {
                 let e = &verified.entry;
                 let rel = format!("{}/{}-{}.tgz", e.source, e.chart, e.version);
-                Some(chart_from_archive(
-                    rel,
-                    read_tgz(&verified.bytes),
-                    (&e.chart, &e.version),
-                ))
+                let mut chart =
+                    chart_from_archive(rel, read_tgz(&verified.bytes), (&e.chart, &e.version));
+                chart.archive = Some(Arc::from(verified.bytes));
+                Some(chart)
             }
             Err(err) => Some(Chart {
                 name: chart.to_string(),
                 version: version.unwrap_or_default().to_string(),
                 values: None,
                 source: format!("{LOCK_NAME}: {chart}"),
+                archive: None,
                 problems: vec![Problem::new(
                     ProblemKind::Invalid,
                     format!("the fetched chart cannot be used: {err}"),
@@ -274,6 +277,7 @@ impl<'a> ChartCache<'a> {
             version: meta_version(&meta),
             values,
             source: rel,
+            archive: None,
             problems: diagnostics,
         })
     }
@@ -332,6 +336,7 @@ fn chart_from_archive(
             .map_or_else(|| version_guess.to_string(), meta_version),
         values,
         source: rel,
+        archive: None,
         problems: diagnostics,
     }
 }
