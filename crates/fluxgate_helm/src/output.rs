@@ -81,6 +81,15 @@ pub struct Manifest {
     pub spans: Vec<Span>,
 }
 
+impl Manifest {
+    /// The span that covers byte `offset` of the text (where a scalar the caller parsed
+    /// starts), if any.
+    pub fn span_at(&self, offset: usize) -> Option<&Span> {
+        let i = self.spans.partition_point(|s| s.end <= offset);
+        self.spans.get(i).filter(|s| s.start <= offset)
+    }
+}
+
 /// The rendered `NOTES.txt`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notes {
@@ -377,14 +386,14 @@ mod tests {
         }
     }
 
-    /// The origin of the first span covering `needle` in `m`.
+    /// The origin of the span covering `needle` in `m`.
     fn origin<'m>(m: &'m Manifest, needle: &str) -> &'m SpanOrigin {
         let at = m.text.find(needle).unwrap();
-        &m.spans
-            .iter()
-            .find(|s| s.start <= at && at + needle.len() <= s.end)
-            .unwrap_or_else(|| panic!("{needle}: {:?}", m.spans))
-            .origin
+        let span = m
+            .span_at(at)
+            .unwrap_or_else(|| panic!("{needle}: {:?}", m.spans));
+        assert!(at + needle.len() <= span.end, "{needle}: {span:?}");
+        &span.origin
     }
 
     #[test]
