@@ -205,8 +205,45 @@ fn object_consumers(obj: &Node, bootstrap: bool, out: &mut Vec<Consumer>) {
         c.bootstrap = bootstrap;
         out.push(c);
     }
+    // Cilium's own configuration (`cilium-config`) names the API host it dials.
+    if kind == "ConfigMap"
+        && let Some(v) = obj.path(&["data", "k8s-service-host"])
+    {
+        let mut c = Consumer::new(
+            Kind::CniEnv,
+            format!("k8s-service-host of ConfigMap {name}"),
+            v.scalar_text().unwrap_or_default(),
+            v.loc.clone(),
+        );
+        c.bootstrap = bootstrap;
+        out.push(c);
+    }
     if is_cni_workload(obj) {
         for ctr in containers(obj) {
+            // `--k8s-api-server=https://host:6443` (or the value as the next argument).
+            let args = ctr.get("args").and_then(Node::as_seq).unwrap_or_default();
+            for (i, a) in args.iter().enumerate() {
+                let Some(text) = a.as_str() else {
+                    continue;
+                };
+                let value = match text.strip_prefix("--k8s-api-server") {
+                    Some(rest) if rest.starts_with('=') => Some((rest[1..].to_string(), a)),
+                    Some("") => args
+                        .get(i + 1)
+                        .and_then(|n| Some((n.as_str()?.to_string(), n))),
+                    _ => None,
+                };
+                if let Some((value, at)) = value {
+                    let mut c = Consumer::new(
+                        Kind::CniEnv,
+                        format!("--k8s-api-server of {kind} {name}"),
+                        value,
+                        at.loc.clone(),
+                    );
+                    c.bootstrap = bootstrap;
+                    out.push(c);
+                }
+            }
             if let Some(v) = env_value(ctr, "KUBERNETES_SERVICE_HOST") {
                 let mut c = Consumer::new(
                     Kind::CniEnv,
