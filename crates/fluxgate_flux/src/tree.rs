@@ -48,6 +48,9 @@ pub struct TreeOptions {
     /// The folder of the Git repository that the rendered root is: a `spec.path` of this
     /// repository's sources that starts with it is read with it stripped.
     pub repo_prefix: Option<String>,
+    /// Objects the bootstrap creates before Flux runs (a template a task runner applies): a
+    /// `substituteFrom` source among them exists, its keys unknown offline.
+    pub seeded: Vec<crate::vars::Seeded>,
 }
 
 /// One rendered Flux Kustomization.
@@ -375,6 +378,7 @@ pub fn render_tree(fs: &dyn Fs, root: &Path, entry: &str, opts: &TreeOptions) ->
         } else {
             Vars::for_kustomization_in(&ks, &sources)
         };
+        let (vars, var_diags) = vars.with_seeded(var_diags, &opts.seeded, &ks);
         let missing_source = var_diags
             .iter()
             .any(|d| matches!(d.kind, ProblemKind::MissingObject { .. }));

@@ -78,6 +78,62 @@ impl Vars {
     /// Why Flux cannot load these variables at all (a required source that does not exist, a
     /// defined name that is not a valid variable name): then every substitution of the
     /// Kustomization fails.
+    /// These variables with the `substituteFrom` sources the bootstrap seeds (`seeded`)
+    /// present: each missing one that is seeded is no longer missing (its keys stay unknown)
+    /// and its problem becomes a note that names the template creating it.
+    #[must_use]
+    pub fn with_seeded(
+        mut self,
+        problems: Vec<Problem>,
+        seeded: &[Seeded],
+        ks: &Node,
+    ) -> (Vars, Vec<Problem>) {
+        if seeded.is_empty() {
+            return (self, problems);
+        }
+        let mut out = Vec::with_capacity(problems.len());
+        for p in problems {
+            let ProblemKind::MissingObject {
+                field,
+                kind,
+                namespace,
+                name,
+            } = &p.kind
+            else {
+                out.push(p);
+                continue;
+            };
+            let Some(s) = seeded.iter().find(|s| {
+                s.kind == *kind
+                    && s.name == *name
+                    && s.namespace.as_deref().is_none_or(|n| n == namespace)
+            }) else {
+                out.push(p);
+                continue;
+            };
+            self.missing.retain(|m| *m != format!("{kind}/{name}"));
+            let mut note = Problem::new(
+                ProblemKind::CreatedAtRuntime {
+                    field: field.clone(),
+                    kind: kind.clone(),
+                    name: name.clone(),
+                },
+                format!(
+                    "{field} {kind}/{name} is created before Flux runs by the bootstrap template \
+                     {}: its keys are unknown offline, so what it defines is not checked",
+                    s.at.file
+                ),
+                p.location.clone(),
+            )
+            .related(s.at.clone(), "created by this bootstrap template");
+            if p.location.is_none() {
+                note.location = Some(ks.loc.clone());
+            }
+            out.push(note);
+        }
+        (self, out)
+    }
+
     #[must_use]
     pub fn load_failure(&self) -> Option<String> {
         if let Some(m) = self.missing.first() {
@@ -658,6 +714,17 @@ pub(crate) fn resource_set_objects(o: &Node) -> Vec<Node> {
     out
 }
 
+/// An object the bootstrap creates outside Flux, before it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seeded {
+    pub kind: String,
+    /// `None` when the template leaves it to the default or to an expression.
+    pub namespace: Option<String>,
+    pub name: String,
+    /// The document in the bootstrap template.
+    pub at: Location,
+}
+
 /// What a `<< input >>` of a ResourceSet template stands for offline.
 const RESOURCE_SET_INPUT: &str = "resourceset-input";
 
@@ -978,5 +1045,38 @@ spec:
         ));
         assert!(diags[0].message.contains("ExternalSecret tunnel"));
         assert!(diags[1].message.contains("Secret/tunnel does not exist"));
+    }
+
+    #[test]
+    fn a_source_the_bootstrap_seeds_exists_with_unknown_keys() {
+        let ks = docs(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: cluster-secrets}\n      - {kind: Secret, name: absent}\n",
+        );
+        let (vars, diags) = Vars::for_kustomization(&ks[0], &[]);
+        assert!(vars.load_failure().is_some());
+        let seeded = [Seeded {
+            kind: "Secret".into(),
+            namespace: Some("flux-system".into()),
+            name: "cluster-secrets".into(),
+            at: Location::new("bootstrap/templates/resources.yaml.j2", 3, 1),
+        }];
+        let (vars, diags) = vars.with_seeded(diags, &seeded, &ks[0]);
+        // The seeded source no longer fails the Kustomization; the absent one still does.
+        assert_eq!(
+            vars.load_failure().as_deref(),
+            Some("substitute from 'Secret/absent' error: not found")
+        );
+        assert!(vars.has_unknown_keys());
+        assert!(matches!(
+            diags[0].kind,
+            ProblemKind::CreatedAtRuntime { .. }
+        ));
+        assert!(
+            diags[0]
+                .message
+                .contains("bootstrap template bootstrap/templates/resources.yaml.j2"),
+            "{diags:?}"
+        );
+        assert!(matches!(diags[1].kind, ProblemKind::MissingObject { .. }));
     }
 }

@@ -161,6 +161,16 @@ fn load(
             .collect(),
         extra_creators,
         repo_prefix: config.repo_prefix.clone(),
+        seeded: config
+            .seeded
+            .iter()
+            .map(|s| fluxgate_flux::vars::Seeded {
+                kind: s.kind.clone(),
+                namespace: s.namespace.clone(),
+                name: s.name.clone(),
+                at: s.loc.clone(),
+            })
+            .collect(),
         // The pinned Flux decides how an unset variable substitutes, else the one the
         // repository installs for this environment; when neither says, the newest.
         substitution: fluxgate_flux::substitute::Options {
