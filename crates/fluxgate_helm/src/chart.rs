@@ -43,6 +43,8 @@ pub struct Chart {
     pub values: Value,
     pub dependencies: Vec<Dependency>,
     pub subcharts: Vec<Chart>,
+    /// values.schema.json, as read.
+    pub schema: Option<Rc<[u8]>>,
 }
 
 /// Upper bound on a chart's total size (archives are decompressed into memory).
@@ -78,6 +80,7 @@ impl Chart {
         let mut meta = None;
         let mut values = Value::empty_map();
         let mut requirements = None;
+        let mut schema = None;
         let mut templates = Vec::new();
         let mut other = BTreeMap::new();
         let mut sub: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
@@ -92,7 +95,8 @@ impl Chart {
                 "requirements.yaml" => {
                     requirements = Some(yaml_doc("requirements.yaml", &data).map_err(bad)?);
                 }
-                "values.schema.json" | "Chart.lock" | "requirements.lock" => {}
+                "values.schema.json" => schema = Some(Rc::from(data)),
+                "Chart.lock" | "requirements.lock" => {}
                 n if n.starts_with("templates/") => {
                     templates.push((name.clone(), String::from_utf8_lossy(&data).into_owned()));
                 }
@@ -154,6 +158,7 @@ impl Chart {
             values,
             dependencies,
             subcharts,
+            schema,
         })
     }
 }

@@ -26,6 +26,7 @@ mod helmignore;
 mod objects;
 mod render;
 mod request;
+pub mod schema;
 pub mod setvals;
 pub mod sprig;
 mod toml;
@@ -59,6 +60,10 @@ pub enum Error {
     /// A bad option.
     #[error("{0}")]
     Usage(String),
+    /// The values fail the schema of the chart or of a subchart (helm's text, then the
+    /// failures one by one in [`schema::SchemaFailure::violations`]).
+    #[error("{0}")]
+    Schema(Box<schema::SchemaFailure>),
 }
 
 /// The arguments of `helm template`.
@@ -72,6 +77,8 @@ pub struct Options {
     pub api_versions: Vec<String>,
     pub skip_tests: bool,
     pub include_crds: bool,
+    /// `--skip-schema-validation`: render without checking values.schema.json.
+    pub skip_schema_validation: bool,
 }
 
 impl Default for Options {
@@ -84,6 +91,7 @@ impl Default for Options {
             api_versions: Vec::new(),
             skip_tests: false,
             include_crds: false,
+            skip_schema_validation: false,
         }
     }
 }

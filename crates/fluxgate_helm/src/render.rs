@@ -494,6 +494,9 @@ pub fn template(mut chart: Chart, opts: &Options) -> Result<String, Error> {
         .map_err(|e| Error::Values(format!("chart dependencies processing failed: {e}")))?;
     values::process_import_values(&mut chart).map_err(Error::Values)?;
     let vals = values::coalesce_values_copy(&chart, &user).map_err(Error::Values)?;
+    if !opts.skip_schema_validation {
+        crate::schema::validate(&chart, &vals).map_err(|f| Error::Schema(Box::new(f)))?;
+    }
     let files = render_files(&chart, &vals, opts)?;
     Ok(assemble(&chart, files, opts))
 }

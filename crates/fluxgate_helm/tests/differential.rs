@@ -67,7 +67,7 @@ fn case(chart_dir: &Path, label: &str, release: &str, namespace: &str, flags: &[
             "--kube-version" => req.kube_version = it.next().cloned(),
             "--skip-tests" => req.skip_tests = true,
             "--include-crds" => req.include_crds = true,
-            "--skip-schema-validation" => {}
+            "--skip-schema-validation" => req.skip_schema_validation = true,
             "--set" => req.set.extend(it.next().cloned()),
             "--set-string" => req.set_string.extend(it.next().cloned()),
             "--set-literal" => req.set_literal.extend(it.next().cloned()),
