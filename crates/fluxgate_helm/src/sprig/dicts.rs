@@ -157,7 +157,21 @@ pub fn add(f: &mut Funcs) {
     }
     f.insert("dig", Arity::AtLeast(3), |_, a| {
         let n = a.len();
-        let mut cur = map_arg(a, n - 1)?;
+        // sprig converts the last argument with a type assertion: Go's panic text.
+        let mut cur = match &a[n - 1] {
+            Value::Map(m) => m.clone(),
+            Value::Nil | Value::Missing => {
+                return Err(
+                    "interface conversion: interface {} is nil, not map[string]interface {}".into(),
+                );
+            }
+            other => {
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                    other.type_name()
+                ));
+            }
+        };
         let def = a[n - 2].clone();
         let keys = &a[..n - 2];
         for (i, k) in keys.iter().enumerate() {

@@ -16,7 +16,11 @@ fn items(v: &Value, func: &str) -> Result<Vec<Value>, String> {
             .into_iter()
             .map(|(_, v)| v)
             .collect()),
-        other => Err(format!("Cannot {func} on type {}", other.type_name())),
+        // sprig asks reflect for the kind of a nil interface: Go's nil dereference.
+        Value::Nil | Value::Missing => {
+            Err("runtime error: invalid memory address or nil pointer dereference".into())
+        }
+        other => Err(format!("Cannot {func} on type {}", other.kind_name())),
     }
 }
 
