@@ -33,7 +33,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 python3 - "$corpus" "$helm" "$fluxgate" "$runs" "$loops" "$work" "$out" <<'PY'
-import json, os, re, statistics, subprocess, sys, time
+import json, os, re, resource, statistics, subprocess, sys, time
 
 corpus, helm, fluxgate, runs, loops, work, out = sys.argv[1:8]
 runs, loops = int(runs), int(loops)
@@ -55,10 +55,15 @@ charts = sorted(d for d in os.listdir(charts_dir)
                 if os.path.isfile(os.path.join(charts_dir, d, "Chart.yaml")))
 chart_name = {d: re.sub(r"-v?[0-9][0-9.]*$", "", d) for d in charts}
 
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
 def run(cmd):
-    t = time.perf_counter()
+    """Wall time, CPU time (user + system, all threads) and exit code of one process."""
+    c, t = cpu(), time.perf_counter()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t, p.returncode
+    return time.perf_counter() - t, cpu() - c, p.returncode
 
 def loadavg():
     with open("/proc/loadavg") as f:
@@ -80,24 +85,32 @@ say(f"helm: `{helm}`; fluxgate: `{fluxgate}`; {runs} runs per chart (alternating
     f"{loops} loops over the HelmReleases; load average before: {load_before} "
     f"({os.cpu_count()} cores).")
 say()
-say("| chart | fluxgate template | helm template | helm / fluxgate | exit codes (fluxgate, helm) |")
-say("|---|---|---|---|---|")
-ratios = []
+say("| chart | fluxgate template wall | helm template wall | helm / fluxgate (wall) | fluxgate CPU | helm CPU | helm / fluxgate (CPU) | exit codes (fluxgate/helm) |")
+say("|---|---|---|---|---|---|---|---|")
+ratios, cpu_ratios = [], []
 for d in charts:
     path = os.path.join(charts_dir, d)
     args = ["template", "rel", path, "--namespace", "ns"] + chart_flags(d)
-    ours, theirs, codes = [], [], set()
+    ours, theirs, ours_cpu, theirs_cpu, codes = [], [], [], [], set()
     run([fluxgate] + args); run([helm] + args)  # warm the page cache
     for _ in range(runs):
-        t, c1 = run([fluxgate] + args); ours.append(t)
-        t, c2 = run([helm] + args); theirs.append(t)
+        t, c, c1 = run([fluxgate] + args); ours.append(t); ours_cpu.append(c)
+        t, c, c2 = run([helm] + args); theirs.append(t); theirs_cpu.append(c)
         codes.add((c1, c2))
     mo, so = fmt(ours)
     mt, st = fmt(theirs)
+    co, sco = fmt(ours_cpu)
+    ct, sct = fmt(theirs_cpu)
     ratios.append(mt / mo)
-    say(f"| {d} | {so} | {st} | {mt/mo:.1f}x | {', '.join(f'{a}/{b}' for a, b in sorted(codes))} |")
+    cpu_ratios.append(ct / max(co, 1e-6))
+    say(f"| {d} | {so} | {st} | {mt/mo:.1f}x | {sco} | {sct} | {ct/max(co, 1e-6):.1f}x | "
+        f"{', '.join(f'{a}/{b}' for a, b in sorted(codes))} |")
 say()
-say(f"Ratio per chart: median {statistics.median(ratios):.1f}x, min {min(ratios):.1f}x, max {max(ratios):.1f}x.")
+say(f"Ratio per chart, wall: median {statistics.median(ratios):.1f}x, min {min(ratios):.1f}x, "
+    f"max {max(ratios):.1f}x; CPU: median {statistics.median(cpu_ratios):.1f}x, "
+    f"min {min(cpu_ratios):.1f}x, max {max(cpu_ratios):.1f}x. Wall times are medians with the "
+    f"range of the {runs} runs in brackets; CPU is user + system time of the process (all "
+    f"its threads: helm's Go runtime runs several).")
 say()
 
 # HelmReleases: the values of each release that installs a corpus chart.
@@ -157,28 +170,32 @@ for repo, doc in hrs:
 per_chart = {}
 for d, _ in cases:
     per_chart[d] = per_chart.get(d, 0) + 1
-ours, theirs = [], []
+ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
 failed = [0, 0]
 for _ in range(loops):
-    t0 = time.perf_counter()
+    c0, t0 = cpu(), time.perf_counter()
     for _, a in cases:
-        _, c = run([fluxgate] + a); failed[0] += c != 0
-    ours.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
+        _, _, c = run([fluxgate] + a); failed[0] += c != 0
+    ours.append(time.perf_counter() - t0); ours_cpu.append(cpu() - c0)
+    c0, t0 = cpu(), time.perf_counter()
     for _, a in cases:
-        _, c = run([helm] + a); failed[1] += c != 0
-    theirs.append(time.perf_counter() - t0)
+        _, _, c = run([helm] + a); failed[1] += c != 0
+    theirs.append(time.perf_counter() - t0); theirs_cpu.append(cpu() - c0)
 mo, mt = statistics.median(ours), statistics.median(theirs)
+co, ct = statistics.median(ours_cpu), statistics.median(theirs_cpu)
 say(f"HelmReleases of the gitops corpus that install a corpus chart: {len(cases)} "
     f"({', '.join(f'{chart_name[d]} {n}' for d, n in sorted(per_chart.items()))}); "
     f"one process per release; failures per loop (both tools fail on the same ones in the "
     f"differential test): fluxgate {failed[0]//max(loops,1)}, helm {failed[1]//max(loops,1)}.")
 say()
-say("| loop | fluxgate template | helm template | helm / fluxgate |")
-say("|---|---|---|---|")
+say("| loop | fluxgate template wall | helm template wall | helm / fluxgate (wall) | fluxgate CPU | helm CPU | helm / fluxgate (CPU) |")
+say("|---|---|---|---|---|---|---|")
 say(f"| all {len(cases)} releases | {mo:.2f} s ({min(ours):.2f}-{max(ours):.2f}) | "
-    f"{mt:.2f} s ({min(theirs):.2f}-{max(theirs):.2f}) | {mt/mo:.1f}x |")
-say(f"| per release | {mo/len(cases)*1000:.1f} ms | {mt/len(cases)*1000:.1f} ms | |")
+    f"{mt:.2f} s ({min(theirs):.2f}-{max(theirs):.2f}) | {mt/mo:.1f}x | "
+    f"{co:.2f} s ({min(ours_cpu):.2f}-{max(ours_cpu):.2f}) | "
+    f"{ct:.2f} s ({min(theirs_cpu):.2f}-{max(theirs_cpu):.2f}) | {ct/max(co, 1e-6):.1f}x |")
+say(f"| per release | {mo/len(cases)*1000:.1f} ms | {mt/len(cases)*1000:.1f} ms | | "
+    f"{co/len(cases)*1000:.1f} ms | {ct/len(cases)*1000:.1f} ms | |")
 say()
 say(f"Load average after: {loadavg()}.")
 with open(out, "w") as f:

@@ -226,7 +226,13 @@ fn walk(
         } else {
             format!("{rel}/{name}")
         };
-        let meta = std::fs::metadata(e.path())?;
+        // The directory entry's type costs no system call; a symlink is followed, as helm does.
+        let ft = e.file_type()?;
+        let meta = if ft.is_symlink() {
+            std::fs::metadata(e.path())?.file_type()
+        } else {
+            ft
+        };
         if meta.is_dir() {
             if !rules.ignore(&path, true) {
                 walk(root, &path, rules, out, depth + 1)?;

@@ -1,7 +1,8 @@
 //! Helm charts rendered in Rust, on [`fluxgate_gotemplate`]: chart loading (folders and
 //! `.tgz`, `.helmignore`, subcharts), values as Helm coalesces them, sprig and Helm's own
-//! functions (`include`, `tpl`, `required`, `fail`, `toYaml`, `lookup` offline), and the
-//! text `helm template` v4.3.2 prints.
+//! functions (`include`, `tpl`, `required`, `fail`, `toYaml`, `lookup` offline),
+//! `values.schema.json` validation ([`schema`]: helm's error text, and each failure with its
+//! path in the values), and the text `helm template` v4.3.2 prints.
 //!
 //! ```no_run
 //! use fluxgate_helm::{Chart, Options};

@@ -91,7 +91,7 @@ pub fn helm_funcs(seed: u64) -> Funcs {
                 fluxgate_gotemplate::format::quote(&text)
             )
         })?;
-        Ok(Value::from(out.replace("<no value>", "")))
+        Ok(Value::from(strip_no_value(out)))
     });
     f.insert("required", Arity::Exact(2), |_, a| {
         let warn = sprig::arg_str(a, 0)?;
@@ -331,9 +331,19 @@ pub fn render_files(
         let text = set
             .execute(&r.name, &r.top)
             .map_err(|e| Error::Render(reformat(&e.to_string())))?;
-        out.push((r.name.clone(), text.replace("<no value>", "")));
+        out.push((r.name.clone(), strip_no_value(text)));
     }
     Ok(out)
+}
+
+/// Helm removes `<no value>` from what a template printed; most texts hold none, and keep
+/// their allocation.
+fn strip_no_value(text: String) -> String {
+    if text.contains("<no value>") {
+        text.replace("<no value>", "")
+    } else {
+        text
+    }
 }
 
 /// The methods of Helm's `Values` type that charts call (`.Values.AsMap`, `.Values.Table`,

@@ -57,8 +57,15 @@ impl Registry {
     /// Loads `schema` (the bytes of a chart's values.schema.json) and everything it refers to;
     /// `tree` is the chart whose files may hold referenced documents.
     pub fn compile(schema: &[u8], tree: &Chart) -> Result<(Registry, Loc), LoadError> {
+        // Without a reference there is nothing to resolve: no index of `$id`s and anchors, no
+        // look at the chart's other files.
+        let has_refs = contains(schema, b"\"$ref\"")
+            || contains(schema, b"\"$dynamicRef\"")
+            || contains(schema, b"\"$recursiveRef\"");
         let mut files = Vec::new();
-        collect_files(tree, &mut files, 0);
+        if has_refs {
+            collect_files(tree, &mut files, 0);
+        }
         let mut reg = Registry {
             docs: Vec::new(),
             resources: HashMap::new(),
@@ -67,8 +74,10 @@ impl Registry {
             index: None,
         };
         let json = parse(schema)?;
-        let root = reg.add_doc(ROOT_URL.to_string(), json)?;
-        reg.load_refs(0)?;
+        let root = reg.add_doc(ROOT_URL.to_string(), json, has_refs)?;
+        if has_refs {
+            reg.load_refs(0)?;
+        }
         Ok((reg, root))
     }
 
@@ -81,7 +90,7 @@ impl Registry {
         self.docs.get(loc.doc).map_or(2020, |d| d.draft)
     }
 
-    fn add_doc(&mut self, url: String, json: Json) -> Result<Loc, LoadError> {
+    fn add_doc(&mut self, url: String, json: Json, index: bool) -> Result<Loc, LoadError> {
         let draft = draft_of(&json, &url)?;
         let doc = self.docs.len();
         let base = match id_of(&json, draft) {
@@ -101,7 +110,9 @@ impl Registry {
         self.resources.insert(url, root.clone());
         self.resources
             .insert(strip_fragment(&base).to_string(), root.clone());
-        self.index_ids(doc, &root.base.clone());
+        if index {
+            self.index_ids(doc, &root.base.clone());
+        }
         Ok(root)
     }
 
@@ -148,7 +159,7 @@ impl Registry {
         let (res, frag) = split_fragment(url);
         if !self.resources.contains_key(res) {
             let json = self.fetch(res)?;
-            self.add_doc(res.to_string(), json)?;
+            self.add_doc(res.to_string(), json, true)?;
         }
         self.find(url)
             .ok_or_else(|| LoadError(not_found(url, frag)))
@@ -316,6 +327,10 @@ fn index(
             );
         }
     }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 fn collect_files(chart: &Chart, out: &mut Vec<FileSet>, depth: usize) {

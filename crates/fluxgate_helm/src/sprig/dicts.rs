@@ -153,7 +153,13 @@ pub fn add(f: &mut Funcs) {
         });
     }
     for name in ["deepCopy", "mustDeepCopy"] {
-        f.insert(name, Arity::Exact(1), |_, a| Ok(a[0].deep_copy()));
+        f.insert(name, Arity::Exact(1), |_, a| match &a[0] {
+            // copystructure asks reflect for the type of a nil interface.
+            Value::Nil | Value::Missing => {
+                Err("reflect: call of reflect.Value.Type on zero Value".into())
+            }
+            v => Ok(v.deep_copy()),
+        });
     }
     f.insert("dig", Arity::AtLeast(3), |_, a| {
         let n = a.len();
