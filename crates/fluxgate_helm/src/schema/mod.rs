@@ -278,3 +278,101 @@ fn to_json(v: &Value, depth: usize) -> Json {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(schema: &str, values: &str) -> Result<(), SchemaFailure> {
+        let files = vec![
+            (
+                "Chart.yaml".to_string(),
+                b"apiVersion: v2\nname: c\nversion: 0.1.0\n".to_vec(),
+            ),
+            ("values.yaml".to_string(), values.as_bytes().to_vec()),
+            ("values.schema.json".to_string(), schema.as_bytes().to_vec()),
+        ];
+        let chart = Chart::from_files(files, "c").expect("chart");
+        let vals =
+            crate::values::coalesce_values_copy(&chart, &Value::empty_map()).expect("values");
+        validate(&chart, &vals)
+    }
+
+    #[test]
+    fn hostile_schemas_fail_without_panicking() {
+        for schema in [
+            "",
+            "[]",
+            "\"x\"",
+            "{",
+            r##"{"$ref": "#"}"##,
+            r##"{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}"##,
+            r##"{"$ref": "other.json"}"##,
+            r##"{"$ref": "http://[::1"}"##,
+            r##"{"$ref": "#/%zz/%"}"##,
+            r#"{"$schema": "http://example.com/unknown"}"#,
+            r#"{"properties": {"a": {"multipleOf": 1e-300, "minimum": 1e308}}}"#,
+            r#"{"properties": {"a": {"pattern": "(", "format": "regex"}}, "patternProperties": {"[": {}}}"#,
+            r#"{"properties": {"a": {"enum": [], "const": {"x": [1]}}}}"#,
+            r#"{"allOf": [false], "anyOf": [], "oneOf": [true, true], "not": true}"#,
+        ] {
+            let _ = check(schema, "a: 1\nb: [1, 1]\n");
+        }
+    }
+
+    #[test]
+    fn cycles_are_errors() {
+        let f = check(r##"{"$ref": "#"}"##, "a: 1\n").expect_err("a cycle fails");
+        assert!(f.text.contains("causing reference cycle"), "{}", f.text);
+    }
+
+    #[test]
+    fn deep_schemas_and_values_are_bounded() {
+        let depth = 120;
+        let schema = "{\"properties\": {\"a\": ".repeat(depth)
+            + "{\"type\": \"string\"}"
+            + &"}}".repeat(depth);
+        let mut values = String::new();
+        for i in 0..depth {
+            values.push_str(&"  ".repeat(i));
+            values.push_str("a:\n");
+        }
+        values.push_str(&"  ".repeat(depth));
+        values.push_str("a: 1\n");
+        let _ = check(&schema, &values);
+    }
+
+    #[test]
+    fn violations_carry_the_values_path() {
+        let f = check(
+            r#"{"properties": {"image": {"properties": {"tag": {"type": "string"}}, "additionalProperties": false}}}"#,
+            "image:\n  tag: 1\n  tga: x\n",
+        )
+        .expect_err("fails");
+        let got: Vec<(String, &str, String)> = f
+            .violations
+            .iter()
+            .map(|v| (v.path.join("."), v.keyword.as_str(), v.message.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "image.tag".to_string(),
+                    "type",
+                    "got number, want string".to_string()
+                ),
+                (
+                    "image".to_string(),
+                    "additionalProperties",
+                    "additional properties 'tga' not allowed".to_string()
+                ),
+            ]
+        );
+        // helm unwraps the root's only error when it is a group, wherever that group is.
+        assert_eq!(
+            f.text,
+            "c:\n- at '/image/tag': got number, want string\n- at '/image': additional properties 'tga' not allowed\n"
+        );
+    }
+}

@@ -136,7 +136,7 @@ fn multiple_of(a: &Number, b: &Number) -> bool {
                 .and_then(|p| m.checked_mul(p))
         };
         if let (Some(x), Some(y)) = (scale(ma, ea - e), scale(mb, eb - e)) {
-            return x % y == 0;
+            return x.checked_rem(y) == Some(0);
         }
     }
     let q = num(a) / num(b);
