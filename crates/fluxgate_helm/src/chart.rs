@@ -43,6 +43,8 @@ pub struct Chart {
     pub values: Value,
     pub dependencies: Vec<Dependency>,
     pub subcharts: Vec<Chart>,
+    /// values.schema.json, as read.
+    pub schema: Option<Rc<[u8]>>,
 }
 
 /// Upper bound on a chart's total size (archives are decompressed into memory).
@@ -111,6 +113,7 @@ impl Chart {
         let mut meta = None;
         let mut values = Value::empty_map();
         let mut requirements = None;
+        let mut schema = None;
         let mut templates = Vec::new();
         let mut other = BTreeMap::new();
         let mut sub: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
@@ -125,7 +128,8 @@ impl Chart {
                 "requirements.yaml" => {
                     requirements = Some(yaml_doc("requirements.yaml", &data).map_err(bad)?);
                 }
-                "values.schema.json" | "Chart.lock" | "requirements.lock" => {}
+                "values.schema.json" => schema = Some(Rc::from(data)),
+                "Chart.lock" | "requirements.lock" => {}
                 n if n.starts_with("templates/") => {
                     templates.push((name.clone(), String::from_utf8_lossy(&data).into_owned()));
                 }
@@ -187,6 +191,7 @@ impl Chart {
             values,
             dependencies,
             subcharts,
+            schema,
         })
     }
 }
@@ -254,7 +259,13 @@ fn walk(
         } else {
             format!("{rel}/{name}")
         };
-        let meta = std::fs::metadata(e.path())?;
+        // The directory entry's type costs no system call; a symlink is followed, as helm does.
+        let ft = e.file_type()?;
+        let meta = if ft.is_symlink() {
+            std::fs::metadata(e.path())?.file_type()
+        } else {
+            ft
+        };
         if meta.is_dir() {
             if !rules.ignore(&path, true) {
                 walk(root, &path, rules, out, depth + 1)?;

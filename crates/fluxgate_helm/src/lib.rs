@@ -1,7 +1,8 @@
 //! Helm charts rendered in Rust, on [`fluxgate_gotemplate`]: chart loading (folders and
 //! `.tgz`, `.helmignore`, subcharts), values as Helm coalesces them, sprig and Helm's own
-//! functions (`include`, `tpl`, `required`, `fail`, `toYaml`, `lookup` offline), and the
-//! text `helm template` v4.3.2 prints.
+//! functions (`include`, `tpl`, `required`, `fail`, `toYaml`, `lookup` offline),
+//! `values.schema.json` validation ([`schema`]: helm's error text, and each failure with its
+//! path in the values), and the text `helm template` v4.3.2 prints.
 //!
 //! ```no_run
 //! use fluxgate_helm::{Chart, Options};
@@ -41,6 +42,7 @@ mod objects;
 mod output;
 mod render;
 mod request;
+pub mod schema;
 pub mod setvals;
 pub mod sprig;
 mod toml;
@@ -87,6 +89,10 @@ pub enum Error {
     /// A bad option.
     #[error("{0}")]
     Usage(String),
+    /// The values fail the schema of the chart or of a subchart (helm's text, then the
+    /// failures one by one in [`schema::SchemaFailure::violations`]).
+    #[error("{0}")]
+    Schema(Box<schema::SchemaFailure>),
 }
 
 /// The arguments of `helm template`.
@@ -100,6 +106,8 @@ pub struct Options {
     pub api_versions: Vec<String>,
     pub skip_tests: bool,
     pub include_crds: bool,
+    /// `--skip-schema-validation`: render without checking values.schema.json.
+    pub skip_schema_validation: bool,
 }
 
 impl Default for Options {
@@ -112,6 +120,7 @@ impl Default for Options {
             api_versions: Vec::new(),
             skip_tests: false,
             include_crds: false,
+            skip_schema_validation: false,
         }
     }
 }

@@ -172,6 +172,9 @@ fn render(mut chart: Chart, opts: &Options, trace: bool) -> Result<Rendered, Err
         .map_err(|e| Error::Values(format!("chart dependencies processing failed: {e}")))?;
     values::process_import_values(&mut chart).map_err(Error::Values)?;
     let vals = values::coalesce_values_copy(&chart, &user).map_err(Error::Values)?;
+    if !opts.skip_schema_validation {
+        crate::schema::validate(&chart, &vals).map_err(|f| Error::Schema(Box::new(f)))?;
+    }
     let files = render_files(&chart, &vals, opts, trace)?;
     Ok(assemble(&chart, files, opts, trace))
 }

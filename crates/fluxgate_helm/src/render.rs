@@ -47,7 +47,7 @@ pub fn helm_funcs(seed: u64) -> Funcs {
                 fluxgate_gotemplate::format::quote(&text)
             )
         })?;
-        Ok(Value::from(out.replace("<no value>", "")))
+        Ok(Value::from(strip_no_value(out)))
     });
     f.insert("required", Arity::Exact(2), |_, a| {
         let warn = sprig::arg_str(a, 0)?;
@@ -411,6 +411,16 @@ fn template_error(e: &fluxgate_gotemplate::Error, text: String) -> Error {
         column: at.column,
         message,
         text,
+    }
+}
+
+/// Helm removes `<no value>` from what a template printed; most texts hold none, and keep
+/// their allocation.
+fn strip_no_value(text: String) -> String {
+    if text.contains("<no value>") {
+        text.replace("<no value>", "")
+    } else {
+        text
     }
 }
 

@@ -25,6 +25,8 @@ pub struct Request {
     pub api_versions: Vec<String>,
     pub skip_tests: bool,
     pub include_crds: bool,
+    /// `--skip-schema-validation`.
+    pub skip_schema_validation: bool,
 }
 
 /// Stack for one render: `include` inside `tpl` inside `range` recurses through the
@@ -125,6 +127,7 @@ fn prepare(req: &Request) -> Result<(Chart, Options), Error> {
         api_versions: req.api_versions.clone(),
         skip_tests: req.skip_tests,
         include_crds: req.include_crds,
+        skip_schema_validation: req.skip_schema_validation,
     };
     Ok((chart, opts))
 }

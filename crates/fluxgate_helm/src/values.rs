@@ -368,6 +368,7 @@ mod tests {
             values: parse_values(values).unwrap(),
             dependencies: vec![],
             subcharts: vec![],
+            schema: None,
         }
     }
 
@@ -411,6 +412,7 @@ mod tests {
             values: defaults,
             dependencies: vec![],
             subcharts: vec![],
+            schema: None,
         };
         let out = coalesce_values_copy(&chart, &user).unwrap();
         assert_eq!(

@@ -2,7 +2,8 @@
 //! machine's Go, `go install helm.sh/helm/v4/cmd/helm@v4.3.2`, cached under
 //! `target/oracles/`), over the eight charts of `$FLUXGATE_CORPUS/helm-charts`: each with
 //! its defaults, every values file it ships under `ci/`, the values the HelmReleases of
-//! `$FLUXGATE_CORPUS/gitops` give it, and value sets of our own. Output is compared byte for
+//! `$FLUXGATE_CORPUS/gitops` give it (by chart name, or through `chartRef` to an OCIRepository
+//! whose URL names the chart), and value sets of our own. Output is compared byte for
 //! byte (when helm fails, our error text against helm's); the identical fraction must not
 //! drop below the floor. Without the corpus or Go the test skips visibly; under `CI=true`
 //! it fails.
@@ -19,8 +20,8 @@ const TEST: &str = "helm_template_matches_helm";
 /// The identical fraction measured when this floor was set; it may only rise.
 const FLOOR: f64 = 1.0;
 
-/// At most this many HelmReleases per chart (app-template has over a hundred).
-const MAX_RELEASES_PER_CHART: usize = 200;
+/// At most this many HelmReleases per chart (app-template has about four hundred).
+const MAX_RELEASES_PER_CHART: usize = 1000;
 
 /// How many more times helm runs when its first output differs from ours.
 const HELM_RERUNS: usize = 8;
@@ -67,7 +68,7 @@ fn case(chart_dir: &Path, label: &str, release: &str, namespace: &str, flags: &[
             "--kube-version" => req.kube_version = it.next().cloned(),
             "--skip-tests" => req.skip_tests = true,
             "--include-crds" => req.include_crds = true,
-            "--skip-schema-validation" => {}
+            "--skip-schema-validation" => req.skip_schema_validation = true,
             "--set" => req.set.extend(it.next().cloned()),
             "--set-string" => req.set_string.extend(it.next().cloned()),
             "--set-literal" => req.set_literal.extend(it.next().cloned()),
@@ -93,8 +94,60 @@ fn case(chart_dir: &Path, label: &str, release: &str, namespace: &str, flags: &[
     }
 }
 
-/// `(release, namespace, values)` of each HelmRelease in `gitops/` installing `chart`.
-fn releases(gitops: &Path, files: &[PathBuf], chart: &str) -> Vec<(String, String, Node)> {
+/// The repository (first folder under `gitops/`) a file belongs to.
+fn repo_of(gitops: &Path, f: &Path) -> String {
+    f.strip_prefix(gitops)
+        .ok()
+        .and_then(|r| r.components().next())
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The charts the OCIRepositories of `gitops/` point at: (repository, OCIRepository name) ->
+/// chart names (the last segment of each `spec.url` given that name).
+fn oci_charts(gitops: &Path, files: &[PathBuf]) -> BTreeMap<(String, String), Vec<String>> {
+    let mut out: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        if !text.contains("OCIRepository") {
+            continue;
+        }
+        let rel = f.strip_prefix(gitops).unwrap_or(f).display().to_string();
+        for doc in parse_stream(&rel, &text, Schema::Kube).docs {
+            if doc.str_at(&["kind"]) != Some("OCIRepository") {
+                continue;
+            }
+            let (Some(name), Some(url)) = (
+                doc.str_at(&["metadata", "name"]),
+                doc.str_at(&["spec", "url"]),
+            ) else {
+                continue;
+            };
+            let chart = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
+            let entry = out
+                .entry((repo_of(gitops, f), name.to_string()))
+                .or_default();
+            if !entry.iter().any(|c| c == chart) {
+                entry.push(chart.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `(release, namespace, values)` of each HelmRelease in `gitops/` installing `chart`: by
+/// `spec.chart.spec.chart`, or by `spec.chartRef` to an OCIRepository of the same
+/// repository whose URL ends in the chart's name (or, when the repository defines no such
+/// OCIRepository, by the name `chartRef` gives). A release without `values` renders with the
+/// chart's defaults under its own name and namespace.
+fn releases(
+    gitops: &Path,
+    files: &[PathBuf],
+    oci: &BTreeMap<(String, String), Vec<String>>,
+    chart: &str,
+) -> Vec<(String, String, Node)> {
     let mut out = Vec::new();
     for f in files {
         let Ok(text) = std::fs::read_to_string(f) else {
@@ -104,19 +157,31 @@ fn releases(gitops: &Path, files: &[PathBuf], chart: &str) -> Vec<(String, Strin
             continue;
         }
         let rel = f.strip_prefix(gitops).unwrap_or(f).display().to_string();
+        let repo = repo_of(gitops, f);
         for doc in parse_stream(&rel, &text, Schema::Kube).docs {
             if doc.str_at(&["kind"]) != Some("HelmRelease") {
                 continue;
             }
-            let name = doc
-                .str_at(&["spec", "chart", "spec", "chart"])
-                .or_else(|| doc.str_at(&["spec", "chartRef", "name"]));
-            if name != Some(chart) {
+            let installs = match (
+                doc.str_at(&["spec", "chart", "spec", "chart"]),
+                doc.str_at(&["spec", "chartRef", "name"]),
+            ) {
+                (Some(name), _) => name == chart,
+                (None, Some(r)) => oci
+                    .get(&(repo.clone(), r.to_string()))
+                    .map_or(r == chart, |charts| charts.iter().any(|c| c == chart)),
+                (None, None) => false,
+            };
+            if !installs {
                 continue;
             }
-            let Some(values) = doc.path(&["spec", "values"]).cloned() else {
-                continue;
-            };
+            let values = doc.path(&["spec", "values"]).cloned().unwrap_or_else(|| {
+                parse_stream("empty", "{}", Schema::Kube)
+                    .docs
+                    .into_iter()
+                    .next()
+                    .expect("{} is a document")
+            });
             let release = doc
                 .str_at(&["spec", "releaseName"])
                 .or_else(|| doc.str_at(&["metadata", "name"]))
@@ -172,6 +237,7 @@ fn helm_template_matches_helm() {
     let _ = std::fs::create_dir_all(&tmp);
     let mut gitops_files = Vec::new();
     yaml_files(&corpus.join("gitops"), &mut gitops_files);
+    let oci = oci_charts(&corpus.join("gitops"), &gitops_files);
 
     let mut chart_dirs: Vec<PathBuf> = std::fs::read_dir(&charts_dir)
         .map(|d| {
@@ -218,7 +284,7 @@ fn helm_template_matches_helm() {
             .filter(|_| chart_name == "app-template-4.1")
             .map_or(chart_name, |(n, _)| n);
         for (i, (release, ns, values)) in
-            releases(&corpus.join("gitops"), &gitops_files, chart_name)
+            releases(&corpus.join("gitops"), &gitops_files, &oci, chart_name)
                 .into_iter()
                 .take(MAX_RELEASES_PER_CHART)
                 .enumerate()
@@ -244,6 +310,8 @@ fn helm_template_matches_helm() {
 
     let mut per_chart: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut helm_failed: BTreeMap<String, usize> = BTreeMap::new();
+    // (chart, source of the values) -> (identical, cases).
+    let mut per_source: BTreeMap<(String, &'static str), (usize, usize)> = BTreeMap::new();
     let mut differ = Vec::new();
     let mut nondeterministic = Vec::new();
     let mut reassembly = Vec::new();
@@ -288,8 +356,13 @@ fn helm_template_matches_helm() {
         }
         let entry = per_chart.entry(c.chart.clone()).or_default();
         entry.1 += 1;
+        let by_source = per_source
+            .entry((c.chart.clone(), source(&c.label)))
+            .or_default();
+        by_source.1 += 1;
         if same {
             entry.0 += 1;
+            by_source.0 += 1;
         } else {
             differ.push(format!(
                 "{} [{}]: {}",
@@ -313,8 +386,19 @@ fn helm_template_matches_helm() {
         .fold((0, 0), |(s, t), (a, b)| (s + a, t + b));
     for (chart, (s, t)) in &per_chart {
         let failed = helm_failed.get(chart).copied().unwrap_or(0);
+        let sources: Vec<String> = ["defaults", "ci/", "HelmRelease", "own"]
+            .iter()
+            .map(|k| {
+                let (a, b) = per_source
+                    .get(&(chart.clone(), *k))
+                    .copied()
+                    .unwrap_or_default();
+                format!("{k} {a}/{b}")
+            })
+            .collect();
         eprintln!(
-            "{TEST}: {chart}: {s}/{t} byte-identical ({failed} of them helm errors, compared as text)"
+            "{TEST}: {chart}: {s}/{t} byte-identical [{}] ({failed} of them helm errors, compared as text)",
+            sources.join(", ")
         );
     }
     for d in &differ {
@@ -397,6 +481,19 @@ fn reassembly_problem(
             .unwrap_or(text.len().min(expected.len()));
         format!("texts differ at byte {at}")
     })
+}
+
+/// Where a case's values come from.
+fn source(label: &str) -> &'static str {
+    if label == "defaults" {
+        "defaults"
+    } else if label.starts_with("ci/") {
+        "ci/"
+    } else if label.starts_with("HelmRelease ") {
+        "HelmRelease"
+    } else {
+        "own"
+    }
 }
 
 /// Helm's error message: the text after `Error: ` (warnings may come before it).

@@ -148,22 +148,13 @@ fn helm_error(stderr: &[u8]) -> String {
         .to_string()
 }
 
-#[test]
-fn engine_matches_go() {
-    let Some(helm) =
-        fluxgate_testkit::go_install_oracle(TEST, "helm", "helm.sh/helm/v4/cmd/helm@v4.3.2")
-    else {
-        return;
-    };
-    let root = fluxgate_testkit::workspace_root()
-        .join("target")
-        .join("tmp")
-        .join("engine-differential");
+/// Renders each program with helm and with fluxgate; the programs that differ, described.
+fn differing(helm: &Path, root: &Path, programs: &[String]) -> Vec<String> {
     let mut differ = Vec::new();
-    for (i, program) in PROGRAMS.iter().enumerate() {
+    for (i, program) in programs.iter().enumerate() {
         let dir = root.join(format!("p{i}"));
         write_chart(&dir, program);
-        let out = Command::new(&helm)
+        let out = Command::new(helm)
             .args([
                 "template",
                 "rel",
@@ -201,6 +192,22 @@ fn engine_matches_go() {
             ));
         }
     }
+    differ
+}
+
+#[test]
+fn engine_matches_go() {
+    let Some(helm) =
+        fluxgate_testkit::go_install_oracle(TEST, "helm", "helm.sh/helm/v4/cmd/helm@v4.3.2")
+    else {
+        return;
+    };
+    let root = fluxgate_testkit::workspace_root()
+        .join("target")
+        .join("tmp")
+        .join("engine-differential");
+    let programs: Vec<String> = PROGRAMS.iter().map(|p| (*p).to_string()).collect();
+    let differ = differing(&helm, &root, &programs);
     for d in &differ {
         eprintln!("{TEST}: {d}");
     }
@@ -214,5 +221,219 @@ fn engine_matches_go() {
         "{} of {} programs differ from Go",
         differ.len(),
         PROGRAMS.len()
+    );
+}
+
+const GENERATED: &str = "engine_matches_go_on_generated_programs";
+
+/// Operands of the generated programs: every kind of value the executor meets.
+const OPERANDS: &[&str] = &[
+    ".Values.s",
+    ".Values.empty",
+    ".Values.i",
+    ".Values.f",
+    ".Values.big",
+    ".Values.neg",
+    ".Values.t",
+    ".Values.n",
+    ".Values.missing",
+    ".Values.list",
+    ".Values.map",
+    ".Values.number_string",
+    "1",
+    "-2",
+    "1.5",
+    "\"x\"",
+    "\"\"",
+    "true",
+    "nil",
+    "(list 1 \"a\")",
+    "(list)",
+    "(dict \"k\" 1)",
+    "(dict)",
+    "(int64 3)",
+    "(float64 2)",
+];
+
+/// One-argument functions (`F X`); `keys` and `values` are left out (Go's map order).
+const UNARY: &[&str] = &[
+    "print",
+    "len",
+    "not",
+    "toString",
+    "toJson",
+    "toYaml",
+    "quote",
+    "squote",
+    "upper",
+    "trim",
+    "empty",
+    "kindOf",
+    "typeOf",
+    "int",
+    "int64",
+    "float64",
+    "first",
+    "last",
+    "toStrings",
+    "b64enc",
+    "nindent 2",
+    "indent 1",
+    "title",
+    "default \"d\"",
+    "html",
+    "js",
+    "urlquery",
+    "uniq",
+    "compact",
+    "atoi",
+    "toDecimal",
+    "sha256sum",
+    "trunc 2",
+    "add1",
+    "ceil",
+    "round",
+    "splitList \",\"",
+    "semver",
+    "fromYaml",
+    "hasKey",
+    "len",
+    "deepCopy",
+    "required \"r\"",
+    "ternary 1 2",
+    "join \"-\"",
+    "sortAlpha",
+    "reverse",
+    "rest",
+    "initial",
+    "dig \"k\" \"d\"",
+    "toPrettyJson",
+    "index",
+    "slice",
+    "coalesce",
+    "list",
+    "dict",
+];
+
+/// Two-argument forms (`F X Y`).
+const BINARY: &[&str] = &[
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "and",
+    "or",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "max",
+    "min",
+    "index",
+    "hasKey",
+    "has",
+    "contains",
+    "hasPrefix",
+    "default",
+    "coalesce",
+    "concat",
+    "append",
+    "merge",
+    "cat",
+    "printf \"%v-%v\"",
+    "ternary \"a\"",
+    "repeat",
+    "without",
+];
+
+/// Verbs of `printf` with one operand.
+const VERBS: &[&str] = &[
+    "%v", "%+v", "%#v", "%d", "%s", "%q", "%x", "%X", "%t", "%f", "%.2f", "%e", "%g", "%T", "%5v|",
+    "%-5v|", "%05d", "%c", "%o", "%b", "%U",
+];
+
+/// The generated programs: every unary function, `printf` verb and action over every
+/// operand; binary forms over a deterministic sample of operand pairs.
+fn generated_programs() -> Vec<String> {
+    let mut out = Vec::new();
+    for f in UNARY {
+        for x in OPERANDS {
+            out.push(format!("{{{{ {f} {x} }}}}"));
+        }
+    }
+    for v in VERBS {
+        for x in OPERANDS {
+            out.push(format!("{{{{ printf \"{v}\" {x} }}}}"));
+        }
+    }
+    for x in OPERANDS {
+        out.push(format!("{{{{ if {x} }}}}T{{{{ else }}}}F{{{{ end }}}}"));
+        out.push(format!(
+            "{{{{ with {x} }}}}[{{{{ . }}}}]{{{{ else }}}}E{{{{ end }}}}"
+        ));
+        out.push(format!(
+            "{{{{ range $k, $v := {x} }}}}{{{{ $k }}}}={{{{ $v }}}};{{{{ else }}}}E{{{{ end }}}}"
+        ));
+        out.push(format!("{{{{ {x} | toJson | fromJson }}}}"));
+        out.push(format!(
+            "{{{{ $a := {x} }}}}{{{{ $a }}}}|{{{{ $a | default 7 }}}}"
+        ));
+        out.push(format!(
+            "{{{{- /* c */ -}}}}\n  {{{{- {x} -}}}}  \n{{{{- \"end\" }}}}"
+        ));
+    }
+    // A fixed linear congruential sequence picks three operand pairs per binary form.
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(seed >> 33).unwrap_or(0) % n
+    };
+    for f in BINARY {
+        for _ in 0..8 {
+            let (x, y) = (
+                OPERANDS[next(OPERANDS.len())],
+                OPERANDS[next(OPERANDS.len())],
+            );
+            out.push(format!("{{{{ {f} {x} {y} }}}}"));
+        }
+    }
+    out
+}
+
+/// The identical fraction measured when this floor was set; it may only rise.
+const GENERATED_FLOOR: f64 = 0.90;
+
+#[test]
+fn engine_matches_go_on_generated_programs() {
+    let Some(helm) =
+        fluxgate_testkit::go_install_oracle(GENERATED, "helm", "helm.sh/helm/v4/cmd/helm@v4.3.2")
+    else {
+        return;
+    };
+    let root = fluxgate_testkit::workspace_root()
+        .join("target")
+        .join("tmp")
+        .join("engine-generated");
+    let programs = generated_programs();
+    let differ = differing(&helm, &root, &programs);
+    for d in &differ {
+        eprintln!("{GENERATED}: {d}");
+    }
+    let same = programs.len() - differ.len();
+    #[allow(clippy::cast_precision_loss)] // program counts are small
+    let fraction = same as f64 / programs.len().max(1) as f64;
+    eprintln!(
+        "{GENERATED}: {same}/{} generated programs identical ({:.1}%)",
+        programs.len(),
+        fraction * 100.0
+    );
+    assert!(
+        fraction >= GENERATED_FLOOR,
+        "identical fraction {fraction:.3} fell below the floor {GENERATED_FLOOR}"
     );
 }

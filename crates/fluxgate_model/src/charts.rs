@@ -25,6 +25,65 @@ pub struct Installed {
     pub namespace: String,
     /// In Helm's install order; CRDs first unless the release skips them; hooks last.
     pub objects: Vec<Node>,
+    /// What the render could not check (a values.schema.json it cannot read offline).
+    pub notes: Vec<Problem>,
+}
+
+/// A render, and the schemas it could not check against.
+struct Render {
+    manifests: Vec<fluxgate_helm::Manifest>,
+    unchecked: Vec<String>,
+}
+
+/// Why a chart did not render.
+enum Failed {
+    Text(String),
+    /// The values fail the charts' values.schema.json: helm-controller's install fails.
+    Schema(Box<fluxgate_helm::schema::SchemaFailure>),
+}
+
+/// The values that fail a chart's schema, each at the line that set it (the release's values
+/// line, the chart default's), the release beside it.
+fn schema_problems(
+    f: &fluxgate_helm::schema::SchemaFailure,
+    id: &str,
+    source: &str,
+    values: &Values,
+    at: &Location,
+) -> Vec<Problem> {
+    f.violations
+        .iter()
+        .take(20)
+        .map(|v| {
+            let mut path = String::new();
+            for seg in &v.path {
+                if seg.parse::<usize>().is_ok() && !path.is_empty() {
+                    path.push_str(&format!("[{seg}]"));
+                } else {
+                    path = join_key(&path, seg);
+                }
+            }
+            let shown = if v.path.is_empty() {
+                "the values".to_string()
+            } else {
+                format!("`{}`", v.path.join("."))
+            };
+            let place = origin_of(&values.origins, &path).unwrap_or_else(|| at.clone());
+            let mut p = Problem::new(
+                ProblemKind::ChartRender,
+                format!(
+                    "HelmRelease {id}: {shown} fails the values.schema.json of chart {} ({source}): {}",
+                    v.chart, v.message
+                ),
+                Some(place.clone()),
+            )
+            .help("helm-controller validates the values against the chart's schema and fails the install");
+            if place != *at {
+                p = p.related(at.clone(), format!("HelmRelease {id} installs the chart here"));
+            }
+            p
+        })
+        .collect()
 }
 
 /// Upper bounds on what one chart may hold in the cache (it is read into memory).
@@ -189,7 +248,7 @@ pub(crate) fn install(
     chart: &fluxgate_flux::helm::Chart,
     release: &Node,
     values: &Values,
-) -> Result<Installed, Box<Problem>> {
+) -> Result<Installed, Vec<Problem>> {
     let source = chart.source.as_str();
     let at = values
         .chart
@@ -202,6 +261,19 @@ pub(crate) fn install(
                 .help("run `fluxgate template` on the chart with the release's values to see the whole error"),
         )
     };
+    let text_problem = |e: &str| {
+        let mut p = problem(format!("HelmRelease {id}: chart {source}: {e}"));
+        // Helm's text names the template line that failed: the finding's place, beside the
+        // release.
+        if let Some(line) = template_position(source, e) {
+            p.location = Some(line);
+            *p = p.related(
+                at.clone(),
+                format!("HelmRelease {id} installs the chart here"),
+            );
+        }
+        p
+    };
     let files = match &chart.archive {
         // A fetched chart, verified against the lock: already in memory.
         Some(bytes) => Arc::new(Ok(Source::Archive(bytes.to_vec()))),
@@ -210,9 +282,9 @@ pub(crate) fn install(
     let files = match files.as_ref() {
         Ok(f) => f,
         Err(e) => {
-            return Err(problem(format!(
+            return Err(vec![*problem(format!(
                 "HelmRelease {id}: chart {source} cannot be read: {e}"
-            )));
+            ))]);
         }
     };
     let release_name = release_name(release);
@@ -222,50 +294,80 @@ pub(crate) fn install(
     let kube_version = setup.kube_version.clone();
     let api_versions = setup.api_versions.clone();
     let (name, ns) = (release_name.clone(), namespace.clone());
+    // helm-controller validates the values against the charts' values.schema.json unless
+    // the release turns it off.
+    let skip_schema = release
+        .path(&["spec", "install", "disableSchemaValidation"])
+        .and_then(Node::as_bool)
+        == Some(true);
     // Charts hold `Rc`s: each render loads its own copy on a thread with a deep stack.
     let rendered = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("helm-release".into())
             .stack_size(STACK)
-            .spawn_scoped(
-                scope,
-                move || -> Result<Vec<fluxgate_helm::Manifest>, String> {
-                    let chart = match files {
-                        Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
-                        Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+            .spawn_scoped(scope, move || -> Result<Render, Failed> {
+                let chart = match files {
+                    Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
+                    Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+                }
+                .map_err(|e| Failed::Text(e.to_string()))?;
+                let opts = fluxgate_helm::Options {
+                    release_name: name,
+                    namespace: ns,
+                    values: fluxgate_helm::convert::from_yaml_node(&values_tree),
+                    kube_version,
+                    api_versions,
+                    skip_tests: true,
+                    include_crds,
+                    skip_schema_validation: skip_schema,
+                };
+                match fluxgate_helm::render_manifests(chart.clone(), &opts) {
+                    Ok(r) => Ok(Render {
+                        manifests: r.manifests,
+                        unchecked: Vec::new(),
+                    }),
+                    // Only schemas that cannot be read offline (a `$ref` helm would fetch):
+                    // rendered without them, and said.
+                    Err(fluxgate_helm::Error::Schema(f)) if f.violations.is_empty() => {
+                        let opts = fluxgate_helm::Options {
+                            skip_schema_validation: true,
+                            ..opts
+                        };
+                        let r = fluxgate_helm::render_manifests(chart, &opts)
+                            .map_err(|e| Failed::Text(e.to_string()))?;
+                        Ok(Render {
+                            manifests: r.manifests,
+                            unchecked: f.unloadable.iter().map(|u| u.message.clone()).collect(),
+                        })
                     }
-                    .map_err(|e| e.to_string())?;
-                    let opts = fluxgate_helm::Options {
-                        release_name: name,
-                        namespace: ns,
-                        values: fluxgate_helm::convert::from_yaml_node(&values_tree),
-                        kube_version,
-                        api_versions,
-                        skip_tests: true,
-                        include_crds,
-                    };
-                    fluxgate_helm::render_manifests(chart, &opts)
-                        .map(|r| r.manifests)
-                        .map_err(|e| e.to_string())
-                },
-            )
-            .map_err(|e| format!("cannot start the render thread: {e}"))?
+                    Err(fluxgate_helm::Error::Schema(f)) => Err(Failed::Schema(f)),
+                    Err(e) => Err(Failed::Text(e.to_string())),
+                }
+            })
+            .map_err(|e| Failed::Text(format!("cannot start the render thread: {e}")))?
             .join()
-            .unwrap_or_else(|_| Err("the chart render panicked".into()))
+            .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())))
     });
-    let manifests = rendered.map_err(|e| {
-        let mut p = problem(format!("HelmRelease {id}: chart {source}: {e}"));
-        // Helm's text names the template line that failed: the finding's place, beside the
-        // release.
-        if let Some(line) = template_position(source, &e) {
-            p.location = Some(line);
-            *p = p.related(
-                at.clone(),
-                format!("HelmRelease {id} installs the chart here"),
-            );
+    let rendered = match rendered {
+        Ok(r) => r,
+        Err(Failed::Schema(f)) => {
+            return Err(schema_problems(&f, &id, source, values, &at));
         }
-        p
-    })?;
+        Err(Failed::Text(e)) => return Err(vec![*text_problem(&e)]),
+    };
+    let mut notes = Vec::new();
+    if let Some(why) = rendered.unchecked.first() {
+        notes.push(
+            Problem::new(
+                ProblemKind::ChartSchemaUnchecked,
+                format!(
+                    "HelmRelease {id}: the values.schema.json of chart {source} cannot be read offline ({why}), so the values were not checked against it"
+                ),
+                Some(at.clone()),
+            ),
+        );
+    }
+    let manifests = rendered.manifests;
     let mut crds = Vec::new();
     let mut rest = Vec::new();
     for m in &manifests {
@@ -287,12 +389,13 @@ pub(crate) fn install(
         }
     }
     let mut objects = crds;
-    objects.extend(crate::postrender::post_render(release, rest)?);
+    objects.extend(crate::postrender::post_render(release, rest).map_err(|p| vec![*p])?);
     Ok(Installed {
         chart: source.to_string(),
         release_name,
         namespace,
         objects,
+        notes,
     })
 }
 
@@ -460,18 +563,23 @@ impl Located<'_> {
     /// Where the value at `path` of the release's values was set: the most direct origin of
     /// that leaf, else of the first leaf below it.
     fn origin(&self, path: &str) -> Option<Location> {
-        let origins = &self.values.origins;
-        if let Some(chain) = origins.get(path) {
-            return chain.first().map(|o| o.location.clone());
-        }
-        let below = [format!("{path}."), format!("{path}[")];
-        origins
-            .range(path.to_string()..)
-            .take_while(|(k, _)| k.starts_with(path))
-            .find(|(k, _)| below.iter().any(|b| k.starts_with(b.as_str())))
-            .and_then(|(_, chain)| chain.first())
-            .map(|o| o.location.clone())
+        origin_of(&self.values.origins, path)
     }
+}
+
+/// Where the value at `path` of a release's values was set: the most direct origin of that
+/// leaf, else of the first leaf below it.
+fn origin_of(origins: &fluxgate_flux::helm::Origins, path: &str) -> Option<Location> {
+    if let Some(chain) = origins.get(path) {
+        return chain.first().map(|o| o.location.clone());
+    }
+    let below = [format!("{path}."), format!("{path}[")];
+    origins
+        .range(path.to_string()..)
+        .take_while(|(k, _)| k.starts_with(path))
+        .find(|(k, _)| below.iter().any(|b| k.starts_with(b.as_str())))
+        .and_then(|(_, chain)| chain.first())
+        .map(|o| o.location.clone())
 }
 
 /// `parent.key`, a dot in the key escaped as the values paths write it.

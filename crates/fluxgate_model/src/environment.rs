@@ -273,7 +273,7 @@ fn load(
         })
         .collect();
     // Each chart renders on its own: a unit of parallel work, kept in render order.
-    let installed: Vec<Option<Result<crate::charts::Installed, Box<Problem>>>> = helm_releases
+    let installed: Vec<Option<Result<crate::charts::Installed, Vec<Problem>>>> = helm_releases
         .par_iter()
         .zip(values.par_iter())
         .zip(found.par_iter())
@@ -297,9 +297,12 @@ fn load(
             v
         });
         let installed = match installed {
-            Some(Ok(i)) => Some(i),
+            Some(Ok(i)) => {
+                problems.extend(i.notes.iter().cloned());
+                Some(i)
+            }
             Some(Err(p)) => {
-                problems.push(*p);
+                problems.extend(p);
                 None
             }
             None => None,

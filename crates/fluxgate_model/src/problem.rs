@@ -21,6 +21,9 @@ pub enum ProblemKind {
     /// A cached chart that does not render for a release (a template's `fail` or `required`,
     /// a parse or execution error, an unreadable archive): helm-controller's install fails.
     ChartRender,
+    /// A chart's values.schema.json that cannot be read offline (a `$ref` helm would fetch):
+    /// the release's values were not checked against it.
+    ChartSchemaUnchecked,
     /// A template that fails to render offline where the failure may be fluxgate's (a task
     /// condition or loop, a fact gathered at run time): what it writes is not checked. The
     /// kind is the failure's own.

@@ -44,6 +44,7 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         ProblemKind::Ansible(k) => (&RENDER, severity(k.fails(), *k == AnsibleKind::Skipped)),
         ProblemKind::ChartsNotCached => (&RENDER, Severity::Note),
         ProblemKind::ChartRender => (&RENDER, Severity::Error),
+        ProblemKind::ChartSchemaUnchecked => (&RENDER, Severity::Note),
         ProblemKind::TemplateUnchecked(_) => (&RENDER, Severity::Warning),
     }
 }

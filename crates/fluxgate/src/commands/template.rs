@@ -45,7 +45,8 @@ pub struct Args {
     /// Print the chart's `crds/` first.
     #[arg(long = "include-crds")]
     pub include_crds: bool,
-    /// Accepted for compatibility with `helm template`; fluxgate never fetches schemas.
+    /// Render without checking the values against values.schema.json (fluxgate never
+    /// fetches a schema: `$ref`s resolve among the chart's own JSON files).
     #[arg(long = "skip-schema-validation")]
     pub skip_schema_validation: bool,
 }
@@ -65,6 +66,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         api_versions: args.api_versions.clone(),
         skip_tests: args.skip_tests,
         include_crds: args.include_crds,
+        skip_schema_validation: args.skip_schema_validation,
     };
     match fluxgate_helm::run(&req) {
         Ok(text) => {

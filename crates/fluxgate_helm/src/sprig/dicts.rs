@@ -153,11 +153,31 @@ pub fn add(f: &mut Funcs) {
         });
     }
     for name in ["deepCopy", "mustDeepCopy"] {
-        f.insert(name, Arity::Exact(1), |_, a| Ok(a[0].deep_copy()));
+        f.insert(name, Arity::Exact(1), |_, a| match &a[0] {
+            // copystructure asks reflect for the type of a nil interface.
+            Value::Nil | Value::Missing => {
+                Err("reflect: call of reflect.Value.Type on zero Value".into())
+            }
+            v => Ok(v.deep_copy()),
+        });
     }
     f.insert("dig", Arity::AtLeast(3), |_, a| {
         let n = a.len();
-        let mut cur = map_arg(a, n - 1)?;
+        // sprig converts the last argument with a type assertion: Go's panic text.
+        let mut cur = match &a[n - 1] {
+            Value::Map(m) => m.clone(),
+            Value::Nil | Value::Missing => {
+                return Err(
+                    "interface conversion: interface {} is nil, not map[string]interface {}".into(),
+                );
+            }
+            other => {
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                    other.type_name()
+                ));
+            }
+        };
         let def = a[n - 2].clone();
         let keys = &a[..n - 2];
         for (i, k) in keys.iter().enumerate() {

@@ -103,18 +103,20 @@ pub fn add(f: &mut Funcs) {
     f.insert("fromJson", Arity::Exact(1), |_, a| {
         Ok(match convert::from_json(&arg_str(a, 0)?) {
             Ok(Value::Map(m)) => Value::Map(m),
-            Ok(_) => error_map(
-                "json: cannot unmarshal into Go value of type map[string]interface {}".into(),
-            ),
+            Ok(other) => error_map(format!(
+                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                json_kind(&other)
+            )),
             Err(e) => error_map(e),
         })
     });
     f.insert("fromJsonArray", Arity::Exact(1), |_, a| {
         Ok(match convert::from_json(&arg_str(a, 0)?) {
             Ok(Value::List(l)) => Value::List(l),
-            Ok(_) => Value::list(vec![Value::str(
-                "json: cannot unmarshal into Go value of type []interface {}",
-            )]),
+            Ok(other) => Value::list(vec![Value::from(format!(
+                "json: cannot unmarshal {} into Go value of type []interface {{}}",
+                json_kind(&other)
+            ))]),
             Err(e) => Value::list(vec![Value::from(e)]),
         })
     });

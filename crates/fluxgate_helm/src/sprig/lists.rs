@@ -16,7 +16,11 @@ fn items(v: &Value, func: &str) -> Result<Vec<Value>, String> {
             .into_iter()
             .map(|(_, v)| v)
             .collect()),
-        other => Err(format!("Cannot {func} on type {}", other.type_name())),
+        // sprig asks reflect for the kind of a nil interface: Go's nil dereference.
+        Value::Nil | Value::Missing => {
+            Err("runtime error: invalid memory address or nil pointer dereference".into())
+        }
+        other => Err(format!("Cannot {func} on type {}", other.kind_name())),
     }
 }
 
@@ -54,7 +58,8 @@ pub fn add(f: &mut Funcs) {
     f.insert("rest", Arity::Exact(1), |_, a| {
         let v = items(&a[0], "find rest")?;
         if v.is_empty() {
-            Ok(Value::Nil)
+            // sprig v3.3 returns an empty slice here (printed `[]`), not nil.
+            list(Vec::new())
         } else {
             list(v[1..].to_vec())
         }
@@ -62,7 +67,7 @@ pub fn add(f: &mut Funcs) {
     f.insert("initial", Arity::Exact(1), |_, a| {
         let v = items(&a[0], "find initial")?;
         if v.is_empty() {
-            Ok(Value::Nil)
+            list(Vec::new())
         } else {
             list(v[..v.len() - 1].to_vec())
         }

@@ -34,6 +34,7 @@ pub fn add(funcs: &mut Funcs) {
 /// arguments of another type fail before the call, at the argument, as in Go.
 pub const PARAMS: &[(&str, &[Ty])] = &[
     ("abbrev", &[Ty::Int, Ty::Str]),
+    ("atoi", &[Ty::Str]),
     ("b64dec", &[Ty::Str]),
     ("b64enc", &[Ty::Str]),
     ("camelcase", &[Ty::Str]),

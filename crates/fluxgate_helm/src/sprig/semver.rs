@@ -283,12 +283,12 @@ pub fn add(f: &mut Funcs) {
     f.insert("semverCompare", Arity::Exact(2), |_, a| {
         let c = arg_str(a, 0)?;
         let v = Version::parse(&arg_str(a, 1)?)
-            .ok_or_else(|| "Invalid Semantic Version".to_string())?;
+            .ok_or_else(|| "invalid semantic version".to_string())?;
         satisfies(&c, &v).map(Value::Bool)
     });
     f.insert("semver", Arity::Exact(1), |_, a| {
         let v = Version::parse(&arg_str(a, 0)?)
-            .ok_or_else(|| "Invalid Semantic Version".to_string())?;
+            .ok_or_else(|| "invalid semantic version".to_string())?;
         Ok(Value::Object(Rc::new(SemverObject(v))))
     });
 }
