@@ -25,8 +25,9 @@ pub struct Installed {
     pub namespace: String,
     /// In Helm's install order; CRDs first unless the release skips them; hooks last.
     pub objects: Vec<Node>,
-    /// What the render could not check (a values.schema.json it cannot read offline).
-    pub notes: Vec<Problem>,
+    /// Why the chart's values.schema.json could not be read offline, when it could not: the
+    /// values were not checked against it.
+    pub schema_unchecked: Option<String>,
 }
 
 /// A render, and the schemas it could not check against.
@@ -38,6 +39,13 @@ struct Render {
 /// Why a chart did not render.
 enum Failed {
     Text(String),
+    /// A template's parse or execution error, where Helm reports it, and its innermost cause.
+    Template {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// The values fail the charts' values.schema.json: helm-controller's install fails.
     Schema(Box<fluxgate_helm::schema::SchemaFailure>),
 }
@@ -341,6 +349,18 @@ pub(crate) fn install(
                         })
                     }
                     Err(fluxgate_helm::Error::Schema(f)) => Err(Failed::Schema(f)),
+                    Err(fluxgate_helm::Error::Template {
+                        file,
+                        line,
+                        column,
+                        message,
+                        ..
+                    }) => Err(Failed::Template {
+                        file,
+                        line,
+                        column,
+                        message,
+                    }),
                     Err(e) => Err(Failed::Text(e.to_string())),
                 }
             })
@@ -354,19 +374,28 @@ pub(crate) fn install(
             return Err(schema_problems(&f, &id, source, values, &at));
         }
         Err(Failed::Text(e)) => return Err(vec![*text_problem(&e)]),
+        // The template line Helm names is the finding's place, the release beside it.
+        Err(Failed::Template {
+            file,
+            line,
+            column,
+            message,
+        }) => {
+            let at_template = Location::new(
+                cache_file(source, &file),
+                u32::try_from(line).unwrap_or(u32::MAX),
+                u32::try_from(column).unwrap_or(u32::MAX),
+            );
+            let p = *problem(format!("HelmRelease {id}: chart {source}: {message}"));
+            let mut p = p.related(
+                at.clone(),
+                format!("HelmRelease {id} installs the chart here"),
+            );
+            p.location = Some(at_template);
+            return Err(vec![p]);
+        }
     };
-    let mut notes = Vec::new();
-    if let Some(why) = rendered.unchecked.first() {
-        notes.push(
-            Problem::new(
-                ProblemKind::ChartSchemaUnchecked,
-                format!(
-                    "HelmRelease {id}: the values.schema.json of chart {source} cannot be read offline ({why}), so the values were not checked against it"
-                ),
-                Some(at.clone()),
-            ),
-        );
-    }
+    let schema_unchecked = rendered.unchecked.first().cloned();
     let manifests = rendered.manifests;
     let mut crds = Vec::new();
     let mut rest = Vec::new();
@@ -395,7 +424,7 @@ pub(crate) fn install(
         release_name,
         namespace,
         objects,
-        notes,
+        schema_unchecked,
     })
 }
 
@@ -615,18 +644,30 @@ fn set_namespace(obj: &mut Node, namespace: &str) {
     }
 }
 
-/// `group/version` and `group/version/Kind` of every CustomResourceDefinition among
-/// `objects`: what `.Capabilities.APIVersions` holds once they are installed.
-pub(crate) fn crd_api_versions<'a>(objects: impl Iterator<Item = &'a Node>) -> Vec<String> {
+/// What `.Capabilities.APIVersions` holds for the charts of an environment: the
+/// `group/version` and `group/version/Kind` of every CustomResourceDefinition among `objects`
+/// and of every object they are (an API the environment applies objects of is one the cluster
+/// serves, or Flux would fail to apply them: a chart's `.Capabilities.APIVersions.Has
+/// "monitoring.coreos.com/v1"` holds where the repository has ServiceMonitors).
+pub(crate) fn api_versions<'a>(objects: impl Iterator<Item = &'a Node>) -> Vec<String> {
     let mut out = Vec::new();
-    for crd in objects.filter(|o| o.str_at(&["kind"]) == Some("CustomResourceDefinition")) {
+    for obj in objects {
+        if let (Some(api), Some(kind)) = (obj.str_at(&["apiVersion"]), obj.str_at(&["kind"]))
+            && api.contains('/')
+        {
+            out.push(api.to_string());
+            out.push(format!("{api}/{kind}"));
+        }
+        if obj.str_at(&["kind"]) != Some("CustomResourceDefinition") {
+            continue;
+        }
         let (Some(group), Some(kind)) = (
-            crd.str_at(&["spec", "group"]),
-            crd.str_at(&["spec", "names", "kind"]),
+            obj.str_at(&["spec", "group"]),
+            obj.str_at(&["spec", "names", "kind"]),
         ) else {
             continue;
         };
-        for v in crd
+        for v in obj
             .path(&["spec", "versions"])
             .and_then(Node::as_seq)
             .into_iter()

@@ -260,7 +260,7 @@ fn load(
         root,
         files: &crate::charts::ChartFiles::default(),
         kube_version: config.kube_version.clone(),
-        api_versions: crate::charts::crd_api_versions(tree.objects())
+        api_versions: crate::charts::api_versions(tree.objects())
             .into_iter()
             .chain(config.api_versions.iter().cloned())
             .collect(),
@@ -297,10 +297,7 @@ fn load(
             v
         });
         let installed = match installed {
-            Some(Ok(i)) => {
-                problems.extend(i.notes.iter().cloned());
-                Some(i)
-            }
+            Some(Ok(i)) => Some(i),
             Some(Err(p)) => {
                 problems.extend(p);
                 None
@@ -321,6 +318,7 @@ fn load(
 
     drop(objects);
     problems.extend(missing_charts_note(&releases));
+    problems.extend(schema_unchecked_notes(&releases));
 
     let bootstrap = env.ansible.as_ref().map(|a| {
         let project = Project::load(&fluxgate_ansible::Options {
@@ -362,6 +360,42 @@ fn load(
     };
     environment.parity = crate::parity::load_groups(&environment, fs, root, &config.parity);
     environment
+}
+
+/// One note per chart whose values.schema.json cannot be read offline, at the first release
+/// that installs it, with how many releases were not checked against it.
+fn schema_unchecked_notes(releases: &IndexMap<String, Release>) -> Vec<Problem> {
+    let mut by_chart: IndexMap<&str, (usize, &Release, &str)> = IndexMap::new();
+    for r in releases.values() {
+        let Some(i) = &r.installed else {
+            continue;
+        };
+        if let Some(why) = &i.schema_unchecked {
+            by_chart.entry(&i.chart).or_insert((0, r, why)).0 += 1;
+        }
+    }
+    by_chart
+        .into_iter()
+        .map(|(chart, (n, first, why))| {
+            let at = first
+                .values
+                .chart
+                .as_ref()
+                .map_or_else(|| first.object.loc.clone(), |c| c.location.clone());
+            let which = if n == 1 {
+                format!("HelmRelease {}", first.id)
+            } else {
+                format!("{n} HelmReleases ({} and others)", first.id)
+            };
+            Problem::new(
+                ProblemKind::ChartSchemaUnchecked,
+                format!(
+                    "the values.schema.json of chart {chart} cannot be read offline ({why}), so the values of {which} were not checked against it"
+                ),
+                Some(at),
+            )
+        })
+        .collect()
 }
 
 /// A chart's defaults as Helm coalesces them: a `null` in values.yaml leaves the key unset.
