@@ -433,7 +433,7 @@ pub(crate) fn install(
 /// place in the cache.
 fn template_position(source: &str, error: &str) -> Option<Location> {
     static POSITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?:\(|template: )([^\s():]+\.[A-Za-z]+):(\d+)(?::(\d+))?")
+        regex::Regex::new(r"(?:^|\(|template: )([^\s():]+\.[A-Za-z]+):(\d+)(?::(\d+))?")
             .expect("static regex")
     });
     let caps = POSITION.captures(error)?;
@@ -735,6 +735,11 @@ mod tests {
             at("template: vip/templates/x.yaml:3:4: executing \"x\" at <.a.b>: nil pointer")
                 .as_deref(),
             Some("charts/vip/templates/x.yaml:3:4")
+        );
+        assert_eq!(
+            at("app/templates/common.yaml:14:3\n  executing \"app/templates/common.yaml\"")
+                .as_deref(),
+            Some("charts/vip/templates/common.yaml:14:3")
         );
         assert_eq!(at("chart dependencies processing failed"), None);
     }
