@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::RepoIndex;
 use crate::config::{Config, EnvConfig, parse_config_in};
-use roots::{Context, Root, instance_values_root, roots_of};
+use roots::{Context, Root, instance_values_roots, roots_of};
 
 /// Reads `fluxgate.yaml` when there is one, else discovers. A `fluxgate.yaml` without
 /// `environments:` keeps its other settings and has its environments discovered, its
@@ -187,7 +187,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
             for doc in f.docs() {
                 let mut of_doc = roots_of(doc, &f.path, &cx);
                 if of_doc.is_empty() {
-                    of_doc.extend(instance_values_root(index, doc, &f.path));
+                    of_doc.extend(instance_values_roots(index, doc, &f.path));
                 }
                 found.extend(of_doc);
                 if let Some(dir) = roots::reach_of(doc, &cx) {

@@ -24,6 +24,10 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
     // 8: one cluster found through a legacy root Kustomization and a FluxInstance whose sync
     // path lies inside it: one environment, whose reason names both.
     ("legacy-and-instance", &["envs"], &[]),
+    // 8: a shared flux-instance release whose values each cluster's overlay (applied by
+    // hand) generates from its own file, in another folder than the release: one environment
+    // per overlay, each at its sync path.
+    ("instance-values-overlay", &["envs"], &[]),
     // 8: a folder of a larger Git repository checked on its own (`spec.path:
     // ./infra/clusters/prod` for `clusters/prod` here, as flux-local's test data is kept): the
     // environment is found and its tree renders, the spec.ignore read the same way.

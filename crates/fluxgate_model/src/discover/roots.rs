@@ -364,28 +364,76 @@ fn fill(text: &str, input: &Node) -> String {
 }
 
 /// The `instance.sync.path` of a flux-instance HelmRelease whose values come from a ConfigMap
-/// that the kustomization beside it generates from a file (`configMapGenerator` with
+/// that a kustomization generates from a file (`configMapGenerator` with
 /// `files: [values.yaml=./helm-values.yaml]`), the layout that keeps the Flux sync path only in
-/// that file.
-pub(crate) fn instance_values_root(index: &RepoIndex, doc: &Node, file: &str) -> Option<Root> {
+/// that file: the kustomization beside the release, else every kustomization of the repository
+/// that generates that ConfigMap (each cluster's overlay of a shared release, one root each).
+pub(crate) fn instance_values_roots(index: &RepoIndex, doc: &Node, file: &str) -> Vec<Root> {
     if doc.str_at(&["kind"]) != Some("HelmRelease") {
-        return None;
+        return Vec::new();
     }
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
-    let kfile = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+    let beside = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
         .iter()
         .find_map(|k| {
-            index
-                .read(&dir.join(k).to_string_lossy().replace('\\', "/"))
-                .ok()
-        })?;
-    let kdoc = kfile.docs().first()?;
-    let generators = kdoc.get("configMapGenerator").and_then(Node::as_seq)?;
-    for from in doc.path(&["spec", "valuesFrom"]).and_then(Node::as_seq)? {
+            let rel = dir.join(k).to_string_lossy().replace('\\', "/");
+            index.read(&rel).ok().map(|f| (rel, f))
+        });
+    if let Some((rel, kfile)) = beside
+        && let Some(kdoc) = kfile.docs().first()
+    {
+        let found = generated_roots(index, doc, file, &rel, kdoc);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    let mut out: Vec<Root> = Vec::new();
+    for f in index.files() {
+        let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+        if !matches!(
+            name,
+            "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+        ) || !f.text.contains("configMapGenerator")
+        {
+            continue;
+        }
+        if let Some(kdoc) = f.docs().first() {
+            for r in generated_roots(index, doc, file, &f.path, kdoc) {
+                if !out.iter().any(|x| x.path == r.path) {
+                    out.push(r);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The roots that the kustomization `kfile` (`kdoc`) gives the release `doc` (at `file`):
+/// the `instance.sync.path` of each values file it generates a ConfigMap of the release's
+/// `valuesFrom` from.
+fn generated_roots(
+    index: &RepoIndex,
+    doc: &Node,
+    file: &str,
+    kfile: &str,
+    kdoc: &Node,
+) -> Vec<Root> {
+    let mut out = Vec::new();
+    let kdir = Path::new(kfile).parent().unwrap_or(Path::new(""));
+    let Some(generators) = kdoc.get("configMapGenerator").and_then(Node::as_seq) else {
+        return out;
+    };
+    let froms = doc
+        .path(&["spec", "valuesFrom"])
+        .and_then(Node::as_seq)
+        .unwrap_or_default();
+    for from in froms {
         if from.str_at(&["kind"]) != Some("ConfigMap") || from.get("targetPath").is_some() {
             continue;
         }
-        let name = from.str_at(&["name"])?;
+        let Some(name) = from.str_at(&["name"]) else {
+            continue;
+        };
         let key = from.str_at(&["valuesKey"]).unwrap_or("values.yaml");
         let Some(generator) = generators
             .iter()
@@ -406,18 +454,26 @@ pub(crate) fn instance_values_root(index: &RepoIndex, doc: &Node, file: &str) ->
                 continue;
             }
             let values_rel =
-                fluxgate_kustomize::normalize(&dir.join(path.trim_start_matches("./")));
-            let values_file = index
-                .read(&values_rel.to_string_lossy().replace('\\', "/"))
-                .ok()?;
-            let values = values_file.docs().first()?;
-            let node = values.path(&["instance", "sync", "path"])?;
-            return Some(Root {
-                path: clean(node.as_str()?),
+                fluxgate_kustomize::normalize(&kdir.join(path.trim_start_matches("./")));
+            let Ok(values_file) = index.read(&values_rel.to_string_lossy().replace('\\', "/"))
+            else {
+                continue;
+            };
+            let Some(values) = values_file.docs().first() else {
+                continue;
+            };
+            let Some(node) = values.path(&["instance", "sync", "path"]) else {
+                continue;
+            };
+            let Some(path) = node.as_str() else {
+                continue;
+            };
+            out.push(Root {
+                path: clean(path),
                 loc: node.loc.clone(),
                 reason: format!(
                     "flux-instance HelmRelease values instance.sync.path, from ConfigMap {name} \
-                     generated from {}",
+                     generated by {kfile} from {}",
                     values_file.path
                 ),
                 file: file.to_string(),
@@ -428,7 +484,7 @@ pub(crate) fn instance_values_root(index: &RepoIndex, doc: &Node, file: &str) ->
             });
         }
     }
-    None
+    out
 }
 
 #[cfg(test)]
