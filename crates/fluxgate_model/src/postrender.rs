@@ -25,7 +25,7 @@ pub(crate) fn post_render(release: &Node, objects: Vec<Node>) -> Result<Vec<Node
         let Some(k) = renderer.get("kustomize") else {
             continue;
         };
-        objects = kustomize(k, objects)?;
+        objects = kustomize(k, &objects)?;
     }
     let name = release.str_at(&["metadata", "name"]).unwrap_or_default();
     let ns = release
@@ -40,10 +40,10 @@ pub(crate) fn post_render(release: &Node, objects: Vec<Node>) -> Result<Vec<Node
 
 /// One kustomize post-renderer: the objects as the one resource of a kustomization with the
 /// renderer's `patches` and `images`.
-fn kustomize(spec: &Node, objects: Vec<Node>) -> Result<Vec<Node>, Box<Problem>> {
+fn kustomize(spec: &Node, objects: &[Node]) -> Result<Vec<Node>, Box<Problem>> {
     let mut fs = MemFs::new();
     let text = emit_docs(
-        &objects,
+        objects,
         EmitOptions {
             sort_keys: false,
             origins: false,

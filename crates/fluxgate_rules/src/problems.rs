@@ -42,9 +42,10 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         ) => (&SUBSTITUTION_UNDEFINED, Severity::Error),
         ProblemKind::Flux(k) => (&RENDER, severity(k.fails(), k.is_offline_unknown())),
         ProblemKind::Ansible(k) => (&RENDER, severity(k.fails(), *k == AnsibleKind::Skipped)),
-        ProblemKind::ChartsNotCached => (&RENDER, Severity::Note),
+        ProblemKind::ChartsNotCached | ProblemKind::ChartSchemaUnchecked => {
+            (&RENDER, Severity::Note)
+        }
         ProblemKind::ChartRender => (&RENDER, Severity::Error),
-        ProblemKind::ChartSchemaUnchecked => (&RENDER, Severity::Note),
         ProblemKind::TemplateUnchecked(_) => (&RENDER, Severity::Warning),
     }
 }

@@ -1,0 +1,202 @@
+//! Every node of a rendered chart document at the line that set it, from the spans the
+//! engine traced: a value from the release's values at that value's origin, a literal at its
+//! template line and column.
+
+use std::path::Path;
+
+use fluxgate_diagnostics::Location;
+use fluxgate_flux::helm::{Origins, Values};
+use fluxgate_yaml::{Node, Schema, Value, parse_stream};
+
+/// The file a `# Source:` path of the output lives at in the cache: inside an archive the
+/// members keep the chart's folder (`charts/cilium-1.17.18.tgz/cilium/templates/x.yaml`); an
+/// unpacked chart's folder stands for it (`charts/cilium/templates/x.yaml`).
+pub(crate) fn cache_file(source: &str, template: &str) -> String {
+    if Path::new(source)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tgz"))
+    {
+        format!("{source}/{template}")
+    } else {
+        let rest = template.split_once('/').map_or(template, |(_, r)| r);
+        format!("{source}/{rest}")
+    }
+}
+
+/// A test hook runs on `helm test` (Flux's `spec.test`), not on install.
+pub(crate) fn is_test_hook(m: &fluxgate_helm::Manifest) -> bool {
+    m.hook.as_deref().is_some_and(|h| {
+        h.split(',')
+            .any(|e| matches!(e.trim(), "test" | "test-success"))
+    })
+}
+
+/// One rendered document and what locates its values.
+pub(crate) struct Located<'a> {
+    pub source: &'a str,
+    pub manifest: &'a fluxgate_helm::Manifest,
+    pub values: &'a Values,
+}
+
+impl Located<'_> {
+    /// The document's objects, every node at the line that set it: a value from the chart's
+    /// values at that value's origin (the release's values line, the chart's values.yaml
+    /// line), a literal at its template line.
+    pub(crate) fn objects(&self) -> Vec<Node> {
+        let file = cache_file(self.source, &self.manifest.source);
+        let text = &self.manifest.text;
+        let stream = parse_stream(&file, text, Schema::Kube);
+        let lines: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let mut out = Vec::new();
+        for mut node in stream.docs {
+            if node.as_map().is_none() {
+                continue;
+            }
+            let top = Location::file(file.clone());
+            self.locate(&mut node, &lines, None, &top);
+            out.push(node);
+        }
+        out
+    }
+
+    /// Locates `node` and what is below it. `block`: the span the parent was written by and
+    /// the values path the parent has in it, when that span printed values.
+    fn locate(
+        &self,
+        node: &mut Node,
+        lines: &[usize],
+        block: Option<(usize, &str)>,
+        parent: &Location,
+    ) {
+        let text = &self.manifest.text;
+        let offset = lines
+            .get(node.loc.line.saturating_sub(1) as usize)
+            .map(|start| {
+                let col = node.loc.column.saturating_sub(1) as usize;
+                text[*start..]
+                    .char_indices()
+                    .nth(col)
+                    .map_or(text.len(), |(i, _)| start + i)
+            });
+        let spans = &self.manifest.spans;
+        let found = offset.and_then(|o| {
+            let i = spans.partition_point(|s| s.end <= o);
+            spans.get(i).filter(|s| s.start <= o).map(|s| (i, s))
+        });
+        let mut here: Option<(usize, String)> = None;
+        node.loc = match found {
+            Some((
+                _,
+                fluxgate_helm::Span {
+                    start,
+                    origin: fluxgate_helm::SpanOrigin::Template { file, line, column },
+                    ..
+                },
+            )) => {
+                // The span starts at `line:column` of the template: the node's own column is
+                // further right when the span's text before it is on the same line.
+                let before = offset.and_then(|o| text.get(*start..o)).unwrap_or_default();
+                let column = if before.contains('\n') {
+                    *column
+                } else {
+                    column.saturating_add(u32::try_from(before.chars().count()).unwrap_or(0))
+                };
+                Location::new(cache_file(self.source, file), *line, column)
+            }
+            Some((
+                i,
+                fluxgate_helm::Span {
+                    origin: fluxgate_helm::SpanOrigin::Values { path },
+                    ..
+                },
+            )) => {
+                // Inside a block printed whole (`toYaml .Values.x`) the path continues from
+                // the parent's; a node that starts a span starts at the span's path.
+                let at = match block {
+                    Some((b, p)) if b == i => p.to_string(),
+                    _ => path.clone(),
+                };
+                let loc = self.origin(&at).unwrap_or_else(|| parent.clone());
+                here = Some((i, at));
+                loc
+            }
+            None => parent.clone(),
+        };
+        let here_loc = node.loc.clone();
+        match &mut node.value {
+            Value::Map(m) => {
+                for (k, v) in m.iter_mut() {
+                    let child = here.as_ref().map(|(i, p)| (*i, join_key(p, k)));
+                    self.locate(
+                        v,
+                        lines,
+                        child.as_ref().map(|(i, p)| (*i, p.as_str())),
+                        &here_loc,
+                    );
+                }
+            }
+            Value::Seq(items) => {
+                for (n, v) in items.iter_mut().enumerate() {
+                    let child = here.as_ref().map(|(i, p)| (*i, format!("{p}[{n}]")));
+                    self.locate(
+                        v,
+                        lines,
+                        child.as_ref().map(|(i, p)| (*i, p.as_str())),
+                        &here_loc,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Where the value at `path` of the release's values was set: the most direct origin of
+    /// that leaf, else of the first leaf below it.
+    fn origin(&self, path: &str) -> Option<Location> {
+        origin_of(&self.values.origins, path)
+    }
+}
+
+/// Where the value at `path` of a release's values was set: the most direct origin of that
+/// leaf, else of the first leaf below it.
+pub(crate) fn origin_of(origins: &Origins, path: &str) -> Option<Location> {
+    if let Some(chain) = origins.get(path) {
+        return chain.first().map(|o| o.location.clone());
+    }
+    let below = [format!("{path}."), format!("{path}[")];
+    origins
+        .range(path.to_string()..)
+        .take_while(|(k, _)| k.starts_with(path))
+        .find(|(k, _)| below.iter().any(|b| k.starts_with(b.as_str())))
+        .and_then(|(_, chain)| chain.first())
+        .map(|o| o.location.clone())
+}
+
+/// `parent.key`, a dot in the key escaped as the values paths write it.
+pub(crate) fn join_key(parent: &str, key: &str) -> String {
+    let key = key.replace('.', "\\.");
+    if parent.is_empty() {
+        key
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archive_members_keep_the_chart_folder() {
+        assert_eq!(
+            cache_file("charts/cilium-1.17.18.tgz", "cilium/templates/a.yaml"),
+            "charts/cilium-1.17.18.tgz/cilium/templates/a.yaml"
+        );
+        assert_eq!(
+            cache_file("charts/cilium-1.16.5", "cilium/templates/a.yaml"),
+            "charts/cilium-1.16.5/templates/a.yaml"
+        );
+    }
+}

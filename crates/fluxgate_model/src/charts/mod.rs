@@ -1,0 +1,349 @@
+//! What Helm installs (SPEC §3.4): each HelmRelease whose chart is in the chart cache renders
+//! into the objects `helm template` prints for it, with the release name, namespace, values and
+//! CRD policy helm-controller uses. The objects join the environment, so every rule, policy and
+//! schema check sees them.
+
+mod failure;
+mod files;
+mod locate;
+mod notes;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use fluxgate_flux::helm::Values;
+use fluxgate_kustomize::Fs;
+use fluxgate_yaml::Node;
+
+use crate::problem::Problem;
+use failure::{Failed, Render};
+pub(crate) use files::ChartFiles;
+use files::Source;
+use locate::{Located, is_test_hook};
+pub(crate) use notes::notes;
+
+/// Stack for one render: `include` inside `tpl` inside `range` recurses deeply.
+const STACK: usize = 256 << 20;
+
+/// The objects one HelmRelease installs.
+#[derive(Clone, Debug)]
+pub struct Installed {
+    /// The chart that was rendered, as the cache names it (`charts/cilium-1.17.18.tgz`).
+    pub chart: String,
+    /// The Helm release name helm-controller uses.
+    pub release_name: String,
+    /// The namespace the objects go to.
+    pub namespace: String,
+    /// In Helm's install order; CRDs first unless the release skips them; hooks last.
+    pub objects: Vec<Node>,
+    /// Why the chart's values.schema.json could not be read offline, when it could not: the
+    /// values were not checked against it.
+    pub schema_unchecked: Option<String>,
+}
+
+/// The Helm release name helm-controller gives `release`: `spec.releaseName`, else
+/// `[targetNamespace-]name`, shortened as helm-controller shortens names over 53 characters.
+#[must_use]
+pub fn release_name(release: &Node) -> String {
+    let name = release.str_at(&["metadata", "name"]).unwrap_or_default();
+    if let Some(n) = release
+        .str_at(&["spec", "releaseName"])
+        .filter(|n| !n.is_empty())
+    {
+        return n.to_string();
+    }
+    let full = match release
+        .str_at(&["spec", "targetNamespace"])
+        .filter(|n| !n.is_empty())
+    {
+        Some(ns) => format!("{ns}-{name}"),
+        None => name.to_string(),
+    };
+    shorten(&full)
+}
+
+/// helm-controller keeps a name of at most 53 characters; a longer one becomes its first 40
+/// characters, `-`, and the first 12 hex digits of the SHA-256 of the whole name.
+fn shorten(name: &str) -> String {
+    use sha2::Digest;
+    if name.len() <= 53 {
+        return name.to_string();
+    }
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let hex = digest.iter().take(6).fold(String::new(), |mut s, b| {
+        use std::fmt::Write as _;
+        let _ = write!(s, "{b:02x}");
+        s
+    });
+    let cut = name
+        .char_indices()
+        .take_while(|(i, _)| *i < 40)
+        .last()
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    format!("{}-{hex}", &name[..cut])
+}
+
+/// The namespace the release installs into: `spec.targetNamespace`, else its own.
+#[must_use]
+pub fn release_namespace(release: &Node) -> String {
+    release
+        .str_at(&["spec", "targetNamespace"])
+        .filter(|n| !n.is_empty())
+        .or_else(|| release.str_at(&["metadata", "namespace"]))
+        .unwrap_or("default")
+        .to_string()
+}
+
+/// Whether helm-controller installs the chart's `crds/` for this release (`install.crds`:
+/// `Create` by default, `Skip` leaves them out).
+fn installs_crds(release: &Node) -> bool {
+    release.str_at(&["spec", "install", "crds"]) != Some("Skip")
+}
+
+/// What the render needs besides the release.
+pub(crate) struct Setup<'a> {
+    pub fs: &'a dyn Fs,
+    pub root: &'a Path,
+    pub files: &'a ChartFiles,
+    pub kube_version: Option<String>,
+    /// `group/version` and `group/version/Kind` of the environment's CRDs.
+    pub api_versions: Vec<String>,
+}
+
+/// Renders `chart` for `release` with its effective `values`: the objects it installs, or the
+/// render findings that say why helm-controller's install would fail.
+pub(crate) fn install(
+    setup: &Setup<'_>,
+    chart: &fluxgate_flux::helm::Chart,
+    release: &Node,
+    values: &Values,
+) -> Result<Installed, Vec<Problem>> {
+    let source = chart.source.as_str();
+    let at = values
+        .chart
+        .as_ref()
+        .map_or_else(|| release.loc.clone(), |c| c.location.clone());
+    let id = crate::environment::object_id(release);
+    let files = match &chart.archive {
+        // A fetched chart, verified against the lock: already in memory.
+        Some(bytes) => Arc::new(Ok(Source::Archive(bytes.to_vec()))),
+        None => setup.files.get(setup.fs, setup.root, source),
+    };
+    let files = match files.as_ref() {
+        Ok(f) => f,
+        Err(e) => {
+            let message = format!("HelmRelease {id}: chart {source} cannot be read: {e}");
+            return Err(vec![failure::at_release(message, &at)]);
+        }
+    };
+    let release_name = release_name(release);
+    let namespace = release_namespace(release);
+    let include_crds = installs_crds(release);
+    let request = Request {
+        source,
+        release_name: release_name.clone(),
+        namespace: namespace.clone(),
+        values: values.user.clone(),
+        include_crds,
+        // helm-controller validates the values against the charts' values.schema.json unless
+        // the release turns it off.
+        skip_schema: release
+            .path(&["spec", "install", "disableSchemaValidation"])
+            .and_then(Node::as_bool)
+            == Some(true),
+    };
+    let rendered = render(setup, files, request)
+        .map_err(|failed| failure::problems(failed, &id, source, values, &at))?;
+    let mut crds = Vec::new();
+    let mut rest = Vec::new();
+    for m in &rendered.manifests {
+        if is_test_hook(m) || (m.crd && !include_crds) {
+            continue;
+        }
+        let located = Located {
+            source,
+            manifest: m,
+            values,
+        };
+        for mut node in located.objects() {
+            set_namespace(&mut node, &namespace);
+            if m.crd {
+                crds.push(node);
+            } else {
+                rest.push(node);
+            }
+        }
+    }
+    let mut objects = crds;
+    objects.extend(crate::postrender::post_render(release, rest).map_err(|p| vec![*p])?);
+    Ok(Installed {
+        chart: source.to_string(),
+        release_name,
+        namespace,
+        objects,
+        schema_unchecked: rendered.unchecked.first().cloned(),
+    })
+}
+
+/// What one render asks Helm for.
+struct Request<'a> {
+    source: &'a str,
+    release_name: String,
+    namespace: String,
+    /// What helm-controller hands Helm ([`Values::user`]).
+    values: Node,
+    include_crds: bool,
+    skip_schema: bool,
+}
+
+/// `helm template` of the chart in `files` for `request`, traced. A schema that cannot be read
+/// offline (a `$ref` helm would fetch) is rendered without, and said.
+fn render(setup: &Setup<'_>, files: &Source, request: Request<'_>) -> Result<Render, Failed> {
+    let source = request.source;
+    let (kube_version, api_versions) = (setup.kube_version.clone(), setup.api_versions.clone());
+    // Charts hold `Rc`s: each render loads its own copy on a thread with a deep stack.
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("helm-release".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, move || -> Result<Render, Failed> {
+                let chart = match files {
+                    Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
+                    Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+                }
+                .map_err(|e| Failed::Text(e.to_string()))?;
+                let opts = fluxgate_helm::Options {
+                    release_name: request.release_name,
+                    namespace: request.namespace,
+                    values: fluxgate_helm::convert::from_yaml_node(&request.values),
+                    kube_version,
+                    api_versions,
+                    skip_tests: true,
+                    include_crds: request.include_crds,
+                    skip_schema_validation: request.skip_schema,
+                };
+                match fluxgate_helm::render_manifests(chart.clone(), &opts) {
+                    Ok(r) => Ok(Render {
+                        manifests: r.manifests,
+                        unchecked: Vec::new(),
+                    }),
+                    Err(fluxgate_helm::Error::Schema(f)) if f.violations.is_empty() => {
+                        let opts = fluxgate_helm::Options {
+                            skip_schema_validation: true,
+                            ..opts
+                        };
+                        let r =
+                            fluxgate_helm::render_manifests(chart, &opts).map_err(Failed::from)?;
+                        Ok(Render {
+                            manifests: r.manifests,
+                            unchecked: f.unloadable.iter().map(|u| u.message.clone()).collect(),
+                        })
+                    }
+                    Err(e) => Err(Failed::from(e)),
+                }
+            })
+            .map_err(|e| Failed::Text(format!("cannot start the render thread: {e}")))?
+            .join()
+            .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())))
+    })
+}
+
+fn set_namespace(obj: &mut Node, namespace: &str) {
+    let api = obj.str_at(&["apiVersion"]).unwrap_or_default();
+    let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+    let kind = obj.str_at(&["kind"]).unwrap_or_default();
+    if fluxgate_kustomize::is_cluster_scoped(group, version, kind)
+        || obj
+            .str_at(&["metadata", "namespace"])
+            .is_some_and(|n| !n.is_empty())
+    {
+        return;
+    }
+    let loc = obj.loc.clone();
+    let Some(m) = obj.as_map_mut() else {
+        return;
+    };
+    let md = m
+        .entry("metadata".to_string())
+        .or_insert_with(|| Node::map(loc.clone()));
+    if let Some(md) = md.as_map_mut() {
+        md.insert("namespace".into(), Node::string(namespace, loc));
+    }
+}
+
+/// What `.Capabilities.APIVersions` holds for the charts of an environment: the
+/// `group/version` and `group/version/Kind` of every CustomResourceDefinition among `objects`
+/// and of every object they are (an API the environment applies objects of is one the cluster
+/// serves, or Flux would fail to apply them: a chart's `.Capabilities.APIVersions.Has
+/// "monitoring.coreos.com/v1"` holds where the repository has ServiceMonitors).
+pub(crate) fn api_versions<'a>(objects: impl Iterator<Item = &'a Node>) -> Vec<String> {
+    let mut out = Vec::new();
+    for obj in objects {
+        if let (Some(api), Some(kind)) = (obj.str_at(&["apiVersion"]), obj.str_at(&["kind"]))
+            && api.contains('/')
+        {
+            out.push(api.to_string());
+            out.push(format!("{api}/{kind}"));
+        }
+        if obj.str_at(&["kind"]) != Some("CustomResourceDefinition") {
+            continue;
+        }
+        let (Some(group), Some(kind)) = (
+            obj.str_at(&["spec", "group"]),
+            obj.str_at(&["spec", "names", "kind"]),
+        ) else {
+            continue;
+        };
+        for v in obj
+            .path(&["spec", "versions"])
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = v.str_at(&["name"]) {
+                out.push(format!("{group}/{name}"));
+                out.push(format!("{group}/{name}/{kind}"));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluxgate_yaml::{Schema, parse_stream};
+
+    fn hr(yaml: &str) -> Node {
+        parse_stream("hr.yaml", yaml, Schema::Kube)
+            .docs
+            .into_iter()
+            .next()
+            .unwrap()
+    }
+
+    #[test]
+    fn release_names_follow_helm_controller() {
+        assert_eq!(
+            release_name(&hr("metadata: {name: cilium, namespace: kube-system}")),
+            "cilium"
+        );
+        assert_eq!(
+            release_name(&hr(
+                "metadata: {name: app, namespace: flux-system}\nspec: {targetNamespace: media}"
+            )),
+            "media-app"
+        );
+        assert_eq!(
+            release_name(&hr(
+                "metadata: {name: app}\nspec: {targetNamespace: media, releaseName: x}"
+            )),
+            "x"
+        );
+        let long = release_name(&hr(&format!("metadata: {{name: {}}}", "a".repeat(60))));
+        assert_eq!(long.len(), 53);
+        assert!(long.starts_with(&"a".repeat(40)));
+    }
+}
