@@ -11,13 +11,23 @@ fuzz_target!(|bytes: &[u8]| {
         None => (bytes, &b""[..]),
     };
     let files = vec![
-        ("Chart.yaml".to_string(), b"apiVersion: v2\nname: f\nversion: 0.1.0\n".to_vec()),
+        (
+            "Chart.yaml".to_string(),
+            b"apiVersion: v2\nname: f\nversion: 0.1.0\n".to_vec(),
+        ),
         ("values.yaml".to_string(), values.to_vec()),
         ("values.schema.json".to_string(), schema.to_vec()),
-        ("schemas/a.json".to_string(), br#"{"$id": "https://x.test/a.json", "$defs": {"n": {"type": "integer"}}}"#.to_vec()),
+        (
+            "schemas/a.json".to_string(),
+            br#"{"$id": "https://x.test/a.json", "$defs": {"n": {"type": "integer"}}}"#.to_vec(),
+        ),
     ];
-    let Ok(chart) = fluxgate_helm::Chart::from_files(files, "f") else { return };
+    let Ok(chart) = fluxgate_helm::Chart::from_files(files, "f") else {
+        return;
+    };
     let user = fluxgate_gotemplate::Value::empty_map();
-    let Ok(vals) = fluxgate_helm::values::coalesce_values_copy(&chart, &user) else { return };
+    let Ok(vals) = fluxgate_helm::values::coalesce_values_copy(&chart, &user) else {
+        return;
+    };
     let _ = fluxgate_helm::schema::validate(&chart, &vals);
 });

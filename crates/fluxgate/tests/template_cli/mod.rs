@@ -78,3 +78,31 @@ fn template_errors_exit_1_with_helms_message() {
     ]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// values.schema.json of the chart and of its subcharts, in helm's order and words (the
+/// expected text is what helm v4.3.2 printed); `--skip-schema-validation` renders anyway.
+#[test]
+fn template_checks_values_against_the_schemas() {
+    let chart = "crates/fluxgate/tests/fixtures/template/schema-demo";
+    let set = "enabled=no,alpha.size=9,beta.mode=z";
+    let out = fluxgate(&["template", "demo", chart, "--set", set]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        expected("expected-schema-error.txt")
+    );
+    let out = fluxgate(&[
+        "template",
+        "demo",
+        chart,
+        "--set",
+        set,
+        "--skip-schema-validation",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -103,6 +103,8 @@ pub fn add(f: &mut Funcs) {
     f.insert("fromJson", Arity::Exact(1), |_, a| {
         Ok(match convert::from_json(&arg_str(a, 0)?) {
             Ok(Value::Map(m)) => Value::Map(m),
+            // `null` leaves Go's map nil: no error, an empty map.
+            Ok(Value::Nil) => Value::empty_map(),
             Ok(other) => error_map(format!(
                 "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
                 json_kind(&other)
@@ -113,6 +115,7 @@ pub fn add(f: &mut Funcs) {
     f.insert("fromJsonArray", Arity::Exact(1), |_, a| {
         Ok(match convert::from_json(&arg_str(a, 0)?) {
             Ok(Value::List(l)) => Value::List(l),
+            Ok(Value::Nil) => Value::list(Vec::new()),
             Ok(other) => Value::list(vec![Value::from(format!(
                 "json: cannot unmarshal {} into Go value of type []interface {{}}",
                 json_kind(&other)

@@ -91,7 +91,7 @@ pub fn add(f: &mut Funcs) {
         for l in a {
             match l {
                 Value::List(x) => out.extend(x.borrow().iter().cloned()),
-                other => return Err(format!("Cannot concat type {} as list", other.type_name())),
+                other => return Err(format!("Cannot concat type {} as list", other.kind_name())),
             }
         }
         list(out)
