@@ -11,6 +11,10 @@
 //! are never carried: only that a key changed. [`Report::reach`] says which environments each
 //! changed file reaches. [`render`] prints a report as text, markdown or JSON.
 //!
+//! The crate has no error type because nothing in it can fail: it compares two models that
+//! its caller derived (`fluxgate_check` reads the repositories and reports what it could not
+//! read), and rendering a report is a pure function of it.
+//!
 //! ```
 //! use fluxgate_diff::{diff, Report};
 //! let report: Report = diff(&[], &[]);

@@ -4,6 +4,13 @@
 //! ([`Overlay`], for mutation testing). [`CachedFs`] remembers what is asked twice, and a
 //! [`Memo`] holds what a reader derives from a file (a parse) while the filesystem lives.
 //!
+//! Errors are [`std::io::Error`], not a crate enum: this layer only passes on what the
+//! operating system said, and readers branch on [`io::ErrorKind`] (`NotFound` is "no such
+//! file" to kustomize and the chart cache, `PermissionDenied` is "say so"). A confinement
+//! refusal is `PermissionDenied` with both paths in its message, the same kind the OS gives
+//! for an unreadable file, so every reader handles it without a new case. A wrapping enum
+//! would repeat `ErrorKind` variant by variant and give callers nothing more to match on.
+//!
 //! ```
 //! use std::path::Path;
 //! use fluxgate_fs::{Fs, MemFs, Overlay};

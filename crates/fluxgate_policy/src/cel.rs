@@ -614,11 +614,11 @@ pub fn lower_optionals(src: &str) -> String {
 mod tests {
     use super::*;
 
-    fn eval(expr: &str, object: &Json) -> Result<Value, String> {
+    fn eval(expr: &str, object: &Json) -> Result<Value, Error> {
         let root = root_context();
         let mut ctx = root.new_inner_scope();
         ctx.add_variable_from_value("object", to_cel(object));
-        Expr::compile(expr).eval(&ctx).map_err(|e| e.to_string())
+        Expr::compile(expr).eval(&ctx)
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //! field under a CRD is pruned by the API server rather than rejected: it is reported with
 //! [`Mode::Structural`] so that the caller can make it a warning.
 //!
+//! The crate has no error type: a schema file that cannot be read or does not parse is a
+//! problem in the user's repository, returned as a [`FolderProblem`] that the caller turns
+//! into a diagnostic (the run goes on), and validating an object cannot fail.
+//!
 //! ```
 //! use fluxgate_schema::{Catalog, Outcome, ViolationKind};
 //! use fluxgate_yaml::{parse_one, Schema};

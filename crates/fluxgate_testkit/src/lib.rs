@@ -33,22 +33,52 @@ pub fn missing(test: &str, what: &str) {
     let _ = writeln!(std::io::stderr(), "skipping {test}: {what}");
 }
 
+/// Why a test cannot have what it needs: the reason [`missing`] reports.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("FLUXGATE_CORPUS is not set")]
+    CorpusUnset,
+    #[error("FLUXGATE_CORPUS={} has no gitops/ folder", .0.display())]
+    CorpusWithoutGitops(PathBuf),
+    #[error("the Go toolchain (go) is not on the PATH nor at /usr/local/go/bin")]
+    NoGo,
+    #[error("{} holds no Go oracle", .0.display())]
+    NoOracleSources(PathBuf),
+    /// `go` could not be started.
+    #[error("running {}: {source}", go.display())]
+    Spawn { go: PathBuf, source: std::io::Error },
+    /// `go build` or `go install` ran and failed (offline, a bad module).
+    #[error("{doing} the Go oracle {what} failed: {stderr}")]
+    Build {
+        doing: &'static str,
+        what: String,
+        stderr: String,
+    },
+    /// The private build output could not be renamed into the cache, and no other test's is
+    /// there.
+    #[error("the Go oracle was {done} but could not be moved in place")]
+    NotMoved { done: &'static str },
+}
+
+/// `Ok`, or `None` after [`missing`] reported the error.
+fn or_missing(test: &str, found: Result<PathBuf, Error>) -> Option<PathBuf> {
+    found.map_err(|e| missing(test, &e.to_string())).ok()
+}
+
 /// The corpus folder from `FLUXGATE_CORPUS`, or `None` after [`missing`] said why.
 #[must_use]
 pub fn corpus(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("FLUXGATE_CORPUS").map(PathBuf::from) {
-        Some(dir) if dir.join("gitops").is_dir() => Some(dir),
-        Some(dir) => {
-            missing(
-                test,
-                &format!("FLUXGATE_CORPUS={} has no gitops/ folder", dir.display()),
-            );
-            None
-        }
-        None => {
-            missing(test, "FLUXGATE_CORPUS is not set");
-            None
-        }
+    or_missing(test, corpus_dir())
+}
+
+fn corpus_dir() -> Result<PathBuf, Error> {
+    let dir = std::env::var_os("FLUXGATE_CORPUS")
+        .map(PathBuf::from)
+        .ok_or(Error::CorpusUnset)?;
+    if dir.join("gitops").is_dir() {
+        Ok(dir)
+    } else {
+        Err(Error::CorpusWithoutGitops(dir))
     }
 }
 
@@ -86,25 +116,25 @@ pub fn finding_keys(d: &fluxgate_diagnostics::Diagnostic) -> Vec<String> {
 /// `/usr/local/go/bin/go`; `None` after [`missing`] said why.
 #[must_use]
 pub fn go(test: &str) -> Option<PathBuf> {
+    or_missing(test, find_go())
+}
+
+fn find_go() -> Result<PathBuf, Error> {
     let candidates = [
         std::env::var_os("GO").map(PathBuf::from),
         Some(PathBuf::from("go")),
         Some(PathBuf::from("/usr/local/go/bin/go")),
     ];
-    for go in candidates.into_iter().flatten() {
-        let ok = std::process::Command::new(&go)
-            .arg("version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(go);
-        }
-    }
-    missing(
-        test,
-        "the Go toolchain (go) is not on the PATH nor at /usr/local/go/bin",
-    );
-    None
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|go| {
+            std::process::Command::new(go)
+                .arg("version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .ok_or(Error::NoGo)
 }
 
 /// The workspace root (where `oracles/` and `target/` are).
@@ -125,7 +155,11 @@ pub fn workspace_root() -> PathBuf {
 /// Under `CI=true`, when Go is missing or the build fails.
 #[must_use]
 pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
-    let go = go(test)?;
+    or_missing(test, build_oracle(test, name))
+}
+
+fn build_oracle(test: &str, name: &str) -> Result<PathBuf, Error> {
+    let go = find_go()?;
     let src = workspace_root().join("oracles").join(name);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&src)
         .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -137,8 +171,7 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
     });
     files.sort();
     if files.is_empty() {
-        missing(test, &format!("{} holds no Go oracle", src.display()));
-        return None;
+        return Err(Error::NoOracleSources(src));
     }
     let version = std::process::Command::new(&go)
         .arg("version")
@@ -158,7 +191,7 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
     let out_dir = workspace_root().join("target").join("oracles");
     let bin = out_dir.join(format!("{name}-{:016x}", hash.0));
     if bin.is_file() {
-        return Some(bin);
+        return Ok(bin);
     }
     let _ = std::fs::create_dir_all(&out_dir);
     // Built under a private name and renamed, so that tests building at once never run a
@@ -175,7 +208,6 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
         .current_dir(&src)
         .output();
     settle(
-        test,
         &go,
         built,
         (&tmp, &bin),
@@ -193,7 +225,11 @@ pub fn go_oracle(test: &str, name: &str) -> Option<PathBuf> {
 /// Under `CI=true`, when Go is missing or the install fails.
 #[must_use]
 pub fn go_install_oracle(test: &str, name: &str, package: &str) -> Option<PathBuf> {
-    let go = go(test)?;
+    or_missing(test, install_oracle(test, name, package))
+}
+
+fn install_oracle(test: &str, name: &str, package: &str) -> Result<PathBuf, Error> {
+    let go = find_go()?;
     let version = std::process::Command::new(&go)
         .arg("version")
         .output()
@@ -208,7 +244,7 @@ pub fn go_install_oracle(test: &str, name: &str, package: &str) -> Option<PathBu
         .join(format!("{name}-{:016x}", hash.0));
     let bin = dir.join(name);
     if bin.is_file() {
-        return Some(bin);
+        return Ok(bin);
     }
     // Installed into a private folder and renamed, so that tests installing at once never
     // run a half-written binary.
@@ -223,7 +259,6 @@ pub fn go_install_oracle(test: &str, name: &str, package: &str) -> Option<PathBu
         .env("GOBIN", &tmp)
         .output();
     settle(
-        test,
         &go,
         built,
         (&tmp, &dir),
@@ -233,42 +268,30 @@ pub fn go_install_oracle(test: &str, name: &str, package: &str) -> Option<PathBu
 }
 
 /// The end of a Go build or install into the private `tmp`: renamed to `dest` (a rename
-/// another test won is fine when `bin` is there), else [`missing`] says what failed. `how`:
-/// the past and the gerund of what Go did, and what it did it to.
+/// another test won is fine when `bin` is there). `how`: the past and the gerund of what Go
+/// did, and what it did it to.
 fn settle(
-    test: &str,
     go: &Path,
     built: std::io::Result<std::process::Output>,
     (tmp, dest): (&Path, &Path),
     bin: PathBuf,
-    (done, doing, what): (&str, &str, &str),
-) -> Option<PathBuf> {
-    match built {
-        Ok(o) if o.status.success() => {
-            if std::fs::rename(tmp, dest).is_err() && !bin.is_file() {
-                missing(
-                    test,
-                    &format!("the Go oracle was {done} but could not be moved in place"),
-                );
-                return None;
-            }
-            Some(bin)
-        }
-        Ok(o) => {
-            missing(
-                test,
-                &format!(
-                    "{doing} the Go oracle {what} failed: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                ),
-            );
-            None
-        }
-        Err(e) => {
-            missing(test, &format!("running {}: {e}", go.display()));
-            None
-        }
+    (done, doing, what): (&'static str, &'static str, &str),
+) -> Result<PathBuf, Error> {
+    let output = built.map_err(|source| Error::Spawn {
+        go: go.to_path_buf(),
+        source,
+    })?;
+    if !output.status.success() {
+        return Err(Error::Build {
+            doing,
+            what: what.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
     }
+    if std::fs::rename(tmp, dest).is_err() && !bin.is_file() {
+        return Err(Error::NotMoved { done });
+    }
+    Ok(bin)
 }
 
 /// FNV-1a, 64 bits: a stable hash for cache names (not for security).

@@ -228,9 +228,9 @@ spec:
   list: [a, b, c]
 ";
 
-    fn run(ops: &str) -> Result<serde_json::Value, String> {
+    fn run(ops: &str) -> Result<serde_json::Value, Error> {
         let mut doc = yaml("doc.yaml", DOC);
-        json6902(&mut doc, &yaml("ops.yaml", ops)).map_err(|e| e.to_string())?;
+        json6902(&mut doc, &yaml("ops.yaml", ops))?;
         Ok(doc.to_json())
     }
 
@@ -312,7 +312,7 @@ spec:
             ("op: add", "must be a list"),
         ];
         for (ops, want) in cases {
-            let err = run(ops).expect_err(ops);
+            let err = run(ops).expect_err(ops).to_string();
             assert!(err.contains(want), "{ops}: {err}");
         }
     }

@@ -397,10 +397,9 @@ mod tests {
     const HEAD: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
     const CRD_HEAD: &str = "apiVersion: example.com/v1\nkind: Foo\nmetadata:\n  name: web\n";
 
-    fn merge(head: &str, base: &str, patch: &str) -> Result<Node, String> {
+    fn merge(head: &str, base: &str, patch: &str) -> Result<Node, Error> {
         let mut target = yaml("base.yaml", &format!("{head}{base}"));
-        strategic_merge(&mut target, &yaml("patch.yaml", &format!("{head}{patch}")))
-            .map_err(|e| e.to_string())?;
+        strategic_merge(&mut target, &yaml("patch.yaml", &format!("{head}{patch}")))?;
         Ok(target)
     }
 
@@ -579,7 +578,7 @@ mod tests {
             ("spec: {a: [1]}\n", "spec: {a: {b: 1}}\n", "wrong node kind"),
         ];
         for (base, patch, want) in cases {
-            let err = merge(HEAD, base, patch).expect_err(patch);
+            let err = merge(HEAD, base, patch).expect_err(patch).to_string();
             assert!(err.contains(want), "{patch}: {err}");
         }
     }
