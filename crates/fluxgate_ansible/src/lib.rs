@@ -35,6 +35,7 @@ pub mod playbook;
 pub mod problem;
 mod project;
 mod resolve;
+mod secrets;
 mod values;
 mod varfiles;
 
@@ -223,52 +224,6 @@ impl Project {
             });
         }
         resolve::resolve(&self.data, scope, host, var).map(|r| (*r).clone())
-    }
-
-    /// The values of the variables that are secrets on `hosts` (issue 26 §2): by name
-    /// ([`is_secret_name`]), or by the file that defines them (a `vault*` file: vault files
-    /// hold what the project keeps secret even when one is committed unencrypted). Only
-    /// these variables are resolved, and each string leaf of a value is one secret. Vault
-    /// ciphertext is opaque already and gives nothing.
-    #[must_use]
-    pub fn secret_values(&self, hosts: &[String]) -> Vec<String> {
-        let mut out = std::collections::BTreeSet::new();
-        // Hosts without variables of their own see what their groups give them: one host
-        // per set of groups is enough (10,000 hosts of one range are one table, not 10,000).
-        let mut seen_groups = std::collections::HashSet::new();
-        for host in hosts {
-            let own = self
-                .data
-                .inventory
-                .hosts
-                .get(host)
-                .is_some_and(|h| !h.vars.is_empty())
-                || self.data.host_vars_inv.contains_key(host)
-                || self.data.host_vars_play.contains_key(host);
-            if !own && !seen_groups.insert(self.data.inventory.sorted_host_groups(host)) {
-                continue;
-            }
-            let table = self.data.table(&Scope::Host, host);
-            for (name, def) in table.iter() {
-                let by_file = || {
-                    def.node
-                        .loc
-                        .file
-                        .rsplit('/')
-                        .next()
-                        .is_some_and(|f| f.to_ascii_lowercase().starts_with("vault"))
-                };
-                if !is_secret_name(name) && !by_file() {
-                    continue;
-                }
-                if let Ok(r) = self.resolve(host, name)
-                    && !r.opaque
-                {
-                    string_leaves(&r.value, &mut out);
-                }
-            }
-        }
-        out.into_iter().collect()
     }
 
     /// Jinja syntax errors in the tasks of the play order (issue 26 §3): a `when:` that is
@@ -658,18 +613,7 @@ pub fn is_secret_name(name: &str) -> bool {
         || n.ends_with("_key")
 }
 
-fn string_leaves(n: &fluxgate_yaml::Node, out: &mut std::collections::BTreeSet<String>) {
-    match &n.value {
-        fluxgate_yaml::Value::Map(m) => m.values().for_each(|v| string_leaves(v, out)),
-        fluxgate_yaml::Value::Seq(s) => s.iter().for_each(|v| string_leaves(v, out)),
-        fluxgate_yaml::Value::String(s) => {
-            out.insert(s.clone());
-        }
-        _ => {}
-    }
-}
-
-fn string_nodes<'a>(n: &'a fluxgate_yaml::Node, out: &mut Vec<&'a fluxgate_yaml::Node>) {
+pub(crate) fn string_nodes<'a>(n: &'a fluxgate_yaml::Node, out: &mut Vec<&'a fluxgate_yaml::Node>) {
     match &n.value {
         fluxgate_yaml::Value::Map(m) => m.values().for_each(|v| string_nodes(v, out)),
         fluxgate_yaml::Value::Seq(s) => s.iter().for_each(|v| string_nodes(v, out)),

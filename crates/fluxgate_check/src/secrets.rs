@@ -167,6 +167,47 @@ fn mask_secret_values(obj: &mut Node) {
     }
 }
 
+/// What `value` looks like inside base64, standard and URL-safe: encoded alone, and encoded
+/// as part of a longer text (`user:value` of a basic-auth header), where its characters
+/// start at one of three alignments and the characters shared with its neighbours differ
+/// (those are dropped). Only forms of at least 8 characters: shorter pieces of base64 would
+/// mask ordinary words.
+fn base64_forms(value: &str) -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    const MIN_FORM: usize = 8;
+    let mut out = Vec::new();
+    if value.chars().count() < fluxgate_diagnostics::redact::MIN_SECRET_LEN {
+        return out;
+    }
+    for lead in 0..3usize {
+        let mut bytes = vec![0u8; lead];
+        bytes.extend_from_slice(value.as_bytes());
+        for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+            let encoded = engine.encode(&bytes);
+            // Characters holding a bit of the leading filler, and a last one that the next
+            // byte of a longer text would change.
+            let skip = (lead * 8).div_ceil(6);
+            let end = if bytes.len() * 8 % 6 == 0 {
+                encoded.len()
+            } else {
+                encoded.len() - 1
+            };
+            let whole = lead == 0;
+            if whole {
+                out.push(encoded.clone());
+            }
+            if let Some(core) = encoded.get(skip..end)
+                && core.len() >= MIN_FORM
+            {
+                out.push(core.to_string());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// `base64(MASK)`.
 const MASK_BASE64: &str = "KioqKioqKio=";
 
@@ -198,12 +239,12 @@ impl Collector {
                         continue;
                     };
                     self.places.insert(v.loc.clone());
-                    self.redactor.add(&text);
+                    self.value(&text);
                     if field == "data" {
                         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
                         if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(compact)
                         {
-                            self.redactor.add(&String::from_utf8_lossy(&bytes));
+                            self.value(&String::from_utf8_lossy(&bytes));
                         }
                     }
                 }
@@ -226,18 +267,27 @@ impl Collector {
             Value::Seq(s) => s.iter().for_each(|v| self.leaves(v)),
             _ => {
                 if let Some(t) = n.scalar_text() {
-                    self.redactor.add(&t);
+                    self.value(&t);
                 }
             }
         }
     }
 
-    /// A secret value and the forms a template's filters commonly give it (`| upper`,
-    /// `| lower`).
-    fn derived(&mut self, v: &str) {
+    /// A secret value and its base64 encodings (issue 26 §1: a Secret's `data`, a basic-auth
+    /// header or a `| b64encode` shows it so).
+    fn value(&mut self, v: &str) {
         self.redactor.add(v);
-        self.redactor.add(&v.to_uppercase());
-        self.redactor.add(&v.to_lowercase());
+        for form in base64_forms(v) {
+            self.redactor.add(&form);
+        }
+    }
+
+    /// A secret value and the forms a template's filters commonly give it (`| upper`,
+    /// `| lower`, `| b64encode`).
+    fn derived(&mut self, v: &str) {
+        self.value(v);
+        self.value(&v.to_uppercase());
+        self.value(&v.to_lowercase());
     }
 
     /// Drops from the places those that also hold a Secret's other scalars.
@@ -256,7 +306,7 @@ impl Collector {
                 if self.places.contains(&n.loc)
                     && let Some(t) = n.scalar_text()
                 {
-                    self.redactor.add(&t);
+                    self.value(&t);
                 }
             }
         }
@@ -567,6 +617,31 @@ fn normalize(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod base64_tests {
+    use super::base64_forms;
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+
+    #[test]
+    fn a_value_is_found_inside_the_base64_of_a_longer_text() {
+        let forms = base64_forms("hunter2-but-longer");
+        for text in [
+            "hunter2-but-longer",
+            "u:hunter2-but-longer",
+            "us:hunter2-but-longer@h",
+            "use:hunter2-but-longer\n",
+        ] {
+            let encoded = STANDARD.encode(text);
+            assert!(
+                forms.iter().any(|f| encoded.contains(f.as_str())),
+                "{text} -> {encoded}: {forms:?}"
+            );
+        }
+        assert!(base64_forms("abc").is_empty());
+    }
 }
 
 #[cfg(test)]

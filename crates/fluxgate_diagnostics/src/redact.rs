@@ -29,9 +29,13 @@ pub const MASK: &str = "********";
 /// hides them where their place is known.
 pub const MIN_SECRET_LEN: usize = 4;
 
-/// A value cut short by a message (`"abc…"`) is still the value when at least this much of it
-/// is shown.
+/// A value cut short by a message (`"abc…"`, `...xyz`) is still the value when at least this
+/// much of it is shown.
 const MIN_PREFIX_LEN: usize = 8;
+
+/// What a message or a snippet puts where it cut a text: the ellipsis, and the three dots of
+/// the text renderer's long source lines.
+const CUT_MARKS: [&str; 2] = ["…", "..."];
 
 /// Words that a Secret may hold but that every output is full of.
 const COMMON_WORDS: [&str; 8] = ["true", "false", "null", "none", "yes", "on", "off", "no"];
@@ -127,7 +131,7 @@ impl Redactor {
             if let Some(r) = replaced {
                 out = Cow::Owned(r);
             }
-            if out.contains('…') {
+            if CUT_MARKS.iter().any(|m| out.contains(m)) {
                 out = Cow::Owned(self.mask_cut_values(&out));
             }
         }
@@ -144,26 +148,59 @@ impl Redactor {
         out
     }
 
-    /// A value a message shortened (`"first 80 characters…`): the shown prefix is masked.
+    /// Parts of a value around a cut (issue 26 §1): the shown prefix before a cut mark
+    /// (`"first 80 characters…`), the shown suffix after one (`...last characters` of a long
+    /// source line cut on the left), and a piece between two marks, each of at least
+    /// [`MIN_PREFIX_LEN`] characters of a known value.
     fn mask_cut_values(&self, text: &str) -> String {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
-        while let Some(at) = rest.find('…') {
-            let before = &rest[..at];
-            let cut = self
-                .needles
+        let mut after_mark = false;
+        loop {
+            let next = CUT_MARKS
                 .iter()
-                .filter_map(|n| longest_prefix_suffix(before, n))
-                .max()
-                .unwrap_or(0);
-            out.push_str(&before[..before.len() - cut]);
-            if cut > 0 {
+                .filter_map(|m| rest.find(m).map(|at| (at, *m)))
+                .min_by_key(|(at, _)| *at);
+            let piece = next.map_or(rest, |(at, _)| &rest[..at]);
+            let before_mark = next.is_some();
+            let longest = |f: fn(&str, &str) -> Option<usize>| {
+                self.needles
+                    .iter()
+                    .filter_map(|n| f(piece, n))
+                    .max()
+                    .unwrap_or(0)
+            };
+            let start = if after_mark {
+                longest(longest_suffix_prefix)
+            } else {
+                0
+            };
+            let end = piece.len()
+                - if before_mark {
+                    longest(longest_prefix_suffix)
+                } else {
+                    0
+                };
+            let inside = after_mark
+                && before_mark
+                && piece.chars().count() >= MIN_PREFIX_LEN
+                && self.needles.iter().any(|n| n.contains(piece));
+            if inside || start >= end && start > 0 {
                 out.push_str(MASK);
+            } else {
+                if start > 0 {
+                    out.push_str(MASK);
+                }
+                out.push_str(&piece[start..end]);
+                if end < piece.len() {
+                    out.push_str(MASK);
+                }
             }
-            out.push('…');
-            rest = &rest[at + '…'.len_utf8()..];
+            let Some((at, mark)) = next else { break };
+            out.push_str(mark);
+            rest = &rest[at + mark.len()..];
+            after_mark = true;
         }
-        out.push_str(rest);
         out
     }
 
@@ -224,6 +261,17 @@ fn longest_prefix_suffix(text: &str, needle: &str) -> Option<usize> {
         .rev()
         .filter(|&end| needle[..end].chars().count() >= MIN_PREFIX_LEN)
         .find(|&end| text.ends_with(&needle[..end]))
+}
+
+/// The byte length of the longest suffix of `needle` (at least [`MIN_PREFIX_LEN`] characters)
+/// that `text` starts with.
+fn longest_suffix_prefix(text: &str, needle: &str) -> Option<usize> {
+    needle
+        .char_indices()
+        .map(|(i, _)| i)
+        .filter(|&start| needle[start..].chars().count() >= MIN_PREFIX_LEN)
+        .find(|&start| text.starts_with(&needle[start..]))
+        .map(|start| needle.len() - start)
 }
 
 /// Masks what is encrypted whatever its key: SOPS values (`ENC[AES256_GCM,...]` becomes
@@ -361,6 +409,14 @@ mod tests {
         );
         assert_eq!(r.redact("has \"0123456789abc…"), "has \"********…");
         assert_eq!(r.redact("short 0123…"), "short 0123…");
+        // A long source line cut on both sides around the span.
+        assert_eq!(
+            r.redact("...efghijklmnop\" and more..."),
+            "...********\" and more..."
+        );
+        assert_eq!(r.redact("a: 012345678..."), "a: ********...");
+        assert_eq!(r.redact("...3456789abcde..."), "...********...");
+        assert_eq!(r.redact("...mnop..."), "...mnop...");
     }
 
     #[test]

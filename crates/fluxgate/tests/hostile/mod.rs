@@ -288,7 +288,53 @@ fn probes() -> Vec<Probe> {
             .secret("hostile-second-dup-5a6b")
             .fails(),
     );
+    p.push(
+        Probe::new("secret-base64-forms", "1 masking")
+            .app(
+                "b64-secret.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: default\nstringData:\n  password: hostile-b64-pw-8d9e\n",
+            )
+            .app(
+                "b64-cm.yaml",
+                configmap("b64", "  auth: Basic YWRtaW46aG9zdGlsZS1iNjQtcHctOGQ5ZQ==\n  token: aG9zdGlsZS1iNjQtcHctOGQ5ZQ==\n"),
+            )
+            .secret("hostile-b64-pw-8d9e")
+            .secret("YWRtaW46aG9zdGlsZS1iNjQtcHctOGQ5ZQ==")
+            .secret("aG9zdGlsZS1iNjQtcHctOGQ5ZQ==")
+            .fails(),
+    );
     // 2. Ansible secrets by name, by vault file, through filters.
+    p.push(
+        Probe::new("ansible-derived-secrets", "2 ansible secrets")
+            .ansible()
+            .file(
+                "ansible/inventory/group_vars/k3s/vars.yml",
+                "app_port: 8080\ndb_password: hostile-ans2-pw-1a2b\ndb_url: \"postgres://app:{{ db_password | trim }}@db\"\nurl_copy: \"{{ db_url | upper }}\"\nadmin_pass_plain: hostile-ans2-nolog-3c4d\napp_cred: hostile-ans2-k8s-5e6f\n",
+            )
+            .file(
+                "ansible/roles/app/tasks/main.yml",
+                "- name: Write the app configuration\n  ansible.builtin.template:\n    src: app.conf.j2\n    dest: /etc/app.conf\n- name: Write the credentials Secret\n  ansible.builtin.template:\n    src: secret.yaml.j2\n    dest: /var/lib/rancher/k3s/server/manifests/cred.yaml\n- name: Set the admin password\n  ansible.builtin.command: \"setpass {{ admin_pass_plain | trim }}\"\n  no_log: true\n",
+            )
+            .file(
+                "ansible/roles/app/templates/app.conf.j2",
+                "port={{ app_port }}\nb64={{ db_password | b64encode }}\nhead={{ db_password[:12] }}\nrev={{ db_password | reverse | join }}\nsum={{ db_password | hash('sha256') }}\n{% set tail = db_password[8:] %}tail={{ tail }}\nurl={{ url_copy }}\nnolog={{ admin_pass_plain | replace('-', '_') }}\ncred={{ app_cred | upper }}\n",
+            )
+            .file(
+                "ansible/roles/app/templates/secret.yaml.j2",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cred\nstringData:\n  cred: \"{{ app_cred }}\"\n",
+            )
+            .secret("hostile-ans2-pw-1a2b")
+            .secret("aG9zdGlsZS1hbnMyLXB3LTFhMmI")
+            .secret("head=hostile-ans2")
+            .secret("b2a1-wp-2sna-elitsoh")
+            .secret("fa5e4ed7668a9b66aace61aa7dd3535caf65aafc926cfc384a917e4afb1be2b8")
+            .secret("tail=ans2-pw-1a2b")
+            .secret("HOSTILE-ANS2-PW-1A2B")
+            .secret("hostile-ans2-nolog-3c4d")
+            .secret("hostile_ans2_nolog_3c4d")
+            .secret("hostile-ans2-k8s-5e6f")
+            .secret("HOSTILE-ANS2-K8S-5E6F"),
+    );
     p.push(
         Probe::new("ansible-secret-names", "2 ansible secrets")
             .ansible()
@@ -746,6 +792,10 @@ fn hostile_inputs_under_a_memory_limit() {
     }
     let started = Instant::now();
     let mut probes = probes();
+    // FLUXGATE_HOSTILE=name,name runs those probes only (while working on one class).
+    if let Ok(only) = std::env::var("FLUXGATE_HOSTILE") {
+        probes.retain(|p| only.split(',').any(|n| n == p.name));
+    }
     probes.sort_by_key(|p| !p.heavy);
     // Two workers take the probes in turn (the heaviest first), so that neither waits.
     let next = std::sync::atomic::AtomicUsize::new(0);
