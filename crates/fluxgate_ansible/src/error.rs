@@ -59,4 +59,21 @@ pub enum Error {
         /// The limit, in MiB.
         mib: usize,
     },
+    /// The values rendered so far, all variables and hosts together, passed what one run
+    /// evaluates (issue 26 §4: hundreds of variables of a few MiB each).
+    #[error(
+        "the variables and templates rendered so far total more than {mib} MiB: fluxgate \
+         stops rendering here, so what reads this value is not checked"
+    )]
+    Budget {
+        /// The limit, in MiB.
+        mib: usize,
+    },
+    /// One render took more steps than the engine's fuel allows (a loop over a huge range,
+    /// `'x' * 2000000000`).
+    #[error(
+        "the template takes more evaluation steps than fluxgate allows one render (the \
+         engine ran out of fuel): fluxgate stops here, so what reads it is not checked"
+    )]
+    OutOfFuel,
 }

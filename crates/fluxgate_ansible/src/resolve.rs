@@ -107,6 +107,8 @@ pub struct Cache {
     pub tables: Mutex<HashMap<(Scope, String), Arc<Table>>>,
     /// Templated `vars_files` entries per (play, entry, host).
     pub vars_files: Mutex<HashMap<(usize, usize, String), Arc<crate::project::PerHostVarsFile>>>,
+    /// Bytes of text rendered so far ([`MAX_RENDERED`] bounds it).
+    pub rendered_bytes: std::sync::atomic::AtomicUsize,
 }
 
 struct Frame {
@@ -408,7 +410,8 @@ pub fn render_value(
         NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
     let missing: Vec<String> = MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
     let value = result.map_err(|e| jinja_error(&e, &nested, &missing, text))?;
-    if value.as_str().is_some_and(|s| s.len() > MAX_VALUE) {
+    let size = text_size(&value, 0);
+    if size > MAX_VALUE {
         return Err(ResolveError {
             reason: crate::Error::TooLarge {
                 mib: MAX_VALUE / (1024 * 1024),
@@ -416,12 +419,71 @@ pub fn render_value(
             chain: Vec::new(),
         });
     }
+    charge(data, size)?;
     Ok(value)
+}
+
+/// Counts `bytes` of rendered text against [`MAX_RENDERED`]: past it, every later render of
+/// the project fails with [`crate::Error::Budget`] (a finding at what asked for it), so that
+/// no inventory makes a run hold more than that in rendered values.
+pub(crate) fn charge(data: &Data, bytes: usize) -> Result<(), ResolveError> {
+    let before = data
+        .cache
+        .rendered_bytes
+        .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    if before.saturating_add(bytes) > MAX_RENDERED {
+        return Err(ResolveError {
+            reason: crate::Error::Budget {
+                mib: MAX_RENDERED / (1024 * 1024),
+            },
+            chain: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+/// The bytes of text a value holds (strings of lists and maps too, to a depth of 32; keys
+/// counted): what caching it costs.
+fn text_size(v: &Value, depth: usize) -> usize {
+    if let Some(s) = v.as_str() {
+        return s.len();
+    }
+    if depth > 32 {
+        return 0;
+    }
+    match v.kind() {
+        minijinja::value::ValueKind::Seq | minijinja::value::ValueKind::Map => v
+            .try_iter()
+            .map(|items| {
+                items
+                    .map(|k| {
+                        let item = if v.kind() == minijinja::value::ValueKind::Map {
+                            v.get_item(&k).unwrap_or_default()
+                        } else {
+                            k.clone()
+                        };
+                        let key = if v.kind() == minijinja::value::ValueKind::Map {
+                            text_size(&k, depth + 1)
+                        } else {
+                            0
+                        };
+                        key + text_size(&item, depth + 1)
+                    })
+                    .fold(0usize, usize::saturating_add)
+            })
+            .unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// The longest text one variable may render to: 24 variables that each double the one
 /// before reach gigabytes; a real value (a certificate, a config file) is kilobytes.
 pub const MAX_VALUE: usize = 4 * 1024 * 1024;
+
+/// The text one project may render in all, variables and templates of every host: the
+/// largest inventories of the corpus render a few MiB; a hostile one that asks for hundreds
+/// of values of [`MAX_VALUE`] each stops here instead of exhausting memory.
+pub const MAX_RENDERED: usize = 64 * 1024 * 1024;
 
 /// The first Python `%` string formatting of a template (`'%s:%d' % (host, port)`): a
 /// string literal followed by `%` inside `{{ }}` or `{% %}`. minijinja has no string `%`
@@ -486,6 +548,12 @@ fn jinja_error(
     missing: &[String],
     text: &str,
 ) -> ResolveError {
+    if e.kind() == ErrorKind::OutOfFuel {
+        return ResolveError {
+            reason: Error::OutOfFuel,
+            chain: Vec::new(),
+        };
+    }
     if e.kind() == ErrorKind::InvalidOperation
         && e.detail().is_some_and(|d| d.contains("% operator"))
         && let Some(construct) = percent_formatting(text)
@@ -567,10 +635,12 @@ pub fn render_text(
     let nested: Vec<(String, ResolveError)> =
         NESTED.with(|n| take_from(&mut n.borrow_mut(), nested_mark));
     let missing: Vec<String> = MISSING.with(|m| take_from(&mut m.borrow_mut(), missing_mark));
-    result.map_err(|e| {
+    let out = result.map_err(|e| {
         let line = e.line().and_then(|l| u32::try_from(l).ok());
         (jinja_error(&e, &nested, &missing, text), line)
-    })
+    })?;
+    charge(data, out.len()).map_err(|e| (e, None))?;
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -477,15 +477,15 @@ fn is_certain_template_defect(
         return true;
     }
     // A variable cycle fails wherever it is read (ansible-core: "recursive loop detected"),
-    // and a value past fluxgate's bound is not checked: both errors, unless the task may not
-    // run.
+    // and a value past fluxgate's bounds (one value, or all rendering of the run: "fluxgate
+    // stops") is not checked: both errors, unless the task may not run.
     let runs_always = task.when.is_none()
         && !task
             .keywords
             .keys()
             .any(|k| k == "loop" || k.starts_with("with_"));
     if runs_always
-        && (d.message.contains("recursive loop detected") || d.message.contains("MiB (variables"))
+        && (d.message.contains("recursive loop detected") || d.message.contains("fluxgate stops"))
     {
         return true;
     }

@@ -485,6 +485,33 @@ fn probes() -> Vec<Probe> {
             .ansible()
             .file("ansible/inventory/group_vars/k3s/vars.yml", doubling(24)),
     );
+    p.push(
+        Probe::new("ansible-wide-values", "4 bounded cost")
+            .ansible()
+            .file("ansible/inventory/group_vars/k3s/vars.yml", wide(400))
+            .file(
+                "ansible/roles/app/templates/app.conf.j2",
+                (0..400).fold(String::from("port={{ app_port }}\n"), |mut t, i| {
+                    let _ = writeln!(t, "{{{{ w{i} | length }}}}");
+                    t
+                }),
+            )
+            .heavy()
+            .fails(),
+    );
+    p.push(
+        Probe::new("ansible-out-of-fuel", "4 bounded cost")
+            .ansible()
+            .file(
+                "ansible/inventory/group_vars/k3s/vars.yml",
+                "app_port: 8080\nmul: \"{{ 'x' * 2000000000 }}\"\n",
+            )
+            .file(
+                "ansible/roles/app/templates/app.conf.j2",
+                "port={{ app_port }}\nm={{ mul | length }}\n",
+            )
+            .fails(),
+    );
     let mut fanout = Probe::new("kustomize-fanout", "4 bounded cost").resources(&["l0"]);
     for (path, text) in fan_out(18) {
         fanout = fanout.file(&path, text);
@@ -590,6 +617,16 @@ fn doubling(levels: usize) -> String {
     let mut t = String::from("app_port: 8080\nv0: \"xxxxxxxx\"\n");
     for i in 1..=levels {
         let _ = writeln!(t, "v{i}: \"{{{{ v{p} }}}}{{{{ v{p} }}}}\"", p = i - 1);
+    }
+    t
+}
+
+/// `v18` 2 MiB (eight bytes doubled 18 times), then `count` variables of twice that each:
+/// none is over the bound of one value, all of them together are hundreds of MiB.
+fn wide(count: usize) -> String {
+    let mut t = doubling(18);
+    for j in 0..count {
+        let _ = writeln!(t, "w{j}: \"{{{{ v18 }}}}{{{{ v18 }}}}\"");
     }
     t
 }
