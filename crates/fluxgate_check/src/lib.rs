@@ -190,6 +190,7 @@ fn findings(
     diags.extend(fluxgate_rules::check_rule_config(&repo.config));
     diags.extend(fluxgate_rules::check_config_refs(&repo.config, envs));
     let model = timings::phase("model", || Model::new(&repo.index, &repo.config, envs));
+    diags.extend(fluxgate_rules::check_requirement_refs(&model));
     let (found, layer_stats) = timings::phase("rules", || fluxgate_rules::run_with_stats(&model));
     diags.extend(found);
     // L0: the policies of `policies:` and those the environments render.

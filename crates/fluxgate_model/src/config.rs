@@ -18,6 +18,9 @@ pub struct Config {
     pub sources: IndexMap<String, String>,
     pub charts: Option<String>,
     pub requirements: Option<String>,
+    /// Every requirement id fluxgate.yaml names (rules, parity groups, contracts) and where:
+    /// each must be in the `requirements:` registry.
+    pub requirement_refs: Vec<(String, Location)>,
     pub rules: IndexMap<String, RuleConfig>,
     pub parity: Vec<ParityGroup>,
     pub contracts: Vec<Contract>,
@@ -207,11 +210,13 @@ fn read_config(file: &str, text: &str) -> (Config, Vec<Diagnostic>, Vec<ConfigPa
         diags: Vec::new(),
         file: Arc::from(file),
         paths: Vec::new(),
+        requirement_refs: Vec::new(),
     };
     let mut cfg = Config::default();
     if let Some(root) = root {
         p.read(&root, &mut cfg);
     }
+    cfg.requirement_refs = std::mem::take(&mut p.requirement_refs);
     diags.append(&mut p.diags);
     (cfg, diags, p.paths)
 }
@@ -315,6 +320,7 @@ struct Reader {
     diags: Vec<Diagnostic>,
     file: Arc<str>,
     paths: Vec<ConfigPath>,
+    requirement_refs: Vec<(String, Location)>,
 }
 
 /// What a configured path must be.
@@ -406,6 +412,24 @@ impl Reader {
                 &[]
             }
         }
+    }
+
+    /// A `requirements:` list of a rule, parity group or contract; each id is remembered
+    /// with its location.
+    fn requirement_ids(&mut self, node: &Node) -> Vec<String> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Seq(items) => items.iter().collect(),
+            Value::Null => Vec::new(),
+            _ => vec![node],
+        };
+        let mut out = Vec::new();
+        for item in items {
+            if let Some(id) = self.string(item, "a requirement id") {
+                self.requirement_refs.push((id.clone(), item.loc.clone()));
+                out.push(id);
+            }
+        }
+        out
     }
 
     fn strings(&mut self, node: &Node, what: &str) -> Vec<String> {
@@ -626,7 +650,7 @@ impl Reader {
                     Some(s) => rc.severity = Some(s),
                     None => self.error(&v.loc, "severity must be error, warning or note"),
                 },
-                "requirements" => rc.requirements = self.strings(v, "a requirement id"),
+                "requirements" => rc.requirements = self.requirement_ids(v),
                 _ => {
                     rc.settings.insert(k.clone(), v.clone());
                 }
@@ -650,7 +674,7 @@ impl Reader {
         ) {
             match k {
                 "name" => g.name = self.string(v, "name").unwrap_or_default(),
-                "requirements" => g.requirements = self.strings(v, "a requirement id"),
+                "requirements" => g.requirements = self.requirement_ids(v),
                 "sources" => {
                     for s in v.as_seq().unwrap_or_default() {
                         let e = self.entries(
@@ -754,7 +778,7 @@ impl Reader {
         ) {
             match k {
                 "id" => c.id = self.string(v, "id").unwrap_or_default(),
-                "requirements" => c.requirements = self.strings(v, "a requirement id"),
+                "requirements" => c.requirements = self.requirement_ids(v),
                 "description" => c.description = self.string(v, "description"),
                 "environments" => c.environments = Some(self.strings(v, "an environment name")),
                 "assert" => {

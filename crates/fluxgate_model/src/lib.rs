@@ -24,6 +24,7 @@ mod model;
 pub mod parity;
 mod postrender;
 pub mod problem;
+pub mod requirements;
 pub mod templates;
 pub mod vip;
 mod walk;

@@ -17,6 +17,9 @@ pub struct Model<'a> {
     pub envs: &'a [Environment],
     pub documents: Documents<'a>,
     pub schemas: Schemas,
+    /// The ids of the `requirements:` registry, when fluxgate.yaml names one that reads
+    /// (a file that does not is reported where the path is checked).
+    pub requirement_ids: Option<std::collections::BTreeSet<String>>,
 }
 
 impl<'a> Model<'a> {
@@ -26,11 +29,20 @@ impl<'a> Model<'a> {
     pub fn new(index: &'a RepoIndex, config: &'a Config, envs: &'a [Environment]) -> Model<'a> {
         let documents = Documents::new(index);
         let schemas = Schemas::load(index, config);
+        let requirement_ids = config.requirements.as_ref().and_then(|rel| {
+            let text = match index.file(rel) {
+                Some(f) => f.text.clone(),
+                None => index.fs().read(&index.root().join(rel)).ok()?,
+            };
+            let (registry, _) = crate::requirements::parse_registry(rel, &text);
+            Some(registry.into_iter().map(|r| r.id).collect())
+        });
         Model {
             config,
             envs,
             documents,
             schemas,
+            requirement_ids,
         }
     }
 }

@@ -22,10 +22,11 @@ pub mod fs;
 pub mod operators;
 pub mod outline;
 pub mod report;
-pub mod requirements;
 pub mod scalar;
 
 pub use error::Error;
+/// The requirements registry, read by the model (it checks the ids fluxgate.yaml names).
+pub use fluxgate_model::requirements;
 
 /// One edit of a mutant: a file's whole new text.
 #[derive(Clone, Debug, PartialEq, Eq)]

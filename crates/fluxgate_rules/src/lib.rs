@@ -196,6 +196,9 @@ pub fn check_config_refs(config: &Config, envs: &[fluxgate_model::Environment]) 
             }
         }
     }
+    for (i, group) in config.parity.iter().enumerate() {
+        out.extend(parity_keys_held_nowhere(group, i, envs));
+    }
     for contract in &config.contracts {
         for env in contract.environments.iter().flatten() {
             if !config.environments.iter().any(|e| &e.name == env) {
@@ -215,6 +218,100 @@ pub fn check_config_refs(config: &Config, envs: &[fluxgate_model::Environment]) 
         }
     }
     out
+}
+
+/// A parity group whose keys no source holds in any environment compares nothing: each
+/// `keys:` path that no loaded source has, or `keys: tagged` when no source tags a key with
+/// `# [parity]`. Groups with no source loaded anywhere are left to the release check above.
+fn parity_keys_held_nowhere(
+    group: &fluxgate_model::config::ParityGroup,
+    index: usize,
+    envs: &[fluxgate_model::Environment],
+) -> Vec<Diagnostic> {
+    use fluxgate_model::config::ParityKeys;
+    let loaded: Vec<&fluxgate_model::parity::Loaded> = envs
+        .iter()
+        .filter_map(|e| e.parity.get(index))
+        .flatten()
+        .filter_map(|s| s.as_ref().ok().and_then(Option::as_ref))
+        .collect();
+    if loaded.is_empty() {
+        return Vec::new();
+    }
+    let error = |message: String, help: &str| {
+        Diagnostic::new("config", Severity::Error, message)
+            .at(group.loc.clone())
+            .help(help.to_string())
+    };
+    match &group.keys {
+        ParityKeys::Tagged => {
+            if loaded.iter().all(|l| l.tagged.is_empty()) {
+                vec![error(
+                    format!(
+                        "parity group `{}` compares the keys tagged `# [parity]`, and no source \
+                         tags one: the group compares nothing",
+                        group.name
+                    ),
+                    "tag the compared keys with a `# [parity]` comment, or list them under `keys:`",
+                )]
+            } else {
+                Vec::new()
+            }
+        }
+        ParityKeys::Paths(paths) => paths
+            .iter()
+            .filter(|p| {
+                let path: fluxgate_model::parity::KeyPath =
+                    p.split('.').map(str::to_string).collect();
+                !loaded.iter().any(|l| {
+                    let mut found = std::collections::BTreeSet::new();
+                    fluxgate_model::parity::leaves(&l.tree, &path, &mut found);
+                    !found.is_empty()
+                })
+            })
+            .map(|p| {
+                error(
+                    format!(
+                        "parity group `{}` lists key `{p}`, which no source holds in any \
+                         environment: the group compares nothing there",
+                        group.name
+                    ),
+                    "write the key as a dotted path of the values (`ipam.mode`), as the sources spell it",
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Requirement ids that fluxgate.yaml names (rules, parity groups, contracts) and its
+/// `requirements:` registry does not define (issue 26 §3): the finding would claim a
+/// requirement nobody wrote, and `coverage` could never count it. An error at the id.
+#[must_use]
+pub fn check_requirement_refs(model: &Model<'_>) -> Vec<Diagnostic> {
+    let (Some(ids), Some(file)) = (&model.requirement_ids, &model.config.requirements) else {
+        return Vec::new();
+    };
+    let known: Vec<&str> = ids.iter().map(String::as_str).collect();
+    model
+        .config
+        .requirement_refs
+        .iter()
+        .filter(|(id, _)| !ids.contains(id))
+        .map(|(id, loc)| {
+            let hint = fluxgate_model::config::closest(id, &known)
+                .map(|c| format!(" (did you mean `{c}`?)"))
+                .unwrap_or_default();
+            Diagnostic::new(
+                "config",
+                Severity::Error,
+                format!(
+                    "requirement `{id}` is not in {file}{hint}: nothing defines what it requires"
+                ),
+            )
+            .at(loc.clone())
+            .help(format!("add it to {file}, or name an id that is there"))
+        })
+        .collect()
 }
 
 /// `rules:` entries of fluxgate.yaml that name no rule, or a key the rule does not have (a

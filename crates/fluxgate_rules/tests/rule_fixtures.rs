@@ -52,11 +52,10 @@ fn run(root: &Path, config: &fluxgate_model::config::Config) -> Vec<Diagnostic> 
         .iter()
         .map(|e| load_environment(&fs, root, config, e))
         .collect();
-    let mut out = fluxgate_rules::run(&fluxgate_model::Model::new(
-        &fluxgate_model::RepoIndex::build(root),
-        config,
-        &envs,
-    ));
+    let index = fluxgate_model::RepoIndex::build(root);
+    let model = fluxgate_model::Model::new(&index, config, &envs);
+    let mut out = fluxgate_rules::run(&model);
+    out.extend(fluxgate_rules::check_requirement_refs(&model));
     out.extend(fluxgate_rules::check_config_refs(config, &envs));
     // Layer L0 (`policy:<name>/<rule>`), as `fluxgate check` adds it.
     out.extend(fluxgate_policy::check(&fs, root, config, &envs).0);

@@ -401,6 +401,27 @@ fn probes() -> Vec<Probe> {
             .fails(),
     );
     p.push(
+        Probe::new("config-names-missing-key", "3 fail closed")
+            .file(
+                "fluxgate.yaml",
+                "environments:\n  prod:\n    flux: clusters/prod\nrules:\n  plaintext-secret:\n    ignore: [clusters/prod/cluster-secrets.yaml]\nparity:\n  - name: typo\n    sources:\n      - file: apps/cm.yaml\n      - file: apps/mirror.yaml\n    keys: [data.aa]\n",
+            )
+            .file("apps/mirror.yaml", "data:\n  a: b\n")
+            .fails(),
+    );
+    p.push(
+        Probe::new("config-names-missing-requirement", "3 fail closed")
+            .file(
+                "fluxgate.yaml",
+                "environments:\n  prod:\n    flux: clusters/prod\nrequirements: spec/requirements.yaml\nrules:\n  plaintext-secret:\n    ignore: [clusters/prod/cluster-secrets.yaml]\n    requirements: [R-SEC-02]\n",
+            )
+            .file(
+                "spec/requirements.yaml",
+                "- id: R-SEC-01\n  title: No secret in clear\n",
+            )
+            .fails(),
+    );
+    p.push(
         Probe::new("ansible-template-src-missing", "3 fail closed")
             .ansible()
             .file(
