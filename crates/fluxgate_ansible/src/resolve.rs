@@ -451,27 +451,22 @@ fn text_size(v: &Value, depth: usize) -> usize {
     if depth > 32 {
         return 0;
     }
+    let is_map = v.kind() == minijinja::value::ValueKind::Map;
     match v.kind() {
-        minijinja::value::ValueKind::Seq | minijinja::value::ValueKind::Map => v
-            .try_iter()
-            .map(|items| {
+        minijinja::value::ValueKind::Seq | minijinja::value::ValueKind::Map => {
+            v.try_iter().map_or(0, |items| {
                 items
                     .map(|k| {
-                        let item = if v.kind() == minijinja::value::ValueKind::Map {
-                            v.get_item(&k).unwrap_or_default()
+                        if is_map {
+                            let item = v.get_item(&k).unwrap_or_default();
+                            text_size(&k, depth + 1) + text_size(&item, depth + 1)
                         } else {
-                            k.clone()
-                        };
-                        let key = if v.kind() == minijinja::value::ValueKind::Map {
                             text_size(&k, depth + 1)
-                        } else {
-                            0
-                        };
-                        key + text_size(&item, depth + 1)
+                        }
                     })
                     .fold(0usize, usize::saturating_add)
             })
-            .unwrap_or(0),
+        }
         _ => 0,
     }
 }
