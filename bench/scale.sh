@@ -16,8 +16,12 @@
 # the apps tree that are not copied and whose namespaces stay shared, default flux-system: the
 # Flux installation itself exists once), SCALE_NS (default
 # "1 2 4 8 16"), SCALE_RUNS (default 3), SCALE_BIN (a folder with prebuilt `fluxgate` and
-# `render_envs` binaries, to measure another build; default: build this checkout), SCALE_KUBECTL (1: the whole loop, default; 0: skip;
-# K: build every K-th folder only and extrapolate, said so in the table).
+# `render_envs` binaries, to measure another build; default: build this checkout), SCALE_BINS
+# (`LABEL=FOLDER ...`: two or more prebuilt builds measured side by side on the same
+# repositories, their runs interleaved so that the machine's load falls on each alike; one
+# row per build and N, and a last column with each build's CPU against the first's),
+# SCALE_KUBECTL (1: the whole loop, default; 0: skip; K: build every K-th folder only and
+# extrapolate, said so in the table).
 set -euo pipefail
 corpus=${FLUXGATE_CORPUS:?set FLUXGATE_CORPUS to the corpus folder}
 name=${SCALE_REPO:-bjw-s-labs__home-ops}
@@ -31,7 +35,12 @@ src="$corpus/gitops/$name"
 [ -f "$src/$ks" ] || { echo "no Flux Kustomization file $ks in $src" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
-if [ -n "${SCALE_BIN:-}" ]; then
+builds=()
+if [ -n "${SCALE_BINS:-}" ]; then
+  read -r -a builds <<< "$SCALE_BINS"
+  fluxgate=${builds[0]#*=}/fluxgate
+  render=${builds[0]#*=}/render_envs
+elif [ -n "${SCALE_BIN:-}" ]; then
   fluxgate=$SCALE_BIN/fluxgate
   render=$SCALE_BIN/render_envs
 else
@@ -40,6 +49,7 @@ else
   fluxgate=$PWD/target/release/fluxgate
   render=$PWD/target/release/examples/render_envs
 fi
+[ ${#builds[@]} -gt 0 ] || builds=("this=$(dirname "$fluxgate")")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -89,23 +99,30 @@ with open(f"{base}{suffix}{ext}", "w", encoding="utf-8") as fh:
 PY
 }
 
-median_run() { # prints "wall user sys rss_kb" of the median run by wall time, then the range
-  local out=$1 f
-  : > "$work/times"
+# Runs `check` SCALE_RUNS times per build on the repository $1, the builds' runs interleaved;
+# then prints, per build, "label wall user sys rss_kb lo hi": the median run by wall time and
+# the wall range.
+median_runs() {
+  local out=$1 f b
+  for b in "${builds[@]}"; do : > "$work/times-${b%%=*}"; done
   for _ in $(seq "$runs"); do
-    f=$(mktemp -p "$work")
-    /usr/bin/time -f '%e %U %S %M' -o "$f" "$fluxgate" check "$out" --format json > /dev/null || true
-    grep -v "^Command" "$f" >> "$work/times"
+    for b in "${builds[@]}"; do
+      f=$(mktemp -p "$work")
+      /usr/bin/time -f '%e %U %S %M' -o "$f" "${b#*=}/fluxgate" check "$out" --format json > /dev/null || true
+      grep -v "^Command" "$f" >> "$work/times-${b%%=*}"
+    done
   done
-  sort -n "$work/times" | awk -v n="$runs" '
-    { w[NR]=$1; line[NR]=$0 }
-    END { m=int((n+1)/2); printf "%s %s %s\n", line[m], w[1], w[NR] }'
+  for b in "${builds[@]}"; do
+    sort -n "$work/times-${b%%=*}" | awk -v n="$runs" -v label="${b%%=*}" '
+      { w[NR]=$1; line[NR]=$0 }
+      END { m=int((n+1)/2); printf "%s %s %s %s\n", label, line[m], w[1], w[NR] }'
+  done
 }
 
 printf 'repository: %s, apps tree %s, %s run(s) each, %s cores, load average %s\n' \
   "$name" "$apps" "$runs" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '| N | Kustomizations | check wall s (range) | CPU s (user+sys) | CPU/wall | ms per Kustomization | peak RSS MB | kubectl kustomize loop s | kubectl / check |\n'
-printf '|---|---|---|---|---|---|---|---|---|\n'
+printf '| N | build | Kustomizations | check wall s (range) | CPU s (user+sys) | CPU/wall | ms per Kustomization | peak RSS MB | kubectl kustomize loop s | kubectl / check | CPU / first build |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
 for n in $ns_list; do
   out="$work/n$n"
   rm -rf "$out"
@@ -118,8 +135,8 @@ for n in $ns_list; do
   while IFS= read -r e; do [ -n "$e" ] && args+=("$out=$e"); done <<< "$entries"
   "$render" --paths "$work/paths" "${args[@]}" > "$work/render.txt"
   kusts=$(grep -c . "$work/paths" || true)
-  read -r wall user sys rss lo hi < <(median_run "$out")
-  cpu=$(echo "$user + $sys" | bc -l)
+  median_runs "$out" > "$work/medians"
+  read -r _ first_wall _ < "$work/medians"
   kubectl_cell="skipped"
   ratio_cell="—"
   if [ "$kubectl_every" != 0 ]; then
@@ -142,11 +159,16 @@ for n in $ns_list; do
     else
       kubectl_cell=$(printf '%.1f (extrapolated from %d of %d folders)' "$theirs" "$built" "$total")
     fi
-    ratio_cell=$(printf '%.0fx' "$(echo "$theirs / $wall" | bc -l)")
+    ratio_cell=$(printf '%.0fx' "$(echo "$theirs / $first_wall" | bc -l)")
   fi
-  printf '| %d | %d | %.2f (%.2f-%.2f) | %.2f | %.2f | %.2f | %.0f | %s | %s |\n' \
-    "$n" "$kusts" "$wall" "$lo" "$hi" "$cpu" "$(echo "$cpu / $wall" | bc -l)" \
-    "$(echo "$wall * 1000 / $kusts" | bc -l)" "$(echo "$rss / 1024" | bc -l)" \
-    "$kubectl_cell" "$ratio_cell"
+  first_cpu=""
+  while read -r label wall user sys rss lo hi; do
+    cpu=$(echo "$user + $sys" | bc -l)
+    [ -n "$first_cpu" ] || first_cpu=$cpu
+    printf '| %d | %s | %d | %.2f (%.2f-%.2f) | %.2f | %.2f | %.2f | %.0f | %s | %s | %.2f |\n' \
+      "$n" "$label" "$kusts" "$wall" "$lo" "$hi" "$cpu" "$(echo "$cpu / $wall" | bc -l)" \
+      "$(echo "$wall * 1000 / $kusts" | bc -l)" "$(echo "$rss / 1024" | bc -l)" \
+      "$kubectl_cell" "$ratio_cell" "$(echo "$cpu / ($first_cpu + ($first_cpu == 0))" | bc -l)"
+  done < "$work/medians"
 done
 printf 'load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
