@@ -50,7 +50,11 @@ pub(crate) fn clean(path: &str) -> String {
 }
 
 fn inside(file: &str, dir: &str) -> bool {
-    dir.is_empty() || file.starts_with(&format!("{dir}/"))
+    // No allocation: discovery asks this for every pair of Kustomizations.
+    dir.is_empty()
+        || file
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn join(base: &str, path: &str) -> String {
