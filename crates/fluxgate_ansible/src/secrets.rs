@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Value as Y};
 
 use crate::playbook::Task;
@@ -26,6 +27,9 @@ impl Project {
         let mut out = BTreeSet::new();
         let sinks = self.secret_sinks();
         let uses = self.expression_uses();
+        // What each definition reads, by where it is written: the tables of a host's scopes
+        // share most definitions.
+        let mut reads_of: HashMap<Location, Vec<String>> = HashMap::new();
         // Hosts without variables of their own see what their groups give them: one host
         // per set of groups is enough (10,000 hosts of one range are one table, not 10,000).
         let mut seen_groups = HashSet::new();
@@ -42,7 +46,7 @@ impl Project {
                 continue;
             }
             let mut names_of: HashMap<Scope, HashSet<String>> = HashMap::new();
-            let secret = self.secret_names(&Scope::Host, host, &sinks);
+            let secret = self.secret_names(&Scope::Host, host, &sinks, &mut reads_of);
             for name in &secret {
                 if let Ok(r) = self.resolve(host, name)
                     && !r.opaque
@@ -54,7 +58,7 @@ impl Project {
             for (scope, expr) in &uses {
                 let names = names_of
                     .entry(scope.clone())
-                    .or_insert_with(|| self.secret_names(scope, host, &sinks));
+                    .or_insert_with(|| self.secret_names(scope, host, &sinks, &mut reads_of));
                 if !identifiers(expr).any(|id| names.contains(id)) {
                     continue;
                 }
@@ -76,7 +80,13 @@ impl Project {
 
     /// The secret variables of one (scope, host): the seeds (name, vault file, `sinks`),
     /// then every variable whose definition reads one of them, until nothing changes.
-    fn secret_names(&self, scope: &Scope, host: &str, sinks: &HashSet<String>) -> HashSet<String> {
+    fn secret_names(
+        &self,
+        scope: &Scope,
+        host: &str,
+        sinks: &HashSet<String>,
+        reads_of: &mut HashMap<Location, Vec<String>>,
+    ) -> HashSet<String> {
         let table = self.data.table(scope, host);
         let mut secret: HashSet<String> = table
             .iter()
@@ -93,26 +103,34 @@ impl Project {
             })
             .map(|(name, _)| name.clone())
             .collect();
-        // What each definition reads, once.
-        let reads: Vec<(&String, HashSet<&str>)> = table
+        for (_, def) in table.iter() {
+            reads_of.entry(def.node.loc.clone()).or_insert_with(|| {
+                let mut ids: Vec<String> = template_texts(&def.node)
+                    .into_iter()
+                    .flat_map(expressions)
+                    .flat_map(identifiers)
+                    .map(str::to_string)
+                    .collect();
+                ids.sort();
+                ids.dedup();
+                ids
+            });
+        }
+        let reads: Vec<(&String, &Vec<String>)> = table
             .iter()
             .filter(|(name, _)| !secret.contains(name.as_str()))
-            .map(|(name, def)| {
-                let mut ids = HashSet::new();
-                for text in template_texts(&def.node) {
-                    for expr in expressions(text) {
-                        ids.extend(identifiers(expr));
-                    }
-                }
-                (name, ids)
+            .filter_map(|(name, def)| {
+                reads_of
+                    .get(&def.node.loc)
+                    .filter(|ids| !ids.is_empty())
+                    .map(|ids| (name, ids))
             })
-            .filter(|(_, ids)| !ids.is_empty())
             .collect();
         loop {
             let newly: Vec<&String> = reads
                 .iter()
                 .filter(|(name, ids)| {
-                    !secret.contains(name.as_str()) && ids.iter().any(|id| secret.contains(*id))
+                    !secret.contains(name.as_str()) && ids.iter().any(|id| secret.contains(id))
                 })
                 .map(|(name, _)| *name)
                 .collect();

@@ -283,11 +283,12 @@ impl Collector {
     }
 
     /// A secret value and the forms a template's filters commonly give it (`| upper`,
-    /// `| lower`, `| b64encode`).
+    /// `| lower`, `| b64encode`; a filter chain beyond that is evaluated by the Ansible
+    /// project, which lists its results as values of their own).
     fn derived(&mut self, v: &str) {
         self.value(v);
-        self.value(&v.to_uppercase());
-        self.value(&v.to_lowercase());
+        self.redactor.add(&v.to_uppercase());
+        self.redactor.add(&v.to_lowercase());
     }
 
     /// Drops from the places those that also hold a Secret's other scalars.

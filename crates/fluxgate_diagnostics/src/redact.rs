@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::Diagnostic;
 
@@ -95,8 +95,12 @@ impl Redactor {
         self.needles
             .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         self.needles.dedup();
+        // A contiguous NFA, not the DFA the builder would pick for few needles: a run builds
+        // one redactor per mutant (`mutate`), and building the DFA cost more than the texts
+        // it searches.
         self.matcher = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&self.needles)
             .ok();
         self
