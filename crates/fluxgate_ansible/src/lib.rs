@@ -124,6 +124,9 @@ pub struct Project {
     rendered: Arc<Mutex<TemplateMemo>>,
     /// How many times a template was actually rendered (memo misses).
     renders: Arc<std::sync::atomic::AtomicUsize>,
+    /// [`Project::secret_values`] by the hosts asked for: every run of `mutate` whose mutant
+    /// does not reach the Ansible side shares the project, and asks again.
+    secrets: Arc<Mutex<HashMap<Vec<String>, Arc<Vec<String>>>>>,
 }
 
 /// One cell per (template, host): readers on other threads wait for the render in progress
@@ -144,6 +147,7 @@ impl Project {
             problems: Arc::new(problems),
             rendered: Arc::default(),
             renders: Arc::default(),
+            secrets: Arc::default(),
         }
     }
 

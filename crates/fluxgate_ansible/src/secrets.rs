@@ -24,6 +24,25 @@ impl Project {
     /// reads a secret variable. Vault ciphertext is opaque already and gives nothing.
     #[must_use]
     pub fn secret_values(&self, hosts: &[String]) -> Vec<String> {
+        // A poisoned memo still holds only whole entries.
+        let found = self
+            .secrets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(hosts)
+            .cloned();
+        if let Some(values) = found {
+            return values.to_vec();
+        }
+        let values = std::sync::Arc::new(self.compute_secret_values(hosts));
+        self.secrets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(hosts.to_vec(), values.clone());
+        values.to_vec()
+    }
+
+    fn compute_secret_values(&self, hosts: &[String]) -> Vec<String> {
         let mut out = BTreeSet::new();
         let sinks = self.secret_sinks();
         let uses = self.expression_uses();
