@@ -126,8 +126,11 @@ pub struct Project {
     renders: Arc<std::sync::atomic::AtomicUsize>,
     /// [`Project::secret_values`] by the hosts asked for: every run of `mutate` whose mutant
     /// does not reach the Ansible side shares the project, and asks again.
-    secrets: Arc<Mutex<HashMap<Vec<String>, Arc<Vec<String>>>>>,
+    secrets: Arc<Mutex<SecretMemo>>,
 }
+
+/// Secret values by the hosts they were asked for.
+type SecretMemo = HashMap<Vec<String>, Arc<Vec<String>>>;
 
 /// One cell per (template, host): readers on other threads wait for the render in progress
 /// instead of rendering it again.
