@@ -86,10 +86,14 @@ impl Project {
                 let value = resolve::render_value(&self.data, scope, host, &text, &[]);
                 let opaque = resolve::opaque_probe_end(before);
                 if let (Ok(v), false) = (value, opaque) {
-                    if let Some(s) = v.as_str() {
-                        out.insert(s.to_string());
-                    } else if !v.is_undefined() && !v.is_none() {
-                        out.insert(v.to_string());
+                    let text = match v.as_str() {
+                        Some(s) => s.to_string(),
+                        None if v.is_undefined() || v.is_none() => continue,
+                        None => v.to_string(),
+                    };
+                    // What reads a vault value gets its placeholder, not a secret.
+                    if !text.contains(crate::values::OPAQUE) {
+                        out.insert(text);
                     }
                 }
             }
@@ -161,21 +165,28 @@ impl Project {
         secret
     }
 
-    /// The names that tasks hand to places that hide or keep secrets: the arguments of a
-    /// `no_log` task, of a task whose arguments describe a Kubernetes Secret, and of a
-    /// template task whose template writes one.
+    /// The names that tasks hand only to places that hide or keep secrets: the arguments of
+    /// a `no_log` task, of a task whose arguments describe a Kubernetes Secret, and of a
+    /// template task whose template writes one, except where a value goes (`dest`, `path`,
+    /// ...), and except names that a task without either also reads.
     fn secret_sinks(&self) -> HashSet<String> {
-        let mut out = HashSet::new();
+        let mut hidden = HashSet::new();
+        let mut shown = HashSet::new();
         for po in self.order() {
             for task in &po.play.tasks {
-                let mut texts: Vec<String> = Vec::new();
+                // Where a value goes (a path, an owner) is not what the task hides.
                 let mut strings = Vec::new();
-                string_nodes(&task.args, &mut strings);
-                texts.extend(
-                    strings
+                match &task.args.value {
+                    Y::Map(m) => m
                         .iter()
-                        .filter_map(|n| n.as_str().map(str::to_string)),
-                );
+                        .filter(|(k, _)| !PLACE_ARGS.contains(&k.as_str()))
+                        .for_each(|(_, v)| string_nodes(v, &mut strings)),
+                    _ => string_nodes(&task.args, &mut strings),
+                }
+                let mut texts: Vec<String> = strings
+                    .iter()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect();
                 let template = task
                     .template
                     .as_ref()
@@ -186,18 +197,24 @@ impl Project {
                     .chain(template.as_ref())
                     .any(|t| describes_secret(t))
                     || describes_secret_node(&task.args);
-                if !(no_log(task) || writes_secret) {
-                    continue;
-                }
                 texts.extend(template);
+                let into = if no_log(task) || writes_secret {
+                    &mut hidden
+                } else {
+                    &mut shown
+                };
                 for text in &texts {
                     for expr in expressions(text) {
-                        out.extend(identifiers(expr).map(str::to_string));
+                        into.extend(identifiers(expr).map(str::to_string));
                     }
                 }
             }
         }
-        out
+        // A variable that a task also shows (a message, a file it writes unhidden) is not
+        // one the project keeps secret: the VIP a no_log task writes into a kubeconfig is
+        // also in the assertion that names it.
+        hidden.retain(|name| !shown.contains(name));
+        hidden
     }
 
     /// Every `{{ expression }}` of the tasks' arguments and of their templates, with the scope
@@ -245,6 +262,11 @@ impl Project {
         out
     }
 }
+
+/// Task arguments that say where a value goes rather than what it is.
+const PLACE_ARGS: [&str; 10] = [
+    "dest", "path", "src", "owner", "group", "mode", "state", "creates", "removes", "chdir",
+];
 
 /// Whether a task must not log: `no_log` set to anything but a false literal (a templated
 /// `no_log` counts: it is meant to hide something).

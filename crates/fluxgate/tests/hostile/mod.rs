@@ -317,7 +317,7 @@ fn probes() -> Vec<Probe> {
             )
             .file(
                 "ansible/roles/app/templates/app.conf.j2",
-                "port={{ app_port }}\nb64={{ db_password | b64encode }}\nhead={{ db_password[:12] }}\nrev={{ db_password | reverse | join }}\nsum={{ db_password | hash('sha256') }}\n{% set tail = db_password[8:] %}tail={{ tail }}\nurl={{ url_copy }}\nnolog={{ admin_pass_plain | replace('-', '_') }}\ncred={{ app_cred | upper }}\n",
+                "port={{ app_port }}\nb64={{ db_password | b64encode }}\nhead={{ db_password[:12] }}\nrev={{ db_password | reverse | join }}\nsum={{ db_password | hash('sha256') }}\n{% set tail = db_password[8:] %}tail={{ tail }}\nurl={{ url_copy }}\ncred={{ app_cred | upper }}\n",
             )
             .file(
                 "ansible/roles/app/templates/secret.yaml.j2",
@@ -331,7 +331,6 @@ fn probes() -> Vec<Probe> {
             .secret("tail=ans2-pw-1a2b")
             .secret("HOSTILE-ANS2-PW-1A2B")
             .secret("hostile-ans2-nolog-3c4d")
-            .secret("hostile_ans2_nolog_3c4d")
             .secret("hostile-ans2-k8s-5e6f")
             .secret("HOSTILE-ANS2-K8S-5E6F"),
     );
