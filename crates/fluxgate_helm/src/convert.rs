@@ -3,6 +3,7 @@
 //! `toYaml` is JSON first, then go-yaml v2 (integral floats print as integers, keys sorted);
 //! `toJson` is `encoding/json` (sorted keys, `<`, `>`, `&` escaped).
 
+use crate::values::ValuesError;
 use std::collections::BTreeMap;
 
 use fluxgate_diagnostics::Location;
@@ -202,7 +203,7 @@ fn json_string(out: &mut String, s: &str, esc: bool) {
 }
 
 /// A JSON document as `encoding/json` decodes it into `interface{}` (numbers float64).
-pub fn from_json(text: &str) -> Result<Value, String> {
+pub fn from_json(text: &str) -> Result<Value, ValuesError> {
     let j: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         if e.is_eof() {
             "unexpected end of JSON input".to_string()

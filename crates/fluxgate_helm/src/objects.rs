@@ -2,6 +2,7 @@
 //! `Lines`, `AsConfig`, `AsSecrets`), `.Capabilities` (`KubeVersion`, `APIVersions.Has`,
 //! `HelmVersion`) and `.Chart` (Chart.yaml's metadata under Go's field names).
 
+use fluxgate_gotemplate::FuncError;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -37,21 +38,23 @@ impl Object for Files {
             "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets"
         )
     }
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, FuncError>> {
         let arg = |i: usize| match args.get(i) {
             Some(Value::String(s)) => Ok(s.to_string()),
             Some(other) => Err(format!(
                 "wrong type for value; expected string; got {}",
                 other.type_name()
-            )),
-            None => Err(format!("wrong number of args for {name}: want 1 got 0")),
+            )
+            .into()),
+            None => Err(format!("wrong number of args for {name}: want 1 got 0").into()),
         };
         let want = usize::from(!matches!(name, "AsConfig" | "AsSecrets"));
         if args.len() != want {
             return Some(Err(format!(
                 "wrong number of args for {name}: want {want} got {}",
                 args.len()
-            )));
+            )
+            .into()));
         }
         Some(match name {
             "Get" => arg(0).map(|p| Value::from(self.text(&p))),
@@ -144,7 +147,7 @@ impl Object for Capabilities {
             _ => return None,
         })
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {
@@ -187,7 +190,7 @@ impl Object for KubeVersion {
             _ => return None,
         })
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {
@@ -212,7 +215,7 @@ impl Object for ApiVersions {
     fn has_method(&self, name: &str) -> bool {
         name == "Has"
     }
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, FuncError>> {
         if name != "Has" {
             return None;
         }
@@ -221,11 +224,9 @@ impl Object for ApiVersions {
             [other] => Err(format!(
                 "wrong type for value; expected string; got {}",
                 other.type_name()
-            )),
-            _ => Err(format!(
-                "wrong number of args for Has: want 1 got {}",
-                args.len()
-            )),
+            )
+            .into()),
+            _ => Err(format!("wrong number of args for Has: want 1 got {}", args.len()).into()),
         })
     }
     fn display(&self) -> String {
@@ -401,7 +402,7 @@ impl Object for ChartMeta {
     fn field(&self, name: &str) -> Option<Value> {
         self.0.get(name).cloned()
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {

@@ -2,6 +2,7 @@
 //! are reproducible; `dateModify` adds a Go duration (`5m0s`, `-1.5h`), `date` formats with
 //! Go's reference layout (`2006-01-02T15:04:05Z07:00`).
 
+use fluxgate_gotemplate::FuncError;
 use std::rc::Rc;
 
 use fluxgate_gotemplate::{Arity, Funcs, Object, Value};
@@ -24,7 +25,7 @@ impl Object for Time {
             _ => return None,
         })
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {
