@@ -3,12 +3,13 @@
 //! `toYaml` is JSON first, then go-yaml v2 (integral floats print as integers, keys sorted);
 //! `toJson` is `encoding/json` (sorted keys, `<`, `>`, `&` escaped).
 
-use crate::values::ValuesError;
 use std::collections::BTreeMap;
 
 use fluxgate_diagnostics::Location;
 use fluxgate_gotemplate::{MAX_DEPTH, Value};
 use fluxgate_yaml::{EmitOptions, Map, Node, Value as Y, emit_node};
+
+use crate::values::ValuesError;
 
 /// A YAML node as `sigs.k8s.io/yaml` unmarshals it into `interface{}`: numbers float64.
 pub fn from_yaml_node(n: &Node) -> Value {

@@ -2,12 +2,11 @@
 //! `Lines`, `AsConfig`, `AsSecrets`), `.Capabilities` (`KubeVersion`, `APIVersions.Has`,
 //! `HelmVersion`) and `.Chart` (Chart.yaml's metadata under Go's field names).
 
-use fluxgate_gotemplate::FuncError;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use base64::Engine as _;
-use fluxgate_gotemplate::{Object, Value};
+use fluxgate_gotemplate::{FuncError, Object, Value};
 
 use crate::convert;
 use crate::helmignore::glob_match;

@@ -2,10 +2,10 @@
 //! (typed: `true`, `null`, int64), `--set-string`, `--set-json`, `--set-file`,
 //! `--set-literal`; `\` escapes `,`, `.` and `=`.
 
-use crate::values::ValuesError;
 use fluxgate_gotemplate::{MapRef, Value};
 
 use crate::convert;
+use crate::values::ValuesError;
 
 fn as_map(v: &Value) -> Option<MapRef> {
     match v {

@@ -3,10 +3,9 @@
 //! follow mergo's rules (empty values are filled, nil in the source is skipped or, when
 //! overwriting, written).
 
-use fluxgate_gotemplate::FuncError;
 use std::collections::BTreeMap;
 
-use fluxgate_gotemplate::{Arity, Funcs, MapRef, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, MapRef, Value};
 
 use super::{empty, strval};
 

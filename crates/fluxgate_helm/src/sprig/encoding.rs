@@ -2,11 +2,10 @@
 //! `fromJsonArray`/`toToml`, sprig's `toPrettyJson`/`toRawJson`, base64/base32, hashes and
 //! regular expressions (Go's RE2 syntax, which the `regex` crate shares).
 
-use fluxgate_gotemplate::FuncError;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use fluxgate_gotemplate::{Arity, Funcs, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
 use fluxgate_yaml::{Schema, parse_stream};
 use sha2::Digest as _;
 

@@ -1,8 +1,7 @@
 //! sprig's list functions, and the logic ones (`default`, `empty`, `coalesce`, `ternary`,
 //! `all`, `any`), and the type ones (`typeOf`, `kindOf`, `kindIs`, `typeIs`).
 
-use fluxgate_gotemplate::FuncError;
-use fluxgate_gotemplate::{Arity, Funcs, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
 
 use super::{empty, to_i64};
 

@@ -1,7 +1,6 @@
 //! sprig's arithmetic (int64 through spf13/cast, floats for the `*f` forms) and conversions.
 
-use fluxgate_gotemplate::FuncError;
-use fluxgate_gotemplate::{Arity, Funcs, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
 
 use super::{to_f64, to_i64};
 

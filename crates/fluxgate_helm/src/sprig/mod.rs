@@ -13,8 +13,7 @@ mod strings;
 pub mod time;
 pub use strings::path_base;
 
-use fluxgate_gotemplate::FuncError;
-use fluxgate_gotemplate::{Funcs, Ty, Value, format};
+use fluxgate_gotemplate::{FuncError, Funcs, Ty, Value, format};
 
 /// Adds sprig's functions to `funcs`.
 pub fn add(funcs: &mut Funcs) {

@@ -3,11 +3,10 @@
 //! `a - b`, `,`/space for AND, `||` for OR; a prerelease version matches only constraints
 //! that name a prerelease).
 
-use fluxgate_gotemplate::FuncError;
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use fluxgate_gotemplate::{Arity, Funcs, Object, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Object, Value};
 
 use super::arg_str;
 

@@ -1,7 +1,6 @@
 //! sprig's string functions.
 
-use fluxgate_gotemplate::FuncError;
-use fluxgate_gotemplate::{Arity, Funcs, Value, format};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value, format};
 
 use super::{arg_int, arg_str, strslice, strval};
 

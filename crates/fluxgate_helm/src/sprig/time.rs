@@ -2,10 +2,9 @@
 //! are reproducible; `dateModify` adds a Go duration (`5m0s`, `-1.5h`), `date` formats with
 //! Go's reference layout (`2006-01-02T15:04:05Z07:00`).
 
-use fluxgate_gotemplate::FuncError;
 use std::rc::Rc;
 
-use fluxgate_gotemplate::{Arity, Funcs, Object, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Object, Value};
 
 use super::{arg_str, strval};
 
