@@ -64,15 +64,16 @@ struct Partial {
 }
 
 impl Partial {
-    fn parse(text: &str) -> Result<Partial, String> {
+    /// `bad` makes the constraint's error from a message.
+    fn parse(text: &str, bad: impl Fn(String) -> Error) -> Result<Partial, Error> {
         let t = text.trim().trim_start_matches('v');
         let t = t.split_once('+').map_or(t, |(v, _)| v);
         let (core, pre) = t.split_once('-').unwrap_or((t, ""));
-        let pre = Prerelease::new(pre).map_err(|e| format!("`{text}`: {e}"))?;
+        let pre = Prerelease::new(pre).map_err(|e| bad(format!("`{text}`: {e}")))?;
         let mut parts = [None; 3];
         let fields: Vec<&str> = core.split('.').collect();
         if fields.len() > 3 || core.is_empty() {
-            return Err(format!("`{text}` is not a version"));
+            return Err(bad(format!("`{text}` is not a version")));
         }
         let mut wild = false;
         for (slot, field) in parts.iter_mut().zip(&fields) {
@@ -81,12 +82,12 @@ impl Partial {
                 continue;
             }
             if wild {
-                return Err(format!("`{text}`: a number after a wildcard"));
+                return Err(bad(format!("`{text}`: a number after a wildcard")));
             }
             *slot = Some(
                 field
                     .parse::<u64>()
-                    .map_err(|_| format!("`{text}`: `{field}` is not a number"))?,
+                    .map_err(|_| bad(format!("`{text}`: `{field}` is not a number")))?,
             );
         }
         Ok(Partial { parts, pre })
@@ -194,10 +195,7 @@ impl Constraint {
                     let (Some(lo), Some(hi)) = (tokens.get(i), tokens.get(i + 2)) else {
                         return Err(bad("a hyphen range needs a version on each side".into()));
                     };
-                    let (lo, hi) = (
-                        Partial::parse(lo).map_err(bad)?,
-                        Partial::parse(hi).map_err(bad)?,
-                    );
+                    let (lo, hi) = (Partial::parse(lo, bad)?, Partial::parse(hi, bad)?);
                     group.prerelease |= !lo.pre.is_empty() || !hi.pre.is_empty();
                     group.all_of.extend(bounds(">=", &lo));
                     group.all_of.extend(bounds("<=", &hi));
@@ -219,7 +217,7 @@ impl Constraint {
                         .copied()
                         .ok_or_else(|| bad(format!("`{op}` without a version")))?;
                 }
-                let p = Partial::parse(rest).map_err(bad)?;
+                let p = Partial::parse(rest, bad)?;
                 group.prerelease |= !p.pre.is_empty();
                 if !(p.any()
                     && matches!(op, "" | "=" | ">=" | "=>" | "<=" | "=<" | "~" | "~>" | "^"))

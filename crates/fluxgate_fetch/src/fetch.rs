@@ -191,7 +191,7 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn one(&self, r: &ChartRequest, index: &mut Option<Result<Index, String>>) -> Done {
+    fn one(&self, r: &ChartRequest, index: &mut Option<Result<Index, Error>>) -> Done {
         if let Some(entry) = locked_entry(r, self.lock) {
             match self.cache.read_verified(&entry.digest) {
                 Ok(Some(_)) => return Ok((entry.clone(), false)),
@@ -250,7 +250,7 @@ impl Ctx<'_> {
     fn resolve(
         &self,
         r: &ChartRequest,
-        index: &mut Option<Result<Index, String>>,
+        index: &mut Option<Result<Index, Error>>,
     ) -> Result<String, Error> {
         match (&r.protocol, &r.want) {
             (Protocol::Git, Want::GitRev(rev)) => crate::git::resolve(&r.source, rev),
@@ -305,7 +305,7 @@ impl Ctx<'_> {
         &self,
         r: &ChartRequest,
         version: &str,
-        index: &mut Option<Result<Index, String>>,
+        index: &mut Option<Result<Index, Error>>,
     ) -> Result<(Vec<u8>, Digest), Error> {
         match r.protocol {
             Protocol::Git => {
@@ -394,7 +394,7 @@ impl Ctx<'_> {
     fn index<'i>(
         &self,
         r: &ChartRequest,
-        slot: &'i mut Option<Result<Index, String>>,
+        slot: &'i mut Option<Result<Index, Error>>,
     ) -> Result<&'i Index, Error> {
         let read = || {
             let url = format!("{}/index.yaml", r.source.trim_end_matches('/'));
@@ -406,17 +406,19 @@ impl Ctx<'_> {
                     })
                 })
                 .and_then(|text| Index::parse(&text, &r.source))
-                .map_err(|e| e.to_string())
         };
         match slot.get_or_insert_with(read) {
             Ok(index) => Ok(index),
-            Err(message) => Err(Error::Http {
-                source_url: display_url(&r.source),
-                message: message
-                    .strip_prefix(&format!("{}: ", display_url(&r.source)))
-                    .unwrap_or(message)
-                    .to_string(),
-            }),
+            Err(e) => {
+                let message = e.to_string();
+                Err(Error::Http {
+                    source_url: display_url(&r.source),
+                    message: message
+                        .strip_prefix(&format!("{}: ", display_url(&r.source)))
+                        .unwrap_or(&message)
+                        .to_string(),
+                })
+            }
         }
     }
 }

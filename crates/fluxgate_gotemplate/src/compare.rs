@@ -3,6 +3,7 @@
 //! compare by value, nil equals only nil, and `eq` takes several right-hand operands.
 
 use crate::format::sprintf;
+use crate::funcs::FuncError;
 use crate::value::Value;
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -38,7 +39,7 @@ fn bad(a: &Value, b: &Value) -> String {
 const BAD_TYPE: &str = "invalid type for comparison";
 
 /// `eq arg1 arg2...`: whether `arg1` equals any of the others.
-pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, String> {
+pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, FuncError> {
     if rest.is_empty() {
         return Err("missing argument for comparison".into());
     }
@@ -62,14 +63,15 @@ pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, String> {
                         "non-comparable type {}: {}",
                         sprintf("%s", std::slice::from_ref(arg)),
                         arg.type_name()
-                    ));
+                    )
+                    .into());
                 }
-                _ => return Err(bad(arg1, arg)),
+                _ => return Err(bad(arg1, arg).into()),
             }
         } else if k1 == Kind::Invalid || k2 == Kind::Invalid {
             false
         } else {
-            return Err(bad(arg1, arg));
+            return Err(bad(arg1, arg).into());
         };
         if truth {
             return Ok(true);
@@ -79,13 +81,13 @@ pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, String> {
 }
 
 /// `lt a b`.
-pub fn lt(a: &Value, b: &Value) -> Result<bool, String> {
+pub fn lt(a: &Value, b: &Value) -> Result<bool, FuncError> {
     let (k1, k2) = (kind(a), kind(b));
     if matches!(k1, Kind::Invalid | Kind::Other) || matches!(k2, Kind::Invalid | Kind::Other) {
         return Err(BAD_TYPE.into());
     }
     if k1 != k2 {
-        return Err(bad(a, b));
+        return Err(bad(a, b).into());
     }
     match (a, b) {
         (Value::Float(x), Value::Float(y)) => Ok(x < y),
@@ -96,7 +98,7 @@ pub fn lt(a: &Value, b: &Value) -> Result<bool, String> {
 }
 
 /// `le a b`.
-pub fn le(a: &Value, b: &Value) -> Result<bool, String> {
+pub fn le(a: &Value, b: &Value) -> Result<bool, FuncError> {
     Ok(lt(a, b)? || eq(a, std::slice::from_ref(b))?)
 }
 

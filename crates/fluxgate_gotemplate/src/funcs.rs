@@ -19,8 +19,33 @@ pub enum Arity {
     AtLeast(usize),
 }
 
+/// Why a template function (or a map method, a comparison, a conversion) failed: Go's
+/// message as it is, which the executor wraps in `error calling NAME: ...`.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("{0}")]
+pub struct FuncError(pub String);
+
+impl From<String> for FuncError {
+    fn from(s: String) -> FuncError {
+        FuncError(s)
+    }
+}
+
+impl From<&str> for FuncError {
+    fn from(s: &str) -> FuncError {
+        FuncError(s.to_string())
+    }
+}
+
+/// A nested `include` or `tpl` that failed: its text as Go prints it.
+impl From<crate::Error> for FuncError {
+    fn from(e: crate::Error) -> FuncError {
+        FuncError(e.to_string())
+    }
+}
+
 /// A function's body: its arguments (nil for no value) and the call context.
-pub type FuncBody = dyn Fn(&mut Call<'_, '_>, &[Value]) -> Result<Value, String> + Send + Sync;
+pub type FuncBody = dyn Fn(&mut Call<'_, '_>, &[Value]) -> Result<Value, FuncError> + Send + Sync;
 
 /// A Go parameter type, checked before the call as Go's reflection checks it: a value of
 /// another type is "wrong type for value; expected T; got U", a nil where nil cannot go is
@@ -185,7 +210,8 @@ impl Funcs {
                 return Err(format!(
                     "wrong type for value; expected string; got {}",
                     a[0].type_name()
-                ));
+                )
+                .into());
             };
             Ok(Value::from(sprintf(fmt, &a[1..])))
         });
@@ -228,7 +254,7 @@ impl Funcs {
         &mut self,
         name: &str,
         arity: Arity,
-        body: impl Fn(&mut Call<'_, '_>, &[Value]) -> Result<Value, String> + Send + Sync + 'static,
+        body: impl Fn(&mut Call<'_, '_>, &[Value]) -> Result<Value, FuncError> + Send + Sync + 'static,
     ) {
         self.map.insert(
             name.to_string(),
@@ -273,30 +299,30 @@ fn eval_args(a: &[Value]) -> String {
 }
 
 /// Go's `len`.
-pub fn length(v: &Value) -> Result<i64, String> {
+pub fn length(v: &Value) -> Result<i64, FuncError> {
     let n = match v {
         Value::String(s) => s.len(),
         Value::Bytes(b) => b.len(),
         Value::List(l) => l.borrow().len(),
         Value::Map(m) => m.borrow().len(),
         Value::Nil | Value::Missing => return Err("len of nil pointer".into()),
-        other => return Err(format!("len of type {}", other.type_name())),
+        other => return Err(format!("len of type {}", other.type_name()).into()),
     };
     Ok(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-fn int_index(v: &Value, len: usize, what: &str) -> Result<usize, String> {
+fn int_index(v: &Value, len: usize, what: &str) -> Result<usize, FuncError> {
     let Some(i) = v.as_int() else {
-        return Err(format!("cannot {what} with type {}", v.type_name()));
+        return Err(format!("cannot {what} with type {}", v.type_name()).into());
     };
     match usize::try_from(i) {
         Ok(u) if u <= len => Ok(u),
-        _ => Err(format!("index out of range: {i}")),
+        _ => Err(format!("index out of range: {i}").into()),
     }
 }
 
 /// Go's `index item keys...`.
-pub fn index(item: &Value, keys: &[Value]) -> Result<Value, String> {
+pub fn index(item: &Value, keys: &[Value]) -> Result<Value, FuncError> {
     let mut cur = item.clone();
     for key in keys {
         cur = match &cur {
@@ -328,34 +354,33 @@ pub fn index(item: &Value, keys: &[Value]) -> Result<Value, String> {
                     return Err("value is nil; should be of type string".into());
                 }
                 other => {
-                    return Err(format!(
-                        "value has type {}; should be string",
-                        other.type_name()
-                    ));
+                    return Err(
+                        format!("value has type {}; should be string", other.type_name()).into(),
+                    );
                 }
             },
-            other => return Err(format!("can't index item of type {}", other.type_name())),
+            other => return Err(format!("can't index item of type {}", other.type_name()).into()),
         };
     }
     Ok(cur)
 }
 
 /// Go's `slice item from? to?`.
-pub fn slice(item: &Value, idx: &[Value]) -> Result<Value, String> {
+pub fn slice(item: &Value, idx: &[Value]) -> Result<Value, FuncError> {
     if idx.len() > 3 {
-        return Err(format!("too many slice indexes: {}", idx.len()));
+        return Err(format!("too many slice indexes: {}", idx.len()).into());
     }
     let len = match item {
         Value::String(s) => s.len(),
         Value::List(l) => l.borrow().len(),
         Value::Bytes(b) => b.len(),
         Value::Nil | Value::Missing => return Err("slice of untyped nil".into()),
-        other => return Err(format!("can't slice item of type {}", other.type_name())),
+        other => return Err(format!("can't slice item of type {}", other.type_name()).into()),
     };
     let from = idx.first().map_or(Ok(0), |v| int_index(v, len, "slice"))?;
     let to = idx.get(1).map_or(Ok(len), |v| int_index(v, len, "slice"))?;
     if from > to {
-        return Err(format!("invalid slice index: {from} > {to}"));
+        return Err(format!("invalid slice index: {from} > {to}").into());
     }
     Ok(match item {
         Value::String(s) => match s.get(from..to) {

@@ -56,7 +56,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 pub use exec::{Call, Frame, MAX_DEPTH, MissingKey, Template};
-pub use funcs::{Arity, ConstKind, Func, FuncBody, Funcs, Ty, index, length, query_escape};
+pub use funcs::{
+    Arity, ConstKind, Func, FuncBody, FuncError, Funcs, Ty, index, length, query_escape,
+};
 pub use trace::{Origin, Span, Trace, Traced, Tracer};
 pub use value::{ListRef, MapRef, Object, Value};
 
@@ -143,7 +145,7 @@ pub struct Templates {
 }
 
 /// A method of a named map type: the map, then the arguments.
-pub type MapMethod = fn(&Value, &[Value]) -> Result<Value, String>;
+pub type MapMethod = fn(&Value, &[Value]) -> Result<Value, FuncError>;
 
 impl Templates {
     pub fn new(funcs: Funcs) -> Templates {

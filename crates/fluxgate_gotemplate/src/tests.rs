@@ -24,7 +24,7 @@ fn data() -> Value {
 fn run_with(src: &str, mk: MissingKey) -> Result<String, Error> {
     let mut f = Funcs::new();
     f.insert("fail", Arity::Exact(1), |_, a| {
-        Err(crate::format::sprint_value(&a[0]))
+        Err(crate::format::sprint_value(&a[0]).into())
     });
     f.insert("include", Arity::Exact(2), |c, a| {
         let name = a[0].as_str().unwrap_or_default().to_string();

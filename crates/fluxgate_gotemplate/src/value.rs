@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 
+use crate::funcs::FuncError;
+
 /// A Go map with string keys; Go ranges over and prints maps in key order.
 pub type MapRef = Rc<RefCell<BTreeMap<String, Value>>>;
 /// A Go slice of `interface{}`.
@@ -45,7 +47,7 @@ pub trait Object {
     /// A field or a method without arguments; `None` when the type has neither.
     fn field(&self, name: &str) -> Option<Value>;
     /// A method called with arguments; `None` when the type has no such method.
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>>;
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, FuncError>>;
     /// What `fmt.Sprint` prints for it.
     fn display(&self) -> String;
     /// Whether `name` is a method (then `.X arg` is a call, not a field).

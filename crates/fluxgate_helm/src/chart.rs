@@ -119,14 +119,14 @@ impl Chart {
         let mut sub: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
         for (name, data) in files {
             match name.as_str() {
-                "Chart.yaml" => meta = Some(yaml_doc("Chart.yaml", &data).map_err(bad)?),
+                "Chart.yaml" => meta = Some(yaml_doc("Chart.yaml", &data, bad)?),
                 "values.yaml" => {
                     let text = String::from_utf8_lossy(&data);
                     values = crate::values::parse_values(&text)
                         .map_err(|e| bad(format!("values.yaml: {e}")))?;
                 }
                 "requirements.yaml" => {
-                    requirements = Some(yaml_doc("requirements.yaml", &data).map_err(bad)?);
+                    requirements = Some(yaml_doc("requirements.yaml", &data, bad)?);
                 }
                 "values.schema.json" => schema = Some(Rc::from(data)),
                 "Chart.lock" | "requirements.lock" => {}
@@ -196,12 +196,13 @@ impl Chart {
     }
 }
 
-fn yaml_doc(name: &str, data: &[u8]) -> Result<Node, String> {
+/// The one YAML document of `name`; `bad` makes the chart's error from a message.
+fn yaml_doc(name: &str, data: &[u8], bad: impl Fn(String) -> Error) -> Result<Node, Error> {
     let (doc, diags) = parse_one(name, &String::from_utf8_lossy(data), Schema::GoYamlV2);
     if let Some(d) = diags.first() {
-        return Err(format!("{name}: {}", d.message));
+        return Err(bad(format!("{name}: {}", d.message)));
     }
-    doc.ok_or_else(|| format!("{name} is empty"))
+    doc.ok_or_else(|| bad(format!("{name} is empty")))
 }
 
 fn dependency(n: &Node) -> Dependency {

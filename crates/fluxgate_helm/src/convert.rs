@@ -9,6 +9,8 @@ use fluxgate_diagnostics::Location;
 use fluxgate_gotemplate::{MAX_DEPTH, Value};
 use fluxgate_yaml::{EmitOptions, Map, Node, Value as Y, emit_node};
 
+use crate::values::ValuesError;
+
 /// A YAML node as `sigs.k8s.io/yaml` unmarshals it into `interface{}`: numbers float64.
 pub fn from_yaml_node(n: &Node) -> Value {
     from_yaml_at(n, 0)
@@ -202,7 +204,7 @@ fn json_string(out: &mut String, s: &str, esc: bool) {
 }
 
 /// A JSON document as `encoding/json` decodes it into `interface{}` (numbers float64).
-pub fn from_json(text: &str) -> Result<Value, String> {
+pub fn from_json(text: &str) -> Result<Value, ValuesError> {
     let j: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         if e.is_eof() {
             "unexpected end of JSON input".to_string()

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use base64::Engine as _;
-use fluxgate_gotemplate::{Object, Value};
+use fluxgate_gotemplate::{FuncError, Object, Value};
 
 use crate::convert;
 use crate::helmignore::glob_match;
@@ -37,21 +37,23 @@ impl Object for Files {
             "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets"
         )
     }
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, FuncError>> {
         let arg = |i: usize| match args.get(i) {
             Some(Value::String(s)) => Ok(s.to_string()),
             Some(other) => Err(format!(
                 "wrong type for value; expected string; got {}",
                 other.type_name()
-            )),
-            None => Err(format!("wrong number of args for {name}: want 1 got 0")),
+            )
+            .into()),
+            None => Err(format!("wrong number of args for {name}: want 1 got 0").into()),
         };
         let want = usize::from(!matches!(name, "AsConfig" | "AsSecrets"));
         if args.len() != want {
             return Some(Err(format!(
                 "wrong number of args for {name}: want {want} got {}",
                 args.len()
-            )));
+            )
+            .into()));
         }
         Some(match name {
             "Get" => arg(0).map(|p| Value::from(self.text(&p))),
@@ -144,7 +146,7 @@ impl Object for Capabilities {
             _ => return None,
         })
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {
@@ -187,7 +189,7 @@ impl Object for KubeVersion {
             _ => return None,
         })
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {
@@ -212,7 +214,7 @@ impl Object for ApiVersions {
     fn has_method(&self, name: &str) -> bool {
         name == "Has"
     }
-    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, FuncError>> {
         if name != "Has" {
             return None;
         }
@@ -221,11 +223,9 @@ impl Object for ApiVersions {
             [other] => Err(format!(
                 "wrong type for value; expected string; got {}",
                 other.type_name()
-            )),
-            _ => Err(format!(
-                "wrong number of args for Has: want 1 got {}",
-                args.len()
-            )),
+            )
+            .into()),
+            _ => Err(format!("wrong number of args for Has: want 1 got {}", args.len()).into()),
         })
     }
     fn display(&self) -> String {
@@ -401,7 +401,7 @@ impl Object for ChartMeta {
     fn field(&self, name: &str) -> Option<Value> {
         self.0.get(name).cloned()
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {

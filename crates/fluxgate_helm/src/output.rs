@@ -170,8 +170,8 @@ fn render(mut chart: Chart, opts: &Options, trace: bool) -> Result<Rendered, Err
     let user = opts.values.deep_copy();
     values::process_dependencies(&mut chart, &user, "")
         .map_err(|e| Error::Values(format!("chart dependencies processing failed: {e}")))?;
-    values::process_import_values(&mut chart).map_err(Error::Values)?;
-    let vals = values::coalesce_values_copy(&chart, &user).map_err(Error::Values)?;
+    values::process_import_values(&mut chart)?;
+    let vals = values::coalesce_values_copy(&chart, &user)?;
     if !opts.skip_schema_validation {
         crate::schema::validate(&chart, &vals).map_err(|f| Error::Schema(Box::new(f)))?;
     }

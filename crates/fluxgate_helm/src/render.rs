@@ -29,7 +29,7 @@ pub fn helm_funcs(seed: u64) -> Funcs {
             let mut m = included.lock().unwrap_or_else(PoisonError::into_inner);
             let n = m.entry(name.clone()).or_insert(0);
             if *n > RECURSION_MAX {
-                return Err(format!("rendering template has a nested reference name: {name}: unable to execute template"));
+                return Err(format!("rendering template has a nested reference name: {name}: unable to execute template").into());
             }
             *n += 1;
         }
@@ -52,13 +52,13 @@ pub fn helm_funcs(seed: u64) -> Funcs {
     f.insert("required", Arity::Exact(2), |_, a| {
         let warn = sprig::arg_str(a, 0)?;
         match &a[1] {
-            Value::Nil | Value::Missing => Err(format!("{WARN_START}{warn}{WARN_END}")),
-            Value::String(s) if s.is_empty() => Err(format!("{WARN_START}{warn}{WARN_END}")),
+            Value::Nil | Value::Missing => Err(format!("{WARN_START}{warn}{WARN_END}").into()),
+            Value::String(s) if s.is_empty() => Err(format!("{WARN_START}{warn}{WARN_END}").into()),
             v => Ok(v.clone()),
         }
     });
     f.insert("fail", Arity::Exact(1), |_, a| {
-        Err(format!("{WARN_START}{}{WARN_END}", sprig::arg_str(a, 0)?))
+        Err(format!("{WARN_START}{}{WARN_END}", sprig::arg_str(a, 0)?).into())
     });
     f.insert("lookup", Arity::Exact(4), |_, _| Ok(Value::empty_map()));
     for (name, params) in sprig::PARAMS {
@@ -437,7 +437,7 @@ fn add_values_methods(set: &mut Templates) {
         for part in name.split('.') {
             cur = match cur.get(part) {
                 Some(v @ Value::Map(_)) => v,
-                _ => return Err(format!("no table named {name:?}")),
+                _ => return Err(format!("no table named {name:?}").into()),
             };
         }
         Ok(cur)

@@ -76,7 +76,7 @@ pub fn user_values(req: &Request) -> Result<Value, Error> {
         vals = values::merge_user(&vals, &v);
     }
     for s in &req.set_json {
-        setvals::apply_set(&vals, s, false, true).map_err(Error::Values)?;
+        setvals::apply_set(&vals, s, false, true)?;
     }
     for s in &req.set {
         setvals::apply_set(&vals, s, false, false)
@@ -86,7 +86,8 @@ pub fn user_values(req: &Request) -> Result<Value, Error> {
         setvals::apply_set(&vals, s, true, false)
             .map_err(|e| Error::Values(format!("failed parsing --set-string data: {e}")))?;
     }
-    let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
+    let read =
+        |p: &str| std::fs::read_to_string(p).map_err(|e| values::ValuesError(format!("{p}: {e}")));
     for s in &req.set_file {
         setvals::apply_file(&vals, s, &read)
             .map_err(|e| Error::Values(format!("failed parsing --set-file data: {e}")))?;

@@ -5,6 +5,7 @@
 use fluxgate_gotemplate::{MapRef, Value};
 
 use crate::convert;
+use crate::values::ValuesError;
 
 fn as_map(v: &Value) -> Option<MapRef> {
     match v {
@@ -15,7 +16,7 @@ fn as_map(v: &Value) -> Option<MapRef> {
 
 /// Applies one `--set`-style assignment list (`a.b=1,c[0]=x`) to `vals`. `as_string` keeps
 /// every value a string (`--set-string`); `json` reads values as JSON (`--set-json`).
-pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Result<(), String> {
+pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Result<(), ValuesError> {
     let Value::Map(root) = vals else {
         return Ok(());
     };
@@ -26,7 +27,7 @@ pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Resul
     };
     for pair in pairs {
         let Some(eq) = find_unescaped(&pair, '=') else {
-            return Err(format!("key \"{pair}\" has no value"));
+            return Err(format!("key \"{pair}\" has no value").into());
         };
         let (key, raw) = (&pair[..eq], &pair[eq + 1..]);
         let value = if json {
@@ -48,12 +49,12 @@ pub fn apply_set(vals: &Value, expr: &str, as_string: bool, json: bool) -> Resul
 }
 
 /// `--set-literal K=V`: the whole text after the first `=` is one string value.
-pub fn apply_literal(vals: &Value, expr: &str) -> Result<(), String> {
+pub fn apply_literal(vals: &Value, expr: &str) -> Result<(), ValuesError> {
     let Value::Map(root) = vals else {
         return Ok(());
     };
     let Some((key, raw)) = expr.split_once('=') else {
-        return Err(format!("key {expr:?} has no value"));
+        return Err(format!("key {expr:?} has no value").into());
     };
     set_path(root, &split_unescaped(key, '.'), Value::str(raw))
 }
@@ -62,14 +63,14 @@ pub fn apply_literal(vals: &Value, expr: &str) -> Result<(), String> {
 pub fn apply_file(
     vals: &Value,
     expr: &str,
-    read: &dyn Fn(&str) -> Result<String, String>,
-) -> Result<(), String> {
+    read: &dyn Fn(&str) -> Result<String, ValuesError>,
+) -> Result<(), ValuesError> {
     let Value::Map(root) = vals else {
         return Ok(());
     };
     for pair in split_unescaped(expr, ',') {
         let Some(eq) = find_unescaped(&pair, '=') else {
-            return Err(format!("key \"{pair}\" has no value"));
+            return Err(format!("key \"{pair}\" has no value").into());
         };
         let content = read(&unescape(&pair[eq + 1..]))?;
         set_path(
@@ -98,7 +99,7 @@ fn typed(s: &str, as_string: bool) -> Value {
     }
 }
 
-fn set_path(m: &MapRef, keys: &[String], value: Value) -> Result<(), String> {
+fn set_path(m: &MapRef, keys: &[String], value: Value) -> Result<(), ValuesError> {
     let Some((first, rest)) = keys.split_first() else {
         return Ok(());
     };
@@ -111,9 +112,9 @@ fn set_path(m: &MapRef, keys: &[String], value: Value) -> Result<(), String> {
             .parse()
             .map_err(|_| format!("failed to parse index in {first}"))?;
         if idx > 65536 {
-            return Err(format!(
-                "index of {idx} is greater than maximum supported index of 65536"
-            ));
+            return Err(
+                format!("index of {idx} is greater than maximum supported index of 65536").into(),
+            );
         }
         let list = match m.borrow().get(&name) {
             Some(Value::List(l)) => l.borrow().clone(),

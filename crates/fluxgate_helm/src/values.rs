@@ -11,15 +11,39 @@ use fluxgate_yaml::{Schema, parse_stream};
 use crate::chart::Chart;
 use crate::convert;
 
+/// Why values could not be read, set or coalesced: Helm's text as it is.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("{0}")]
+pub struct ValuesError(pub String);
+
+impl From<String> for ValuesError {
+    fn from(s: String) -> ValuesError {
+        ValuesError(s)
+    }
+}
+
+impl From<&str> for ValuesError {
+    fn from(s: &str) -> ValuesError {
+        ValuesError(s.to_string())
+    }
+}
+
+impl From<ValuesError> for crate::Error {
+    fn from(e: ValuesError) -> crate::Error {
+        crate::Error::Values(e.0)
+    }
+}
+
 /// A values file as `sigs.k8s.io/yaml` reads it (numbers float64); an empty file is `{}`.
-pub fn parse_values(text: &str) -> Result<Value, String> {
+pub fn parse_values(text: &str) -> Result<Value, ValuesError> {
     let stream = parse_stream("values.yaml", text, Schema::GoYamlV2);
     if let Some(d) = stream.diagnostics.first() {
         return Err(format!(
             "line {}: {}",
             d.location.as_ref().map_or(0, |l| l.line),
             d.message
-        ));
+        )
+        .into());
     }
     match stream.docs.first().map(convert::from_yaml_node) {
         None | Some(Value::Nil) => Ok(Value::empty_map()),
@@ -27,7 +51,7 @@ pub fn parse_values(text: &str) -> Result<Value, String> {
         Some(other) => Err(format!(
             "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             other.kind_name()
-        )),
+        ).into()),
     }
 }
 
@@ -196,7 +220,7 @@ fn coalesce_globals(dest: &MapRef, src: &MapRef) {
 }
 
 /// `coalesce`: the chart's defaults and its subcharts' under `dest`.
-pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), String> {
+pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), ValuesError> {
     coalesce_values(chart, dest, merge);
     for sub in &chart.subcharts {
         let cur = dest.borrow().get(&sub.name).cloned();
@@ -213,7 +237,8 @@ pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), String>
                     sub.name,
                     // Helm formats the value with `%t`.
                     fluxgate_gotemplate::format::sprintf("%t", std::slice::from_ref(&other))
-                ));
+                )
+                .into());
             }
         };
         let Value::Map(dvm) = &dv else { continue };
@@ -224,7 +249,7 @@ pub fn coalesce(chart: &Chart, dest: &MapRef, merge: bool) -> Result<(), String>
 }
 
 /// `CoalesceValues(chart, vals)` on a copy of `vals`.
-pub fn coalesce_values_copy(chart: &Chart, vals: &Value) -> Result<Value, String> {
+pub fn coalesce_values_copy(chart: &Chart, vals: &Value) -> Result<Value, ValuesError> {
     let copy = vals.deep_copy();
     let Value::Map(m) = &copy else {
         return Ok(copy);
@@ -243,7 +268,11 @@ fn path_value(vals: &Value, path: &str) -> Option<Value> {
 
 /// `ProcessDependencies`: aliases applied, disabled subcharts (by tags, then conditions)
 /// removed, recursively.
-pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Result<(), String> {
+pub fn process_dependencies(
+    chart: &mut Chart,
+    vals: &Value,
+    path: &str,
+) -> Result<(), ValuesError> {
     if chart.dependencies.is_empty() {
         return Ok(());
     }
@@ -312,7 +341,7 @@ pub fn process_dependencies(chart: &mut Chart, vals: &Value, path: &str) -> Resu
 
 /// `processDependencyImportValues`: each chart's `import-values` (children first) copied
 /// from its subcharts' values into its own, below the values it sets itself.
-pub fn process_import_values(chart: &mut Chart) -> Result<(), String> {
+pub fn process_import_values(chart: &mut Chart) -> Result<(), ValuesError> {
     for sub in &mut chart.subcharts {
         process_import_values(sub)?;
     }

@@ -5,7 +5,7 @@ use super::prov::{Prov, TV};
 use super::{At, Failure, R, State, run};
 use crate::ast::{Arg, Command};
 use crate::format::quote;
-use crate::funcs::{Arity, ConstKind, Func};
+use crate::funcs::{Arity, ConstKind, Func, FuncError};
 use crate::trace::{Trace, Traced};
 use crate::value::Value;
 
@@ -17,14 +17,15 @@ pub struct Call<'s, 'a> {
 impl Call<'_, '_> {
     /// Executes the template `name` with `data` as dot; its output, or the error as Go
     /// prints it.
-    pub fn execute_template(&mut self, name: &str, data: &Value) -> Result<String, String> {
+    pub fn execute_template(&mut self, name: &str, data: &Value) -> Result<String, FuncError> {
         let set = self.state.set;
         let Some(t) = set.get(name) else {
             return Err(format!(
                 "template: no template {} associated with template {}",
                 quote(name),
                 quote(&set.root_name)
-            ));
+            )
+            .into());
         };
         let dot = std::mem::take(&mut self.state.pending.dot);
         let out = run(set, self.state.trace, &t, data, dot, self.state.depth + 1);
@@ -33,7 +34,12 @@ impl Call<'_, '_> {
 
     /// Parses `text` as a new template `name` beside the current ones (its `define`s are
     /// visible to it) and executes it with `data`.
-    pub fn execute_text(&mut self, name: &str, text: &str, data: &Value) -> Result<String, String> {
+    pub fn execute_text(
+        &mut self,
+        name: &str,
+        text: &str,
+        data: &Value,
+    ) -> Result<String, FuncError> {
         let mut set = self.state.set.clone();
         let origins = self.state.pending.text.take();
         set.parse_source(name, text, origins)
@@ -48,7 +54,7 @@ impl Call<'_, '_> {
 
     /// Keeps what an execution printed (with its spans, when tracing) or the steps of its
     /// error for the caller's provenance and error.
-    fn finish(&mut self, out: Result<Traced, Failure>) -> Result<String, String> {
+    fn finish(&mut self, out: Result<Traced, Failure>) -> Result<String, FuncError> {
         match out {
             Ok(t) if self.state.trace.is_some() => {
                 let text = t.text.clone();
@@ -58,7 +64,7 @@ impl Call<'_, '_> {
             Ok(t) => Ok(t.text),
             Err(f) => {
                 self.state.pending.frames = f.frames;
-                Err(f.text)
+                Err(FuncError(f.text))
             }
         }
     }
@@ -178,7 +184,7 @@ impl State<'_> {
         }
     }
 
-    fn call(&mut self, func: &Func, argv: &[Value]) -> Result<Value, String> {
+    fn call(&mut self, func: &Func, argv: &[Value]) -> Result<Value, FuncError> {
         let mut call = Call { state: self };
         (func.body)(&mut call, argv)
     }

@@ -38,7 +38,7 @@ pub fn check(format: &str, v: &Json) -> Option<String> {
         "ipv6" => ipv6(s),
         "hostname" => hostname(s),
         "email" => email(s),
-        "date" => date(s).err(),
+        "date" => date(s),
         "date-time" => date_time(s),
         "uri" | "iri" => uri(s),
         "uuid" => uuid(s),
@@ -140,9 +140,10 @@ fn digits(s: &str, n: usize) -> Option<u32> {
         .flatten()
 }
 
-fn date(s: &str) -> Result<(), String> {
+/// Why `s` is not a `date` (Go's `time.Parse` message), or `None`.
+fn date(s: &str) -> Option<String> {
     let bad = || {
-        Err(format!(
+        Some(format!(
             "parsing time {} as \"2006-01-02\": cannot parse {} as \"2006\"",
             fluxgate_gotemplate::format::quote(s),
             fluxgate_gotemplate::format::quote(s)
@@ -162,26 +163,26 @@ fn date(s: &str) -> Result<(), String> {
         2 if leap => 29,
         2 => 28,
         _ => {
-            return Err(format!(
+            return Some(format!(
                 "parsing time {}: month out of range",
                 fluxgate_gotemplate::format::quote(s)
             ));
         }
     };
     if d == 0 || d > days {
-        return Err(format!(
+        return Some(format!(
             "parsing time {}: day out of range",
             fluxgate_gotemplate::format::quote(s)
         ));
     }
-    Ok(())
+    None
 }
 
 fn date_time(s: &str) -> Option<String> {
     let Some(t) = s.find(['T', 't']) else {
         return Some("missing time separator 'T'".into());
     };
-    if let Err(e) = date(&s[..t]) {
+    if let Some(e) = date(&s[..t]) {
         return Some(e);
     }
     let time = &s[t + 1..];

@@ -130,7 +130,7 @@ fn walk(
                     flatten(n, chart, chart_path, prefix, &mut out.violations);
                 }
             }
-            Err(e) => {
+            Err(doc::LoadError(e)) => {
                 // helm adds no newline after a compile error: the next chart's name follows
                 // on the same line.
                 out.text.push_str(&format!("{}:\n{e}", chart.name));
@@ -185,8 +185,8 @@ fn go_type(v: &Value) -> &'static str {
 }
 
 /// The errors of `values` against one schema document; `Err` when it cannot be compiled.
-fn check_one(schema: &[u8], tree: &Chart, values: &Value) -> Result<Vec<Node>, String> {
-    let (reg, root) = doc::Registry::compile(schema, tree).map_err(|e| e.0)?;
+fn check_one(schema: &[u8], tree: &Chart, values: &Value) -> Result<Vec<Node>, doc::LoadError> {
+    let (reg, root) = doc::Registry::compile(schema, tree)?;
     let instance = to_json(values, 0);
     let mut v = Validator::new(&reg);
     Ok(v.validate_root(&root, &instance))

@@ -5,17 +5,18 @@
 
 use std::collections::BTreeMap;
 
-use fluxgate_gotemplate::{Arity, Funcs, MapRef, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, MapRef, Value};
 
 use super::{empty, strval};
 
-fn map_arg(a: &[Value], i: usize) -> Result<MapRef, String> {
+fn map_arg(a: &[Value], i: usize) -> Result<MapRef, FuncError> {
     match a.get(i) {
         Some(Value::Map(m)) => Ok(m.clone()),
         Some(other) => Err(format!(
             "wrong type for value; expected map[string]interface {{}}; got {}",
             other.type_name()
-        )),
+        )
+        .into()),
         None => Err("invalid value; expected map[string]interface {}".into()),
     }
 }
@@ -175,7 +176,8 @@ pub fn add(f: &mut Funcs) {
                 return Err(format!(
                     "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
                     other.type_name()
-                ));
+                )
+                .into());
             }
         };
         let def = a[n - 2].clone();
@@ -185,7 +187,8 @@ pub fn add(f: &mut Funcs) {
                 return Err(format!(
                     "interface conversion: interface {{}} is {}, not string",
                     k.type_name()
-                ));
+                )
+                .into());
             };
             let step = cur.borrow().get(&**k).cloned();
             let Some(step) = step else { return Ok(def) };
@@ -198,7 +201,8 @@ pub fn add(f: &mut Funcs) {
                     return Err(format!(
                         "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
                         other.type_name()
-                    ));
+                    )
+                    .into());
                 }
             };
         }

@@ -5,20 +5,20 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use fluxgate_gotemplate::{Arity, Funcs, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
 use fluxgate_yaml::{Schema, parse_stream};
 use sha2::Digest as _;
 
 use super::{arg_str, strval, to_i64};
 use crate::convert;
 
-fn s(v: String) -> Result<Value, String> {
+fn s(v: String) -> Result<Value, FuncError> {
     Ok(Value::from(v))
 }
 
 /// `sigs.k8s.io/yaml.Unmarshal` of `text` into `interface{}`: the first document, YAML 1.1
 /// scalars (go-yaml v2), numbers as float64; `Err` with a message on bad YAML.
-pub fn parse_yaml(text: &str) -> Result<Value, String> {
+pub fn parse_yaml(text: &str) -> Result<Value, FuncError> {
     let stream = parse_stream("fromYaml", text, Schema::GoYamlV2);
     if let Some(d) = stream.diagnostics.first() {
         // go-yaml's text: `yaml: line N: PROBLEM` (libyaml's problem without its context).
@@ -33,9 +33,7 @@ pub fn parse_yaml(text: &str) -> Result<Value, String> {
         // At the end of the text libyaml's mark stays on the last line.
         let last = u32::try_from(text.lines().count().max(1)).unwrap_or(u32::MAX);
         let line = d.location.as_ref().map_or(1, |l| l.line).min(last);
-        return Err(format!(
-            "error converting YAML to JSON: yaml: line {line}: {msg}"
-        ));
+        return Err(format!("error converting YAML to JSON: yaml: line {line}: {msg}").into());
     }
     Ok(stream
         .docs
@@ -43,8 +41,8 @@ pub fn parse_yaml(text: &str) -> Result<Value, String> {
         .map_or(Value::Nil, convert::from_yaml_node))
 }
 
-fn regex(p: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(p).map_err(|e| format!("error parsing regexp: {e}"))
+fn regex(p: &str) -> Result<regex::Regex, FuncError> {
+    regex::Regex::new(p).map_err(|e| FuncError(format!("error parsing regexp: {e}")))
 }
 
 /// Go's replacement template (`$1`, `${name}`) in the regex crate's syntax, which is the same.
@@ -70,7 +68,7 @@ pub fn add(f: &mut Funcs) {
             Ok(Value::Map(m)) => Value::Map(m),
             Ok(Value::Nil) => Value::empty_map(),
             Ok(other) => error_map(format!("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_kind(&other))),
-            Err(e) => error_map(e),
+            Err(e) => error_map(e.0),
         })
     });
     f.insert("fromYamlArray", Arity::Exact(1), |_, a| {
@@ -79,7 +77,7 @@ pub fn add(f: &mut Funcs) {
             Ok(Value::List(l)) => Value::List(l),
             Ok(Value::Nil) => Value::list(Vec::new()),
             Ok(other) => Value::list(vec![Value::from(format!("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}", json_kind(&other)))]),
-            Err(e) => Value::list(vec![Value::from(e)]),
+            Err(e) => Value::list(vec![Value::from(e.0)]),
         })
     });
     f.insert("toJson", Arity::Exact(1), |_, a| {
@@ -109,7 +107,7 @@ pub fn add(f: &mut Funcs) {
                 "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
                 json_kind(&other)
             )),
-            Err(e) => error_map(e),
+            Err(e) => error_map(e.0),
         })
     });
     f.insert("fromJsonArray", Arity::Exact(1), |_, a| {
@@ -120,7 +118,7 @@ pub fn add(f: &mut Funcs) {
                 "json: cannot unmarshal {} into Go value of type []interface {{}}",
                 json_kind(&other)
             ))]),
-            Err(e) => Value::list(vec![Value::from(e)]),
+            Err(e) => Value::list(vec![Value::from(e.0)]),
         })
     });
     f.insert("toToml", Arity::Exact(1), |_, a| {

@@ -1,11 +1,11 @@
 //! sprig's list functions, and the logic ones (`default`, `empty`, `coalesce`, `ternary`,
 //! `all`, `any`), and the type ones (`typeOf`, `kindOf`, `kindIs`, `typeIs`).
 
-use fluxgate_gotemplate::{Arity, Funcs, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
 
 use super::{empty, to_i64};
 
-fn items(v: &Value, func: &str) -> Result<Vec<Value>, String> {
+fn items(v: &Value, func: &str) -> Result<Vec<Value>, FuncError> {
     match v {
         Value::List(l) => Ok(l.borrow().clone()),
         Value::Bytes(b) => Ok(b.iter().map(|x| Value::Int(i64::from(*x))).collect()),
@@ -20,11 +20,11 @@ fn items(v: &Value, func: &str) -> Result<Vec<Value>, String> {
         Value::Nil | Value::Missing => {
             Err("runtime error: invalid memory address or nil pointer dereference".into())
         }
-        other => Err(format!("Cannot {func} on type {}", other.kind_name())),
+        other => Err(format!("Cannot {func} on type {}", other.kind_name()).into()),
     }
 }
 
-fn list(v: Vec<Value>) -> Result<Value, String> {
+fn list(v: Vec<Value>) -> Result<Value, FuncError> {
     Ok(Value::list(v))
 }
 
@@ -91,7 +91,9 @@ pub fn add(f: &mut Funcs) {
         for l in a {
             match l {
                 Value::List(x) => out.extend(x.borrow().iter().cloned()),
-                other => return Err(format!("Cannot concat type {} as list", other.kind_name())),
+                other => {
+                    return Err(format!("Cannot concat type {} as list", other.kind_name()).into());
+                }
             }
         }
         list(out)
@@ -144,7 +146,8 @@ pub fn add(f: &mut Funcs) {
                 return Err(format!(
                     "list should be type of slice or array but {}",
                     other.kind_name()
-                ));
+                )
+                .into());
             }
         };
         if v.is_empty() {
@@ -154,9 +157,7 @@ pub fn add(f: &mut Funcs) {
         let end = a.get(2).map_or(i64::try_from(v.len()).unwrap_or(0), to_i64);
         match (usize::try_from(start), usize::try_from(end)) {
             (Ok(s), Ok(e)) if s <= e && e <= v.len() => list(v[s..e].to_vec()),
-            _ => Err(format!(
-                "runtime error: slice bounds out of range [{start}:{end}]"
-            )),
+            _ => Err(format!("runtime error: slice bounds out of range [{start}:{end}]").into()),
         }
     });
     f.insert("until", Arity::Exact(1), |_, a| {
@@ -206,7 +207,8 @@ pub fn add(f: &mut Funcs) {
         other => Err(format!(
             "wrong type for value; expected bool; got {}",
             other.type_name()
-        )),
+        )
+        .into()),
     });
     f.insert("typeOf", Arity::Exact(1), |_, a| {
         Ok(Value::from(a[0].type_name()))
@@ -230,7 +232,7 @@ pub fn add(f: &mut Funcs) {
     });
 }
 
-fn range_list(start: i64, stop: i64, step: i64) -> Result<Value, String> {
+fn range_list(start: i64, stop: i64, step: i64) -> Result<Value, FuncError> {
     let mut out = Vec::new();
     if step == 0 {
         return list(out);

@@ -1,10 +1,10 @@
 //! sprig's arithmetic (int64 through spf13/cast, floats for the `*f` forms) and conversions.
 
-use fluxgate_gotemplate::{Arity, Funcs, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
 
 use super::{to_f64, to_i64};
 
-fn i(v: i64) -> Result<Value, String> {
+fn i(v: i64) -> Result<Value, FuncError> {
     Ok(Value::Int64(v))
 }
 

@@ -13,7 +13,7 @@ mod strings;
 pub mod time;
 pub use strings::path_base;
 
-use fluxgate_gotemplate::{Funcs, Ty, Value, format};
+use fluxgate_gotemplate::{FuncError, Funcs, Ty, Value, format};
 
 /// Adds sprig's functions to `funcs`.
 pub fn add(funcs: &mut Funcs) {
@@ -170,26 +170,28 @@ pub fn to_f64(v: &Value) -> f64 {
 }
 
 /// The string argument `i`, or Go's message for a value of another type.
-pub fn arg_str(a: &[Value], i: usize) -> Result<String, String> {
+pub fn arg_str(a: &[Value], i: usize) -> Result<String, FuncError> {
     match a.get(i) {
         Some(Value::String(s)) => Ok(s.to_string()),
         Some(Value::Nil | Value::Missing) | None => Err("invalid value; expected string".into()),
         Some(other) => Err(format!(
             "wrong type for value; expected string; got {}",
             other.type_name()
-        )),
+        )
+        .into()),
     }
 }
 
 /// The int argument `i` (Go `int` parameters take `int` values and number constants).
-pub fn arg_int(a: &[Value], i: usize) -> Result<i64, String> {
+pub fn arg_int(a: &[Value], i: usize) -> Result<i64, FuncError> {
     match a.get(i) {
         Some(Value::Int(n)) => Ok(*n),
         Some(Value::Nil | Value::Missing) | None => Err("invalid value; expected int".into()),
         Some(other) => Err(format!(
             "wrong type for value; expected int; got {}",
             other.type_name()
-        )),
+        )
+        .into()),
     }
 }
 

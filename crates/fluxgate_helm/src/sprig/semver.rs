@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use fluxgate_gotemplate::{Arity, Funcs, Object, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Object, Value};
 
 use super::arg_str;
 
@@ -115,7 +115,7 @@ struct Term {
     given: usize,
 }
 
-fn parse_term(t: &str) -> Result<Term, String> {
+fn parse_term(t: &str) -> Result<Term, FuncError> {
     let op_len = t
         .find(|c: char| c.is_ascii_digit() || c == 'v' || c == 'x' || c == 'X' || c == '*')
         .unwrap_or(t.len());
@@ -214,7 +214,7 @@ fn check_term(t: &Term, v: &Version) -> bool {
 }
 
 /// Whether `version` satisfies `constraint`.
-pub fn satisfies(constraint: &str, version: &Version) -> Result<bool, String> {
+pub fn satisfies(constraint: &str, version: &Version) -> Result<bool, FuncError> {
     for alt in constraint.split("||") {
         let mut terms = Vec::new();
         let alt = alt.trim();
@@ -234,11 +234,11 @@ pub fn satisfies(constraint: &str, version: &Version) -> Result<bool, String> {
                 pending.clear();
             }
             if !pending.is_empty() {
-                return Err(format!("improper constraint: {constraint}"));
+                return Err(format!("improper constraint: {constraint}").into());
             }
         }
         if terms.is_empty() {
-            return Err(format!("improper constraint: {constraint}"));
+            return Err(format!("improper constraint: {constraint}").into());
         }
         if terms.iter().all(|t| check_term(t, version)) {
             return Ok(true);
@@ -268,7 +268,7 @@ impl Object for SemverObject {
             _ => return None,
         })
     }
-    fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn display(&self) -> String {

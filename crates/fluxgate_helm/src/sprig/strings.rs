@@ -1,10 +1,10 @@
 //! sprig's string functions.
 
-use fluxgate_gotemplate::{Arity, Funcs, Value, format};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value, format};
 
 use super::{arg_int, arg_str, strslice, strval};
 
-fn s(v: String) -> Result<Value, String> {
+fn s(v: String) -> Result<Value, FuncError> {
     Ok(Value::from(v))
 }
 

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use fluxgate_gotemplate::{Arity, Funcs, Object, Value};
+use fluxgate_gotemplate::{Arity, FuncError, Funcs, Object, Value};
 
 use super::{arg_str, strval};
 
@@ -24,7 +24,7 @@ impl Object for Time {
             _ => return None,
         })
     }
-    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, String>> {
+    fn call(&self, _: &str, _: &[Value]) -> Option<Result<Value, FuncError>> {
         None
     }
     fn has_method(&self, _: &str) -> bool {

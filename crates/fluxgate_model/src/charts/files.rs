@@ -16,8 +16,14 @@ const MAX_DEPTH: usize = 32;
 /// installs the same chart (app-template above all).
 #[derive(Default)]
 pub(crate) struct ChartFiles {
-    read: Mutex<HashMap<String, Arc<Result<Source, String>>>>,
+    read: Mutex<HashMap<String, Arc<Result<Source, ReadError>>>>,
 }
+
+/// Why a chart's files could not be read: the member (or the bound) and the cause, as the
+/// release's diagnostic quotes it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ReadError(String);
 
 pub(crate) enum Source {
     Archive(Vec<u8>),
@@ -25,7 +31,12 @@ pub(crate) enum Source {
 }
 
 impl ChartFiles {
-    pub(crate) fn get(&self, fs: &dyn Fs, root: &Path, rel: &str) -> Arc<Result<Source, String>> {
+    pub(crate) fn get(
+        &self,
+        fs: &dyn Fs,
+        root: &Path,
+        rel: &str,
+    ) -> Arc<Result<Source, ReadError>> {
         let memo = || self.read.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(done) = memo().get(rel) {
             return done.clone();
@@ -36,10 +47,12 @@ impl ChartFiles {
     }
 }
 
-fn read_source(fs: &dyn Fs, root: &Path, rel: &str) -> Result<Source, String> {
+fn read_source(fs: &dyn Fs, root: &Path, rel: &str) -> Result<Source, ReadError> {
     let path = root.join(rel);
     if fs.is_file(&path) {
-        let bytes = fs.read_bytes(&path).map_err(|e| e.kind().to_string())?;
+        let bytes = fs
+            .read_bytes(&path)
+            .map_err(|e| ReadError(e.kind().to_string()))?;
         return Ok(Source::Archive(bytes));
     }
     let mut out = Vec::new();
@@ -55,9 +68,11 @@ fn walk(
     out: &mut Vec<(String, Vec<u8>)>,
     total: &mut usize,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), ReadError> {
     if depth > MAX_DEPTH {
-        return Err(format!("{rel}: folders nest deeper than {MAX_DEPTH}"));
+        return Err(ReadError(format!(
+            "{rel}: folders nest deeper than {MAX_DEPTH}"
+        )));
     }
     let shown = if rel.is_empty() {
         "the chart folder"
@@ -66,7 +81,7 @@ fn walk(
     };
     let mut entries = fs
         .list_dir_kinds(dir)
-        .map_err(|e| format!("{shown}: {}", e.kind()))?;
+        .map_err(|e| ReadError(format!("{shown}: {}", e.kind())))?;
     entries.sort();
     for (path, is_dir) in entries {
         let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
@@ -83,13 +98,13 @@ fn walk(
         }
         let data = fs
             .read_bytes(&path)
-            .map_err(|e| format!("{member}: {}", e.kind()))?;
+            .map_err(|e| ReadError(format!("{member}: {}", e.kind())))?;
         *total += data.len();
         if *total > MAX_CHART_BYTES || out.len() >= MAX_CHART_FILES {
-            return Err(format!(
+            return Err(ReadError(format!(
                 "the chart holds more than {} MiB or {MAX_CHART_FILES} files",
                 MAX_CHART_BYTES >> 20
-            ));
+            )));
         }
         out.push((member, data));
     }
