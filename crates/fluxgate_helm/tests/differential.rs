@@ -322,7 +322,7 @@ fn helm_template_matches_helm() {
         }
         let agrees = |out: &std::process::Output| match (&ours, out.status.success()) {
             (Ok(text), true) => text.as_bytes() == out.stdout.as_slice(),
-            (Err(e), false) => helm_error(&out.stderr) == e.to_string(),
+            (Err(e), false) => fluxgate_testkit::helm_error(&out.stderr) == e.to_string(),
             _ => false,
         };
         let out = Command::new(&helm)
@@ -371,9 +371,12 @@ fn helm_template_matches_helm() {
                 match (&ours, out.status.success()) {
                     (Ok(_), true) => "output differs".to_string(),
                     (Err(e), true) => format!("we fail: {e}"),
-                    (Ok(_), false) => format!("helm fails: {}", helm_error(&out.stderr)),
-                    (Err(e), false) =>
-                        format!("errors differ: ours {e} / helm {}", helm_error(&out.stderr)),
+                    (Ok(_), false) =>
+                        format!("helm fails: {}", fluxgate_testkit::helm_error(&out.stderr)),
+                    (Err(e), false) => format!(
+                        "errors differ: ours {e} / helm {}",
+                        fluxgate_testkit::helm_error(&out.stderr)
+                    ),
                 }
             ));
         }
@@ -494,20 +497,6 @@ fn source(label: &str) -> &'static str {
     } else {
         "own"
     }
-}
-
-/// Helm's error message: the text after `Error: ` (warnings may come before it).
-fn helm_error(stderr: &[u8]) -> String {
-    let text = String::from_utf8_lossy(stderr);
-    let msg = text
-        .find("Error: ")
-        .map_or(text.as_ref(), |i| &text[i + "Error: ".len()..]);
-    // helm adds a hint after a blank line.
-    msg.split("\n\nUse --debug")
-        .next()
-        .unwrap_or(msg)
-        .trim_end()
-        .to_string()
 }
 
 /// Value sets of our own: options the defaults leave off.

@@ -136,18 +136,6 @@ fn write_chart(dir: &Path, program: &str) {
     .expect("tpl");
 }
 
-fn helm_error(stderr: &[u8]) -> String {
-    let text = String::from_utf8_lossy(stderr);
-    let msg = text
-        .find("Error: ")
-        .map_or(text.as_ref(), |i| &text[i + "Error: ".len()..]);
-    msg.split("\n\nUse --debug")
-        .next()
-        .unwrap_or(msg)
-        .trim_end()
-        .to_string()
-}
-
 /// Renders each program with helm and with fluxgate; the programs that differ, described.
 fn differing(helm: &Path, root: &Path, programs: &[String]) -> Vec<String> {
     let mut differ = Vec::new();
@@ -179,12 +167,15 @@ fn differing(helm: &Path, root: &Path, programs: &[String]) -> Vec<String> {
                 String::from_utf8_lossy(&out.stdout).into_owned(),
                 text.clone(),
             ),
-            (false, Err(e)) => (helm_error(&out.stderr), e.to_string()),
+            (false, Err(e)) => (fluxgate_testkit::helm_error(&out.stderr), e.to_string()),
             (true, Err(e)) => (
                 String::from_utf8_lossy(&out.stdout).into_owned(),
                 format!("error: {e}"),
             ),
-            (false, Ok(text)) => (format!("error: {}", helm_error(&out.stderr)), text.clone()),
+            (false, Ok(text)) => (
+                format!("error: {}", fluxgate_testkit::helm_error(&out.stderr)),
+                text.clone(),
+            ),
         };
         if want != got {
             differ.push(format!(

@@ -214,20 +214,6 @@ fn helm_args(chart: &Path, flags: &[String]) -> Vec<String> {
     args
 }
 
-/// Helm's error message: the text after `Error: ` (warnings may come before it).
-fn helm_error(stderr: &[u8]) -> String {
-    let text = String::from_utf8_lossy(stderr);
-    let msg = text
-        .find("Error: ")
-        .map_or(text.as_ref(), |i| &text[i + "Error: ".len()..]);
-    // helm adds a hint after a blank line.
-    msg.split("\n\nUse --debug")
-        .next()
-        .unwrap_or(msg)
-        .trim_end()
-        .to_string()
-}
-
 fn sorted_lines(s: &str) -> Vec<&str> {
     let mut v: Vec<&str> = s.lines().collect();
     v.sort_unstable();
@@ -255,7 +241,7 @@ fn compare(helm: &Path, req: &Request, args: &[String]) -> Agreement {
         let (theirs, ok) = if out.status.success() {
             (String::from_utf8_lossy(&out.stdout).into_owned(), true)
         } else {
-            (helm_error(&out.stderr), false)
+            (fluxgate_testkit::helm_error(&out.stderr), false)
         };
         if ok != ours.is_ok() {
             return Agreement::Differs(format!(

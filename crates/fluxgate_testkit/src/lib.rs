@@ -14,6 +14,21 @@ pub mod server;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+/// What helm printed as its error, from its stderr: the text after `Error: ` (warnings may come
+/// before it), without the hint helm adds after a blank line.
+#[must_use]
+pub fn helm_error(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let msg = text
+        .find("Error: ")
+        .map_or(text.as_ref(), |i| &text[i + "Error: ".len()..]);
+    msg.split("\n\nUse --debug")
+        .next()
+        .unwrap_or(msg)
+        .trim_end()
+        .to_string()
+}
+
 /// Whether the tests run in CI (`CI=true`), where nothing they need may be missing.
 #[must_use]
 pub fn under_ci() -> bool {
