@@ -169,6 +169,11 @@ fn object_label(kind: &str, obj: &Node) -> String {
     )
 }
 
+/// Whether the source allows plain HTTP to its registry (`spec.insecure: true`).
+fn insecure(source: &Node) -> bool {
+    source.path(&["spec", "insecure"]).and_then(Node::as_bool) == Some(true)
+}
+
 fn secret_ref(obj: &Node) -> Option<String> {
     obj.str_at(&["spec", "secretRef", "name"])
         .map(str::to_string)
@@ -205,11 +210,7 @@ fn from_chart_source(
                 chart: chart.to_string(),
                 want,
                 secret_ref: secret_ref(source),
-                insecure: source
-                    .get("spec")
-                    .and_then(|s| s.get("insecure"))
-                    .and_then(Node::as_bool)
-                    == Some(true),
+                insecure: insecure(source),
                 source_object: label,
             })
         }
@@ -307,11 +308,7 @@ fn oci_repository(source: &Node) -> Result<ChartRequest, Error> {
         chart,
         want,
         secret_ref: secret_ref(source),
-        insecure: source
-            .get("spec")
-            .and_then(|s| s.get("insecure"))
-            .and_then(Node::as_bool)
-            == Some(true),
+        insecure: insecure(source),
         source_object: label,
     })
 }
