@@ -1,7 +1,7 @@
 //! The parse tree, and each node's text as Go's `String()` prints it (errors quote it).
 
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A list of nodes (the body of a template or a control structure).
 pub type List = Vec<Node>;
@@ -9,7 +9,7 @@ pub type List = Vec<Node>;
 #[derive(Debug, Clone)]
 pub enum Node {
     /// Literal text and the byte where it starts in the source.
-    Text(Rc<str>, usize),
+    Text(Arc<str>, usize),
     Action(Pipe),
     If(Branch),
     Range(Branch),
@@ -63,7 +63,7 @@ pub enum Arg {
     Bool(bool),
     Number(Number),
     /// The decoded string and the text as written.
-    Str(Rc<str>, String),
+    Str(Arc<str>, String),
     /// A function name.
     Ident(String),
     Pipe(Box<Pipe>),

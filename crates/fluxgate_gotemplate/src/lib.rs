@@ -53,7 +53,7 @@ pub mod trace;
 mod value;
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub use exec::{Call, Frame, MAX_DEPTH, MissingKey, Template};
 pub use funcs::{
@@ -131,8 +131,8 @@ pub const DEFAULT_MAX_OUTPUT: usize = 64 << 20;
 /// A set of templates that can call one another.
 #[derive(Clone)]
 pub struct Templates {
-    trees: HashMap<String, Rc<Template>>,
-    funcs: Rc<Funcs>,
+    trees: HashMap<String, Arc<Template>>,
+    funcs: Arc<Funcs>,
     /// What a missing map key gives.
     pub missing_key: MissingKey,
     /// Bound on the bytes one execution writes.
@@ -144,6 +144,13 @@ pub struct Templates {
     pub map_methods: HashMap<String, MapMethod>,
 }
 
+/// The templates one text defines, parsed: immutable, shared between threads and sets
+/// ([`Templates::parse_text`], [`Templates::add`]).
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    templates: Arc<[Arc<Template>]>,
+}
+
 /// A method of a named map type: the map, then the arguments.
 pub type MapMethod = fn(&Value, &[Value]) -> Result<Value, FuncError>;
 
@@ -151,7 +158,7 @@ impl Templates {
     pub fn new(funcs: Funcs) -> Templates {
         Templates {
             trees: HashMap::new(),
-            funcs: Rc::new(funcs),
+            funcs: Arc::new(funcs),
             missing_key: MissingKey::Default,
             max_output: DEFAULT_MAX_OUTPUT,
             root_name: String::new(),
@@ -162,7 +169,16 @@ impl Templates {
     /// Parses `text` as the template `name`, adding its `define`s. A later definition
     /// replaces an earlier one, except that an empty one never replaces a non-empty one.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<(), Error> {
-        self.parse_source(name, text, None)
+        let parsed = self.parse_text(name, text)?;
+        self.add(&parsed);
+        Ok(())
+    }
+
+    /// Parses `text` as the template `name` against this set's functions without adding it:
+    /// a [`Parsed`] can be added to any set with the same function names, on any thread, as
+    /// often as needed (a chart's templates parsed once for all its releases).
+    pub fn parse_text(&self, name: &str, text: &str) -> Result<Parsed, Error> {
+        self.parse_only(name, text, None)
     }
 
     /// [`Templates::parse`], with the origins of the text's own bytes when it came from
@@ -173,6 +189,17 @@ impl Templates {
         text: &str,
         origins: Option<Vec<Span>>,
     ) -> Result<(), Error> {
+        let parsed = self.parse_only(name, text, origins)?;
+        self.add(&parsed);
+        Ok(())
+    }
+
+    fn parse_only(
+        &self,
+        name: &str,
+        text: &str,
+        origins: Option<Vec<Span>>,
+    ) -> Result<Parsed, Error> {
         let funcs = &self.funcs;
         let trees = parse::parse(name, text, &|f| funcs.contains(f)).map_err(|e| {
             let src = exec::Source::new(name, text, None);
@@ -184,24 +211,33 @@ impl Templates {
                 message: e.message,
             }
         })?;
-        let source = Rc::new(exec::Source::new(name, text, origins));
-        for tree in trees {
-            let keep_old = parse::is_empty_tree(&tree.root)
+        let source = Arc::new(exec::Source::new(name, text, origins));
+        let templates = trees
+            .into_iter()
+            .map(|tree| {
+                Arc::new(Template {
+                    name: tree.name,
+                    src: source.clone(),
+                    root: tree.root,
+                })
+            })
+            .collect();
+        Ok(Parsed { templates })
+    }
+
+    /// Adds the templates of `parsed`, in the order they were defined. A later definition
+    /// replaces an earlier one, except that an empty one never replaces a non-empty one.
+    pub fn add(&mut self, parsed: &Parsed) {
+        for t in parsed.templates.iter() {
+            let keep_old = parse::is_empty_tree(&t.root)
                 && self
                     .trees
-                    .get(&tree.name)
+                    .get(&t.name)
                     .is_some_and(|old| !parse::is_empty_tree(&old.root));
-            if keep_old {
-                continue;
+            if !keep_old {
+                self.trees.insert(t.name.clone(), t.clone());
             }
-            let t = Template {
-                name: tree.name.clone(),
-                src: source.clone(),
-                root: tree.root,
-            };
-            self.trees.insert(tree.name, Rc::new(t));
         }
-        Ok(())
     }
 
     /// Executes the template `name` with `data` as dot.
@@ -240,7 +276,7 @@ impl Templates {
         v
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<Rc<Template>> {
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Template>> {
         self.trees.get(name).cloned()
     }
 

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::value::{MAX_DEPTH, Value};
 
@@ -21,13 +22,13 @@ pub enum Origin {
     /// Text of a template file (literal text, or a value the template computed there): the
     /// name it was parsed under, the 1-based line and the 1-based column (in characters).
     Template {
-        file: Rc<str>,
+        file: Arc<str>,
         line: u32,
         column: u32,
     },
     /// A value below a traced root: its path (`a.b`, `l[0].name`, a dot in a key as `\.`).
     /// A map or list printed whole (`toYaml`) has the path of its root.
-    Value { path: Rc<str> },
+    Value { path: Arc<str> },
 }
 
 /// A byte range of a text and where it came from.
@@ -80,7 +81,7 @@ pub enum Trace {
 #[derive(Default)]
 pub struct Tracer {
     /// Pointer -> (the value, kept alive so that the address is not reused; its path).
-    known: HashMap<usize, (Value, Rc<str>)>,
+    known: HashMap<usize, (Value, Arc<str>)>,
 }
 
 impl Tracer {
@@ -115,12 +116,12 @@ impl Tracer {
                 }
                 _ => {}
             }
-            self.known.insert(id, (v, Rc::from(p)));
+            self.known.insert(id, (v, Arc::from(p)));
         }
     }
 
     /// The path of a traced map or list.
-    pub fn path_of(&self, v: &Value) -> Option<Rc<str>> {
+    pub fn path_of(&self, v: &Value) -> Option<Arc<str>> {
         let id = identity(v)?;
         self.known.get(&id).map(|(_, p)| p.clone())
     }
@@ -441,13 +442,13 @@ mod tests {
 
     fn v(path: &str) -> Origin {
         Origin::Value {
-            path: Rc::from(path),
+            path: Arc::from(path),
         }
     }
 
     fn t(line: u32) -> Origin {
         Origin::Template {
-            file: Rc::from("f"),
+            file: Arc::from("f"),
             line,
             column: 1,
         }

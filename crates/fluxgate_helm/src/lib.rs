@@ -40,6 +40,7 @@ pub mod convert;
 mod helmignore;
 mod objects;
 mod output;
+mod parsed;
 mod render;
 mod request;
 pub mod schema;

@@ -329,8 +329,9 @@ pub(crate) fn render_files(
     set.root_name = "gotpl".into();
     add_values_methods(&mut set);
     for r in &list {
-        set.parse(&r.name, &r.text)
+        let parsed = crate::parsed::parse(&set, &r.name, &r.text)
             .map_err(|e| template_error(&e, parse_error(&r.name, &e)))?;
+        set.add(&parsed);
     }
     let tracer = trace.then(|| values_tracer(chart, vals));
     let mut out = Vec::new();

@@ -88,7 +88,7 @@ impl State<'_> {
             Arg::Dot => (dot.clone(), self.dot_prov.clone()),
             Arg::Nil => (Value::Nil, Prov::None),
             Arg::Bool(b) => (Value::Bool(*b), self.at(pos)),
-            Arg::Str(s, _) => (Value::String(s.clone()), self.at(pos)),
+            Arg::Str(s, _) => (Value::String(std::rc::Rc::from(&**s)), self.at(pos)),
             Arg::Number(n) => {
                 let v = if n.is_float_syntax && !n.is_char || n.int.is_none() {
                     Value::Float(n.float.unwrap_or(0.0))

@@ -3,8 +3,8 @@
 //! last argument of the next), lazy `and`/`or`, `range` over slices, maps (key order) and
 //! ints, `break`/`continue`, and Go's error text.
 
-use std::cell::OnceCell;
-use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::OnceLock;
 
 use crate::Templates;
 use crate::ast::{Branch, List, Node};
@@ -41,7 +41,7 @@ pub const MAX_DEPTH: usize = 200;
 #[derive(Debug)]
 pub struct Template {
     pub name: String,
-    pub(crate) src: Rc<Source>,
+    pub(crate) src: Arc<Source>,
     pub root: List,
 }
 
@@ -60,10 +60,10 @@ impl Template {
 /// A parsed text, shared by the templates it defines.
 #[derive(Debug)]
 pub(crate) struct Source {
-    pub(crate) name: Rc<str>,
-    pub(crate) text: Rc<str>,
+    pub(crate) name: Arc<str>,
+    pub(crate) text: Arc<str>,
     /// Where each line starts, computed on the first traced use.
-    lines: OnceCell<Vec<usize>>,
+    lines: OnceLock<Vec<usize>>,
     /// For a text that `tpl` executes: where its bytes came from (values, a template).
     origins: Option<Vec<Span>>,
 }
@@ -71,9 +71,9 @@ pub(crate) struct Source {
 impl Source {
     pub(crate) fn new(name: &str, text: &str, origins: Option<Vec<Span>>) -> Source {
         Source {
-            name: Rc::from(name),
-            text: Rc::from(text),
-            lines: OnceCell::new(),
+            name: Arc::from(name),
+            text: Arc::from(text),
+            lines: OnceLock::new(),
             origins,
         }
     }
@@ -164,7 +164,7 @@ impl Failure {
 pub(crate) struct State<'a> {
     pub(crate) set: &'a Templates,
     trace: Option<&'a Tracer>,
-    tmpl: Rc<Template>,
+    tmpl: Arc<Template>,
     vars: Vec<(String, Value, Prov)>,
     out: String,
     spans: Vec<Span>,
@@ -191,7 +191,7 @@ struct Pending {
 pub(crate) fn run(
     set: &Templates,
     trace: Option<&Tracer>,
-    t: &Rc<Template>,
+    t: &Arc<Template>,
     data: &Value,
     dot_prov: Prov,
     depth: usize,

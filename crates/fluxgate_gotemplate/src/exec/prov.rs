@@ -2,7 +2,7 @@
 //! without one): how field chains, `range` items and function results get theirs, and how a
 //! printed value becomes spans of the output.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::{Source, State};
 use crate::trace::{Origin, Span, Trace, join_index, join_key, map_edit};
@@ -16,11 +16,11 @@ pub(crate) enum Prov {
     #[default]
     None,
     /// Reached from a traced root by this path.
-    Path(Rc<str>),
+    Path(Arc<str>),
     /// Written or computed at this byte of a template's text.
-    At(Rc<Source>, usize),
+    At(Arc<Source>, usize),
     /// A string whose bytes have origins of their own (what `include` printed).
-    Text(Rc<Vec<Span>>),
+    Text(Arc<Vec<Span>>),
 }
 
 /// A value and its origin.
@@ -50,7 +50,7 @@ impl State<'_> {
             return Prov::Path(p);
         }
         match prev {
-            Prov::Path(p) => Prov::Path(Rc::from(join_key(p, key))),
+            Prov::Path(p) => Prov::Path(Arc::from(join_key(p, key))),
             Prov::At(..) => prev.clone(),
             Prov::None | Prov::Text(_) => Prov::None,
         }
@@ -69,9 +69,9 @@ impl State<'_> {
             return Prov::Path(p);
         }
         match (prev, container, key) {
-            (Prov::Path(p), Value::List(_), _) => Prov::Path(Rc::from(join_index(p, i))),
+            (Prov::Path(p), Value::List(_), _) => Prov::Path(Arc::from(join_index(p, i))),
             (Prov::Path(p), Value::Map(_), Value::String(k)) => {
-                Prov::Path(Rc::from(join_key(p, k)))
+                Prov::Path(Arc::from(join_key(p, k)))
             }
             (Prov::At(..), Value::List(_) | Value::Map(_), _) => prev.clone(),
             _ => Prov::None,
@@ -158,7 +158,7 @@ impl State<'_> {
                 match (out, result) {
                     (Some(out), Value::String(s)) => {
                         let added = self.tmpl.src.origin_at(pos);
-                        Prov::Text(Rc::new(map_edit(
+                        Prov::Text(Arc::new(map_edit(
                             Trace::Piece,
                             &out.text,
                             &out.spans,
@@ -189,7 +189,7 @@ impl State<'_> {
             Prov::Text(spans) => match (argv.get(i), result) {
                 (Some(Value::String(input)), Value::String(out)) => {
                     let added = self.tmpl.src.origin_at(pos);
-                    Prov::Text(Rc::new(map_edit(trace, input, spans, out, &added)))
+                    Prov::Text(Arc::new(map_edit(trace, input, spans, out, &added)))
                 }
                 _ => self.at(pos),
             },
@@ -213,7 +213,7 @@ impl State<'_> {
                         _ => return self.at(pos),
                     };
                 }
-                Prov::Path(Rc::from(path))
+                Prov::Path(Arc::from(path))
             }
             Some(at @ Prov::At(..)) => at.clone(),
             _ => self.at(pos),

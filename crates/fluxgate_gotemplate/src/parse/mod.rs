@@ -2,7 +2,7 @@
 //! with Go's parse-time checks (functions that exist, variables in scope, `break` inside
 //! `range`) and its error text (`template: NAME:LINE: message`).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::ast::{Branch, List, Node};
 use crate::lex::{Tok, Token, lex};
@@ -144,7 +144,7 @@ impl Parser<'_> {
                     }
                     return self.fail("unexpected EOF", t.pos);
                 }
-                Tok::Text(s) => list.push(Node::Text(Rc::from(s), t.pos)),
+                Tok::Text(s) => list.push(Node::Text(Arc::from(s), t.pos)),
                 Tok::LeftDelim => {
                     let kw = self.peek_non_space().clone();
                     if let Tok::Ident(word) = &kw.tok {

@@ -2,7 +2,7 @@
 //! field chains, terms (constants, variables, functions, parenthesized pipelines), and Go's
 //! reading of number constants.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::{MAX_NESTING, Parser, R};
 use crate::ast::{Arg, Command, Number, Pipe};
@@ -203,7 +203,7 @@ impl Parser<'_> {
                 Some(n) => Arg::Number(n),
                 None => return self.fail(format!("illegal number syntax: {text:?}"), t.pos),
             },
-            Tok::Str(s, text) => Arg::Str(Rc::from(s), text),
+            Tok::Str(s, text) => Arg::Str(Arc::from(s), text),
             Tok::LeftParen => {
                 self.depth += 1;
                 if self.depth > MAX_NESTING {
