@@ -59,12 +59,13 @@ fn load(
     }
     let node = inline?;
     let text = node.as_str()?;
-    let offset = inline_line_offset(b, node);
+    let offset = inline_offset(b, node);
     let stream = parse_stream(&node.loc.file, text, Schema::Kube);
     let failed = stream.has_errors();
     for mut d in stream.diagnostics {
         if let Some(l) = &mut d.location {
-            l.line += offset;
+            l.line += offset.0;
+            l.column += offset.1;
         }
         b.yaml(vec![d]);
     }
@@ -73,7 +74,7 @@ fn load(
     }
     let mut docs = stream.docs;
     for d in &mut docs {
-        shift_lines(d, offset);
+        shift(d, offset);
     }
     Some(Loaded {
         docs,
@@ -81,27 +82,30 @@ fn load(
     })
 }
 
-/// Lines of an inline patch count from the kustomization line their text starts on: the
-/// line after `|` or `>` for a block scalar, the scalar's own line otherwise.
-fn inline_line_offset(b: &Builder<'_>, node: &Node) -> u32 {
-    let line = node.loc.line;
-    let block = b
+/// Where an inline patch's text sits in the kustomization, as line and column offsets for the
+/// nodes parsed from it. A scalar's location is where its text starts: a block scalar's
+/// first content line at its indentation (every line of it shares that indentation), a
+/// quoted scalar's opening quote.
+fn inline_offset(b: &Builder<'_>, node: &Node) -> (u32, u32) {
+    let (line, column) = (node.loc.line, node.loc.column);
+    let quoted = b
         .texts
         .get(node.loc.file.as_ref())
         .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize))
-        .is_some_and(|l| {
-            let col = node.loc.column.saturating_sub(1) as usize;
-            l.get(col..)
-                .is_some_and(|rest| rest.starts_with('|') || rest.starts_with('>'))
-        });
-    if block { line } else { line.saturating_sub(1) }
+        .and_then(|l| l.get(column.saturating_sub(1) as usize..))
+        .is_some_and(|rest| rest.starts_with('"') || rest.starts_with('\''));
+    (
+        line.saturating_sub(1),
+        column.saturating_sub(u32::from(!quoted)),
+    )
 }
 
-fn shift_lines(node: &mut Node, offset: u32) {
-    node.loc.line += offset;
+fn shift(node: &mut Node, (lines, columns): (u32, u32)) {
+    node.loc.line += lines;
+    node.loc.column += columns;
     match &mut node.value {
-        Value::Seq(s) => s.iter_mut().for_each(|n| shift_lines(n, offset)),
-        Value::Map(m) => m.values_mut().for_each(|n| shift_lines(n, offset)),
+        Value::Seq(s) => s.iter_mut().for_each(|n| shift(n, (lines, columns))),
+        Value::Map(m) => m.values_mut().for_each(|n| shift(n, (lines, columns))),
         _ => {}
     }
 }
