@@ -87,13 +87,18 @@ impl Chart {
             || Rules::parse(""),
             |(_, d)| Rules::parse(&String::from_utf8_lossy(d)),
         );
+        // A file is ignored when it or any folder above it is; each folder is asked once.
+        let mut folders: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
         let kept = files
             .into_iter()
             .filter(|(n, _)| {
-                // A file is ignored when it or any folder above it is.
                 let mut at = 0;
                 while let Some(i) = n[at..].find('/') {
-                    if rules.ignore(&n[..at + i], true) {
+                    let folder = &n[..at + i];
+                    let ignored = *folders
+                        .entry(folder.to_string())
+                        .or_insert_with(|| rules.ignore(folder, true));
+                    if ignored {
                         return false;
                     }
                     at += i + 1;

@@ -6,7 +6,8 @@
 /// One rule of a `.helmignore`.
 #[derive(Debug, Clone)]
 struct Rule {
-    pattern: String,
+    /// The pattern's characters, split once (every file of every render is matched).
+    pattern: Vec<char>,
     negate: bool,
     must_dir: bool,
     /// Matched against the base name only.
@@ -36,7 +37,7 @@ impl Rules {
                 continue;
             }
             rules.push(Rule {
-                pattern: r.to_string(),
+                pattern: r.chars().collect(),
                 negate,
                 must_dir,
                 base_only: !line
@@ -56,13 +57,15 @@ impl Rules {
         if path.is_empty() || path == "." {
             return false;
         }
+        let full: Vec<char> = path.chars().collect();
+        let base = full
+            .iter()
+            .rposition(|&c| c == '/')
+            .map_or(&full[..], |i| &full[i + 1..]);
         for r in &self.0 {
-            let target = if r.base_only {
-                path.rsplit('/').next().unwrap_or(path)
-            } else {
-                path
-            };
-            let m = glob_match(&r.pattern, target, false);
+            let target = if r.base_only { base } else { &full[..] };
+            let mut budget = BUDGET;
+            let m = matches(&r.pattern, target, false, &mut budget);
             if r.negate {
                 if r.must_dir && !is_dir {
                     return true;
@@ -83,12 +86,15 @@ impl Rules {
     }
 }
 
+/// Steps one match may take (a pattern of many `*` against a long name backtracks).
+const BUDGET: usize = 100_000;
+
 /// Whether `name` matches `pattern`: `*` and `?` never cross `/`; with `extended`, `**`
 /// crosses it and `{a,b}` are alternatives.
 pub fn glob_match(pattern: &str, name: &str, extended: bool) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
-    let mut budget = 100_000usize;
+    let mut budget = BUDGET;
     matches(&p, &n, extended, &mut budget)
 }
 

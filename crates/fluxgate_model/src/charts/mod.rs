@@ -201,52 +201,59 @@ struct Request<'a> {
 fn render(setup: &Setup<'_>, files: &Source, request: Request<'_>) -> Result<Render, Failed> {
     let source = request.source;
     let (kube_version, api_versions) = (setup.kube_version.clone(), setup.api_versions.clone());
-    // Charts hold `Rc`s: each render loads its own copy on a thread with a deep stack.
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("helm-release".into())
-            .stack_size(STACK)
-            .spawn_scoped(scope, move || -> Result<Render, Failed> {
-                let chart = match files {
-                    Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
-                    Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
-                }
-                .map_err(|e| Failed::Text(e.to_string()))?;
+    // Charts hold `Rc`s: each render loads its own copy on a render thread.
+    let job = move || -> Result<Render, Failed> {
+        let chart = match files {
+            Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
+            Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+        }
+        .map_err(|e| Failed::Text(e.to_string()))?;
+        let opts = fluxgate_helm::Options {
+            release_name: request.release_name,
+            namespace: request.namespace,
+            values: fluxgate_helm::convert::from_yaml_node(&request.values),
+            kube_version,
+            api_versions,
+            skip_tests: true,
+            include_crds: request.include_crds,
+            skip_schema_validation: request.skip_schema,
+        };
+        match fluxgate_helm::render_manifests(chart.clone(), &opts) {
+            Ok(r) => Ok(Render {
+                manifests: r.manifests,
+                unchecked: Vec::new(),
+            }),
+            Err(fluxgate_helm::Error::Schema(f)) if f.violations.is_empty() => {
                 let opts = fluxgate_helm::Options {
-                    release_name: request.release_name,
-                    namespace: request.namespace,
-                    values: fluxgate_helm::convert::from_yaml_node(&request.values),
-                    kube_version,
-                    api_versions,
-                    skip_tests: true,
-                    include_crds: request.include_crds,
-                    skip_schema_validation: request.skip_schema,
+                    skip_schema_validation: true,
+                    ..opts
                 };
-                match fluxgate_helm::render_manifests(chart.clone(), &opts) {
-                    Ok(r) => Ok(Render {
-                        manifests: r.manifests,
-                        unchecked: Vec::new(),
-                    }),
-                    Err(fluxgate_helm::Error::Schema(f)) if f.violations.is_empty() => {
-                        let opts = fluxgate_helm::Options {
-                            skip_schema_validation: true,
-                            ..opts
-                        };
-                        let r =
-                            fluxgate_helm::render_manifests(chart, &opts).map_err(Failed::from)?;
-                        Ok(Render {
-                            manifests: r.manifests,
-                            unchecked: f.unloadable.iter().map(|u| u.message.clone()).collect(),
-                        })
-                    }
-                    Err(e) => Err(Failed::from(e)),
-                }
-            })
-            .map_err(|e| Failed::Text(format!("cannot start the render thread: {e}")))?
-            .join()
-            .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())))
-    })
+                let r = fluxgate_helm::render_manifests(chart, &opts).map_err(Failed::from)?;
+                Ok(Render {
+                    manifests: r.manifests,
+                    unchecked: f.unloadable.iter().map(|u| u.message.clone()).collect(),
+                })
+            }
+            Err(e) => Err(Failed::from(e)),
+        }
+    };
+    let Some(pool) = RENDERERS.as_ref() else {
+        return Err(Failed::Text("cannot start the chart render threads".into()));
+    };
+    // A panic inside a render is that release's failure, not the run's.
+    pool.install(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)))
+        .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())))
 }
+
+/// The threads charts render on, with deep stacks, kept for the whole run: a fresh thread per
+/// render paid for its allocator's fresh pages every time.
+static RENDERERS: std::sync::LazyLock<Option<rayon::ThreadPool>> = std::sync::LazyLock::new(|| {
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("helm-release-{i}"))
+        .stack_size(STACK)
+        .build()
+        .ok()
+});
 
 fn set_namespace(obj: &mut Node, namespace: &str) {
     let api = obj.str_at(&["apiVersion"]).unwrap_or_default();
