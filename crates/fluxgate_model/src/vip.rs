@@ -101,6 +101,7 @@ mod tests {
             vip: vip.map(str::to_string),
             vip_loc: None,
             nodes: None,
+            talos: None,
             ansible: Some(AnsibleConfig {
                 inventory: "inventory/hosts.yml".into(),
                 group: group.map(str::to_string),

@@ -77,6 +77,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                             .unwrap_or_default()
                     );
                 }
+                if let Some(t) = &e.talos {
+                    let _ = writeln!(out, "    talos: {t}");
+                }
                 let _ = writeln!(out, "    why: {} ({})", e.reason, e.loc);
             }
             for d in &repo.diagnostics {

@@ -223,6 +223,15 @@ fn ha_finding(
     {
         d = d.related(at.clone(), "consumed here");
     }
+    if let Verdict::Node(node) = verdict
+        && let Some(loc) = topo
+            .hosts
+            .iter()
+            .find(|h| h.name == *node)
+            .and_then(|h| h.loc.as_ref())
+    {
+        d = d.related(loc.clone(), format!("node {node}'s own address"));
+    }
     for v in vips.iter().filter(|v| v.loc.is_some()).take(1) {
         if let Some(loc) = &v.loc {
             d = d.related(loc.clone(), format!("the VIP {} ({})", v.host, v.source));
