@@ -16,11 +16,14 @@ crate::declare_rule! {
     /// running after bootstrap and dials the API server dials an HA endpoint: the VIP (`vip:`
     /// in fluxgate.yaml, or found: the Ansible variables `kube_vip_address`,
     /// `apiserver_endpoint`, `k3s_registration_address`, `control_plane_endpoint`, a kube-vip
-    /// manifest's `address`), a DNS name declared as `vip:`, or a loopback address (the
+    /// manifest's `address`; on a Talos cluster its `vip.ip` and its cluster endpoint unless
+    /// that is one node's address), a DNS name declared as `vip:`, or a loopback address (the
     /// node-local API proxy: k3s on 6444, Talos KubePrism on 7445). The consumers are Cilium's
     /// `k8sServiceHost` (HelmRelease effective values, k3s HelmChart `valuesContent`, the
     /// Ansible-rendered bootstrap values and `--set` flags), `KUBERNETES_SERVICE_HOST` on CNI
-    /// pods, and the server URL of k3s agents. The cold-boot join of secondary servers is not
+    /// pods, the server URL of k3s agents, and the same in Talos `inlineManifests`. On a Talos
+    /// cluster the nodes and their roles come from talconfig.yaml or the machine configs, and
+    /// a finding names the line that gives the node the address dialled. The cold-boot join of secondary servers is not
     /// a consumer: it must use the founder, because the VIP does not exist yet.
     ///
     /// In every environment, single-server too, the endpoint the bootstrap gives Cilium and
@@ -237,12 +240,22 @@ fn ha_finding(
             d = d.related(loc.clone(), format!("the VIP {} ({})", v.host, v.source));
         }
     }
+    let proxy = if ctx.env.talos.is_some() {
+        "Talos KubePrism on localhost:7445"
+    } else {
+        "a loopback API proxy (127.0.0.1)"
+    };
     d = d.note(format!(
-        "HA endpoints of {}: {}; or a loopback API proxy (127.0.0.1)",
+        "HA endpoints of {}: {}; or {proxy}",
         ctx.env.name(),
         vip_list(vips)
     ));
-    if c.kind == Kind::AgentServer {
+    if ctx.env.talos.is_some() {
+        d = d.help(
+            "dial the cluster endpoint or the Talos VIP, or KubePrism (k8sServiceHost: localhost, \
+             k8sServicePort: 7445)",
+        );
+    } else if c.kind == Kind::AgentServer {
         d = d.help("point the agents at the VIP; only the cold-boot join of secondary servers uses the founder");
     } else {
         d = d.help("dial the environment's VIP, or the node-local API proxy on 127.0.0.1");

@@ -19,8 +19,12 @@ crate::declare_rule! {
     /// serving-certificate SANs, per environment. The SAN list is read from the Ansible
     /// variables `k3s_tls_sans`, `tls_san`, `tls_sans`, from `tls-san` in a rendered k3s
     /// config, and from `--tls-san` in server arguments. k3s adds the node's own addresses and
-    /// 127.0.0.1 by itself, so those are never demanded. No finding when no SAN list can be
-    /// found.
+    /// 127.0.0.1 by itself, so those are never demanded. On a Talos cluster the SAN list is
+    /// `cluster.apiServer.certSANs` (talhelper's `additionalApiServerCertSans`, the
+    /// `KubeAPIServerConfig` document's `certExtraSANs`) plus the cluster endpoint's host,
+    /// which Talos adds itself; a Talos VIP that is not the endpoint must be listed. No
+    /// finding when no SAN list can be found, or when a SAN is not known offline (an
+    /// encrypted talenv variable).
     ///
     /// ## Why it matters
     /// A client that dials the VIP verifies the certificate against the VIP: without the SAN,
