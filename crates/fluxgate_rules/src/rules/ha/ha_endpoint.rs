@@ -27,7 +27,10 @@ crate::declare_rule! {
     /// a consumer: it must use the founder, because the VIP does not exist yet.
     ///
     /// In every environment, single-server too, the endpoint the bootstrap gives Cilium and
-    /// the one Flux's HelmRelease gives it must be the same.
+    /// the one Flux's HelmRelease gives it must be the same; and on a Talos cluster a Cilium
+    /// that dials `localhost:<port>` needs KubePrism enabled on that port on every node (a
+    /// control-plane node also answers on 6443), as the talconfig.yaml defaults for its
+    /// `talosVersion` and its patches leave it per node.
     ///
     /// Settings: `agent_groups` (inventory groups of agents, besides `agent`, `node`,
     /// `worker*`), `vip_vars` (more Ansible variables that hold the VIP).
@@ -179,6 +182,8 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     parity(ctx, &all, &wrong, out);
+    // On any node count: a worker reaches the API only through KubePrism.
+    super::kube_prism::check(ctx, out);
 }
 
 fn ha_finding(
