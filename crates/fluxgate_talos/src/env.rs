@@ -149,7 +149,10 @@ pub fn substitute(text: &str, env: &Env) -> Substituted {
                 i += 3 + end;
             }
             Some(c) if is_name_start(*c) => {
-                let len = chars[i + 1..].iter().take_while(|c| is_name_char(**c)).count();
+                let len = chars[i + 1..]
+                    .iter()
+                    .take_while(|c| is_name_char(**c))
+                    .count();
                 let name: String = chars[i + 1..=i + len].iter().collect();
                 let written = format!("${name}");
                 expand(&name, &written, env, &mut out);
@@ -195,7 +198,7 @@ fn expand(inner: &str, written: &str, env: &Env, out: &mut Substituted) {
     };
     match rest.chars().next() {
         None if op.is_empty() => match value {
-            Some(Some(v)) if v.is_empty() => {
+            Some(Some("")) => {
                 out.empty.push(name.to_string());
                 out.known = false;
                 out.text.push_str(written);

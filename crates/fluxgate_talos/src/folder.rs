@@ -89,8 +89,9 @@ pub(crate) fn load(fs: &dyn Fs, root: &Path, rel: &str) -> Cluster {
                     || d.str_at(&["apiVersion"]) == Some("v1alpha1")
                     || d.as_seq().is_some_and(|ops| {
                         ops.iter().any(|o| {
-                            o.str_at(&["path"])
-                                .is_some_and(|p| p.starts_with("/machine") || p.starts_with("/cluster"))
+                            o.str_at(&["path"]).is_some_and(|p| {
+                                p.starts_with("/machine") || p.starts_with("/cluster")
+                            })
                         })
                     })
             })
@@ -181,7 +182,10 @@ mod tests {
         fs.insert("/r/talos/schematic.yaml", "customization: {}\n");
         let c = crate::load(&fs, Path::new("/r"), "talos");
         assert_eq!(c.name.as_deref(), Some("home-ops"));
-        assert_eq!(c.endpoint().unwrap().text, "https://k8s.example.internal:6443");
+        assert_eq!(
+            c.endpoint().unwrap().text,
+            "https://k8s.example.internal:6443"
+        );
         assert_eq!(c.nodes.len(), 1);
         assert_eq!(c.nodes[0].hostname, "delta");
         assert!(c.nodes[0].control_plane);

@@ -75,7 +75,11 @@ impl Reader<'_> {
             let loc = ip.loc.clone();
             self.cluster.vips.push(self.fact(ip, loc));
         }
-        for vlan in iface.get("vlans").and_then(Node::as_seq).unwrap_or_default() {
+        for vlan in iface
+            .get("vlans")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
             self.interface(vlan);
         }
     }
@@ -132,7 +136,9 @@ impl Reader<'_> {
             if let Some(d) = cluster.path(&["proxy", "disabled"])
                 && let Some(b) = d.as_bool()
             {
-                self.cluster.proxy_disabled.push(self.fact(b, d.loc.clone()));
+                self.cluster
+                    .proxy_disabled
+                    .push(self.fact(b, d.loc.clone()));
             }
             for m in cluster
                 .get("inlineManifests")
@@ -201,7 +207,11 @@ impl Reader<'_> {
                 }
             }
             "LinkConfig" | "BondConfig" | "VLANConfig" | "BridgeConfig" | "DummyLinkConfig" => {
-                for a in doc.get("addresses").and_then(Node::as_seq).unwrap_or_default() {
+                for a in doc
+                    .get("addresses")
+                    .and_then(Node::as_seq)
+                    .unwrap_or_default()
+                {
                     if let Some(mut v) = a.get("address").and_then(|n| self.val(n)) {
                         strip_prefix_len(&mut v);
                         let loc = v.loc.clone();
@@ -223,7 +233,9 @@ impl Reader<'_> {
                 if let Some(e) = doc.get("enabled")
                     && let Some(b) = e.as_bool()
                 {
-                    self.cluster.proxy_disabled.push(self.fact(!b, e.loc.clone()));
+                    self.cluster
+                        .proxy_disabled
+                        .push(self.fact(!b, e.loc.clone()));
                 }
             }
             _ => {}

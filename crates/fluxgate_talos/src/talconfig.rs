@@ -128,14 +128,14 @@ pub(crate) fn load(fs: &dyn Fs, root: &Path, rel: &str) -> Cluster {
             }
         }
     }
-    if let Some(n) = doc.path(&["cniConfig", "name"]) {
-        if let Some(v) = resolve(n) {
-            cluster.cni.push(Fact {
-                value: v.text,
-                loc: n.loc.clone(),
-                scope: Scope::All,
-            });
-        }
+    if let Some(n) = doc.path(&["cniConfig", "name"])
+        && let Some(v) = resolve(n)
+    {
+        cluster.cni.push(Fact {
+            value: v.text,
+            loc: n.loc.clone(),
+            scope: Scope::All,
+        });
     }
     // The nodes first, so that role-scoped facts know which nodes they cover.
     let nodes = doc.get("nodes").and_then(Node::as_seq).unwrap_or_default();
@@ -184,7 +184,15 @@ pub(crate) fn load(fs: &dyn Fs, root: &Path, rel: &str) -> Cluster {
         });
     }
     // Patches in talhelper's order: global, the role's, the node's.
-    patches(fs, root, dir, doc.get("patches"), Scope::All, &env, &mut cluster);
+    patches(
+        fs,
+        root,
+        dir,
+        doc.get("patches"),
+        &Scope::All,
+        &env,
+        &mut cluster,
+    );
     for (key, scope) in [
         ("controlPlane", Scope::ControlPlane),
         ("worker", Scope::Worker),
@@ -199,15 +207,7 @@ pub(crate) fn load(fs: &dyn Fs, root: &Path, rel: &str) -> Cluster {
             .and_then(&resolve)
             .map(|v| v.text)
             .unwrap_or_default();
-        role_section(
-            fs,
-            root,
-            dir,
-            n,
-            &Scope::Node(hostname),
-            &env,
-            &mut cluster,
-        );
+        role_section(fs, root, dir, n, &Scope::Node(hostname), &env, &mut cluster);
     }
     cluster
 }
@@ -222,15 +222,7 @@ fn role_section(
     env: &Env,
     cluster: &mut Cluster,
 ) {
-    patches(
-        fs,
-        root,
-        dir,
-        section.get("patches"),
-        scope.clone(),
-        env,
-        cluster,
-    );
+    patches(fs, root, dir, section.get("patches"), scope, env, cluster);
     let resolve = |n: &Node| resolve(n, env);
     let mut reader = Reader {
         cluster,
@@ -254,9 +246,15 @@ fn wrap_interface(iface: &Node) -> Node {
         Node::new(Value::Seq(vec![iface.clone()]), loc.clone()),
     );
     let mut machine = fluxgate_yaml::Map::new();
-    machine.insert("network".into(), Node::new(Value::Map(network), loc.clone()));
+    machine.insert(
+        "network".into(),
+        Node::new(Value::Map(network), loc.clone()),
+    );
     let mut doc = fluxgate_yaml::Map::new();
-    doc.insert("machine".into(), Node::new(Value::Map(machine), loc.clone()));
+    doc.insert(
+        "machine".into(),
+        Node::new(Value::Map(machine), loc.clone()),
+    );
     Node::new(Value::Map(doc), loc)
 }
 
@@ -267,7 +265,7 @@ fn patches(
     root: &Path,
     dir: &str,
     list: Option<&Node>,
-    scope: Scope,
+    scope: &Scope,
     env: &Env,
     cluster: &mut Cluster,
 ) {

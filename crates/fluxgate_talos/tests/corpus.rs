@@ -96,14 +96,22 @@ fn corpus_talos_layers() {
     );
     assert_eq!(prism(&c, "k8s-0"), Some((true, 7445, false)));
     assert_eq!(prism(&c, "k8s-5"), Some((true, 7445, false)));
-    let w = c.nodes.iter().find(|n| n.hostname == "k8s-5").expect("k8s-5");
+    let w = c
+        .nodes
+        .iter()
+        .find(|n| n.hostname == "k8s-5")
+        .expect("k8s-5");
     assert_eq!(c.kube_prism_on(w).map(|f| f.loc.line), Some(419));
     assert!(c.proxy_disabled().is_some_and(|p| p.value));
     assert!(c.problems.is_empty(), "{:?}", c.problems);
 
     // billimek: one control plane and seven workers; proxy.disabled in a controller patch
     // file; its `{{ .MachineConfig... }}` annotations are talhelper templates, not `${}`.
-    let c = read(&corpus, "billimek__k8s-gitops", "setup/talos/talconfig.yaml");
+    let c = read(
+        &corpus,
+        "billimek__k8s-gitops",
+        "setup/talos/talconfig.yaml",
+    );
     assert_eq!(roles(&c), (1, 7));
     assert_eq!(
         endpoint(&c),

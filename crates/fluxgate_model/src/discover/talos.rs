@@ -58,9 +58,11 @@ fn layers(index: &RepoIndex) -> Vec<Layer> {
         .map(|l| l.path.rsplit_once('/').map_or("", |(d, _)| d).to_string())
         .collect();
     let mut folders: Vec<String> = Vec::new();
-    for file in index.paths_where(root, |n| {
-        n.ends_with(".yaml") || n.ends_with(".yml") || n.ends_with(".yaml.j2")
-    }) {
+    let config_name = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        [".yaml", ".yml", ".yaml.j2"].iter().any(|s| n.ends_with(s))
+    };
+    for file in index.paths_where(root, config_name) {
         let path = rel(index, &file);
         if hidden(&path) {
             continue;
@@ -72,9 +74,11 @@ fn layers(index: &RepoIndex) -> Vec<Layer> {
         };
         let folder = parts[..=i].join("/");
         if folders.contains(&folder)
-            || talconfig_dirs
-                .iter()
-                .any(|d| folder == *d || folder.starts_with(&format!("{d}/")) || d.starts_with(&format!("{folder}/")))
+            || talconfig_dirs.iter().any(|d| {
+                folder == *d
+                    || folder.starts_with(&format!("{d}/"))
+                    || d.starts_with(&format!("{folder}/"))
+            })
         {
             continue;
         }
@@ -128,7 +132,9 @@ fn talos_evidence(index: &RepoIndex, folder: &str) -> usize {
         .files()
         .iter()
         .filter(|f| f.path.starts_with(&format!("{folder}/")))
-        .filter(|f| f.text.contains("7445") || f.text.contains("siderolabs") || f.text.contains("talos"))
+        .filter(|f| {
+            f.text.contains("7445") || f.text.contains("siderolabs") || f.text.contains("talos")
+        })
         .count()
 }
 
@@ -140,9 +146,8 @@ pub(crate) fn attach(index: &RepoIndex, envs: &mut [EnvConfig]) {
             .as_ref()
             .and_then(|n| envs.iter().position(|e| e.name == *n && e.talos.is_none()));
         let by_path = || {
-            envs.iter().position(|e| {
-                e.talos.is_none() && layer.path.split('/').any(|c| c == e.name)
-            })
+            envs.iter()
+                .position(|e| e.talos.is_none() && layer.path.split('/').any(|c| c == e.name))
         };
         let free: Vec<usize> = (0..envs.len())
             .filter(|i| envs[*i].talos.is_none() && envs[*i].ansible.is_none())
@@ -152,8 +157,8 @@ pub(crate) fn attach(index: &RepoIndex, envs: &mut [EnvConfig]) {
             let scored: Vec<(usize, usize)> = free
                 .iter()
                 .map(|i| {
-                    let score = own_folder(&envs[*i], envs)
-                        .map_or(0, |f| talos_evidence(index, &f));
+                    let score =
+                        own_folder(&envs[*i], envs).map_or(0, |f| talos_evidence(index, &f));
                     (*i, score)
                 })
                 .collect();

@@ -35,8 +35,7 @@ fn gap(talos: &Cluster, node: &TalosNode, port: u16) -> Option<(String, Location
         )),
         Some(f) => Some(("KubePrism is disabled".into(), f.loc.clone())),
         None => Some((
-            "KubePrism is not enabled (Talos before v1.6 does not enable it by default)"
-                .into(),
+            "KubePrism is not enabled (Talos before v1.6 does not enable it by default)".into(),
             node.loc.clone(),
         )),
     }
@@ -96,7 +95,10 @@ pub(crate) fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
                 first.hostname,
             ))
             .at(set_at.clone())
-            .related(at.clone(), format!("decides KubePrism on {}", first.hostname));
+            .related(
+                at.clone(),
+                format!("decides KubePrism on {}", first.hostname),
+            );
         if rel.object.loc != set_at {
             d = d.related(rel.object.loc.clone(), "consumed here");
         }

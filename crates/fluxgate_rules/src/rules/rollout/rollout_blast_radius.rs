@@ -15,8 +15,8 @@ crate::declare_rule! {
     /// nodes at once. Critical: the CNI agent (cilium, calico-node, kube-flannel), kube-vip,
     /// storage node agents (longhorn-manager), and the DaemonSet names listed in
     /// `rules.rollout-blast-radius.settings.daemonsets`. N is the number of hosts of the
-    /// environment's Ansible group, else its Talos nodes, else `nodes:` in fluxgate.yaml; without any the rule
-    /// does not run. `updateStrategy.rollingUpdate.maxUnavailable` is read from rendered
+    /// environment's Ansible group, else its Talos nodes, else `nodes:` in fluxgate.yaml;
+    /// without any the rule does not run. `updateStrategy.rollingUpdate.maxUnavailable` is read from rendered
     /// DaemonSets, DaemonSets in the Ansible bootstrap's templates (rendered for the first
     /// host of the environment the play targets), and the effective values of Cilium
     /// HelmReleases, chart defaults included: a release that leaves the value unset gets the
