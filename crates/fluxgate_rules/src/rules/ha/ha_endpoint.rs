@@ -173,8 +173,16 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     let ha_by_vip = topo.control_planes == 0 && !vips.is_empty();
     if topo.control_planes >= 2 || ha_by_vip {
         let others = other_endpoints(ctx, &agent_groups);
+        // A Talos VIP or endpoint from an encrypted talenv file may be the very address a
+        // consumer dials: an address that is no node's is then not judged.
+        let hidden_vip = ctx.env.talos.as_ref().is_some_and(|t| {
+            t.vips.iter().any(|v| !v.value.known) || t.endpoints.iter().any(|e| !e.value.known)
+        });
         for (i, c) in all.iter().enumerate() {
-            let verdict = classify(c, &vips, &topo, &others);
+            let mut verdict = classify(c, &vips, &topo, &others);
+            if hidden_vip && matches!(verdict, Verdict::Unknown | Verdict::OtherEnv(..)) {
+                verdict = Verdict::Skip;
+            }
             if let Some(d) = ha_finding(ctx, c, &verdict, &vips, &topo) {
                 out.push(d);
                 wrong.push(i);
