@@ -184,3 +184,80 @@ pub(crate) fn attach(index: &RepoIndex, envs: &mut [EnvConfig]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::discover::{load, temp_repo};
+
+    fn cluster(name: &str) -> (String, String) {
+        (
+            format!("kubernetes/{name}/flux/config/cluster.yaml"),
+            format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: cluster}}\nspec:\n  path: ./kubernetes/{name}/flux\n"
+            ),
+        )
+    }
+
+    fn talos_of(files: &[(&str, &str)], tag: &str) -> Vec<(String, Option<String>)> {
+        let dir = temp_repo(tag, files);
+        let (cfg, _) = load(&dir).expect("discovery");
+        let _ = std::fs::remove_dir_all(&dir);
+        cfg.environments
+            .into_iter()
+            .map(|e| (e.name, e.talos))
+            .collect()
+    }
+
+    #[test]
+    fn by_cluster_name_then_by_evidence() {
+        let (a, at) = cluster("main");
+        let (b, bt) = cluster("other");
+        // clusterName names the environment.
+        let got = talos_of(
+            &[
+                (&a, &at),
+                (&b, &bt),
+                ("infra/talos/talconfig.yaml", "clusterName: main\n"),
+            ],
+            "talos-name",
+        );
+        assert_eq!(
+            got,
+            vec![
+                ("main".into(), Some("infra/talos/talconfig.yaml".into())),
+                ("other".into(), None)
+            ]
+        );
+        // No name matches: the environment whose folder dials KubePrism.
+        let values = "k8sServiceHost: localhost\nk8sServicePort: 7445\n";
+        let got = talos_of(
+            &[
+                (&a, &at),
+                (&b, &bt),
+                ("kubernetes/other/apps/cilium/values.yaml", values),
+                ("talos/talconfig.yaml", "clusterName: home\n"),
+            ],
+            "talos-evidence",
+        );
+        assert_eq!(got[0].1, None);
+        assert_eq!(got[1].1.as_deref(), Some("talos/talconfig.yaml"));
+    }
+
+    #[test]
+    fn a_folder_of_machine_configs() {
+        let (a, at) = cluster("main");
+        let got = talos_of(
+            &[
+                (&a, &at),
+                (
+                    "kubernetes/talos/controlplane.yaml.j2",
+                    "machine:\n  type: controlplane\n",
+                ),
+                ("kubernetes/talos/schematic.yaml", "customization: {}\n"),
+                ("docs/talos/notes.yaml", "title: not a machine config\n"),
+            ],
+            "talos-folder",
+        );
+        assert_eq!(got, vec![("main".into(), Some("kubernetes/talos".into()))]);
+    }
+}
