@@ -33,7 +33,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     });
                     let vip = fluxgate_model::vip::endpoint(&repo.root, e).map(|v| v.host);
                     let why = format!("{} ({})", e.reason, e.loc);
-                    json!({"name": e.name, "flux": e.flux, "ansible": ansible, "why": why, "vip": vip})
+                    json!({"name": e.name, "flux": e.flux, "ansible": ansible, "talos": e.talos, "why": why, "vip": vip})
                 })
                 .collect();
             emit(&format!("{}\n", serde_json::to_string_pretty(&list)?))?;

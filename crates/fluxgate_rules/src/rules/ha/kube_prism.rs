@@ -34,9 +34,13 @@ fn gap(talos: &Cluster, node: &TalosNode, port: u16) -> Option<(String, Location
             f.loc.clone(),
         )),
         Some(f) => Some(("KubePrism is disabled".into(), f.loc.clone())),
+        // Nothing enables it: the talosVersion (before v1.6) is what decides.
         None => Some((
             "KubePrism is not enabled (Talos before v1.6 does not enable it by default)".into(),
-            node.loc.clone(),
+            talos
+                .talos_version
+                .as_ref()
+                .map_or_else(|| node.loc.clone(), |f| f.loc.clone()),
         )),
     }
 }
