@@ -312,7 +312,8 @@ pub fn claims(env: &Environment, topo: &Topology, vip_vars: &[String]) -> Vec<Cl
         file: String::new(),
     };
     for v in vips_of(env, topo, &[], vip_vars) {
-        let endpoint = v.source.starts_with("Ansible") && !v.source.contains("vip");
+        let endpoint = (v.source.starts_with("Ansible") && !v.source.contains("vip"))
+            || v.source == "Talos cluster endpoint";
         let kind = if endpoint { Kind::Endpoint } else { Kind::Vip };
         if let Some(loc) = v.loc {
             c.push(kind, format!("the VIP ({})", v.source), &v.host, loc, None);
@@ -322,6 +323,21 @@ pub fn claims(env: &Environment, topo: &Topology, vip_vars: &[String]) -> Vec<Cl
         if says_vip(name) && !def.opaque {
             let who = format!("the VIP (Flux variable `{name}`)");
             c.push(Kind::Vip, who, &def.value, def.definition.clone(), None);
+        }
+    }
+    if env.bootstrap.is_none()
+        && let Some(talos) = &env.talos
+    {
+        for n in &talos.nodes {
+            for a in talos.addresses_of(n).into_iter().filter(|a| a.known) {
+                c.push(
+                    Kind::Node,
+                    format!("node {}", n.hostname),
+                    &a.text,
+                    a.loc.clone(),
+                    None,
+                );
+            }
         }
     }
     if let Some(boot) = &env.bootstrap {

@@ -113,6 +113,9 @@ pub struct EnvConfig {
     /// The line of `vip:` (rules locate the VIP there).
     pub vip_loc: Option<Location>,
     pub nodes: Option<u32>,
+    /// `talos:` the cluster's Talos layer: a talhelper talconfig.yaml, or a folder of
+    /// machine configs (or one holding talconfig.yaml), repository-relative.
+    pub talos: Option<String>,
     pub ansible: Option<AnsibleConfig>,
     /// Where the environment was declared (or the file that made discovery find it).
     pub loc: Location,
@@ -555,6 +558,7 @@ impl Reader {
             vip: None,
             vip_loc: None,
             nodes: None,
+            talos: None,
             ansible: None,
             loc: node.loc.clone(),
             reason: format!("declared in {}", self.file),
@@ -563,7 +567,7 @@ impl Reader {
         for (k, v) in self.entries(
             node,
             &format!("environment `{name}`"),
-            &["flux", "vip", "nodes", "ansible"],
+            &["flux", "vip", "nodes", "ansible", "talos"],
         ) {
             match k {
                 "flux" => {
@@ -584,6 +588,11 @@ impl Reader {
                         );
                         env.vip = None;
                     }
+                }
+                "talos" => {
+                    env.talos = self
+                        .path(v, "talos", PathKind::Any)
+                        .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string());
                 }
                 "nodes" => match v.as_i64().and_then(|n| u32::try_from(n).ok()) {
                     Some(n) => env.nodes = Some(n),

@@ -72,6 +72,15 @@ pub fn consumers(env: &Environment, topo: &Topology, renders: &[Render]) -> Vec<
         bootstrap_consumers(&boot.project, topo, renders, &mut out);
         task_consumers(env, &boot.project, topo, &mut out);
     }
+    // What Talos applies at bootstrap (`cluster.inlineManifests`): a Cilium installed there
+    // dials what its manifests say. A manifest built from unknown values is not judged.
+    if let Some(talos) = &env.talos {
+        for m in talos.inline_manifests.iter().filter(|m| m.value.known) {
+            for obj in &m.value.docs {
+                object_consumers(obj, true, &mut out);
+            }
+        }
+    }
     let mut seen = std::collections::BTreeSet::new();
     out.retain(|c| seen.insert((c.set_at.clone(), c.consumed_at.clone(), c.value.clone())));
     out

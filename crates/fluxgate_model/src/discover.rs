@@ -13,6 +13,7 @@ mod ansible;
 mod flux_version;
 mod roots;
 mod seeded;
+mod talos;
 
 pub use seeded::Seeded;
 
@@ -54,6 +55,7 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
         if !declares {
             let found = discover_in(index, &cfg.sources);
             cfg.environments = found.environments;
+            talos::attach(index, &mut cfg.environments);
             cfg.repo_prefix = found.repo_prefix;
             for (name, dir) in found.sources {
                 cfg.sources.entry(name).or_insert(dir);
@@ -64,7 +66,8 @@ pub fn load_in(index: &RepoIndex) -> Result<(Config, Vec<Diagnostic>), crate::Er
         cfg.seeded = seeded::seeded(index);
         return Ok((cfg, diags));
     }
-    let found = discover_in(index, &IndexMap::new());
+    let mut found = discover_in(index, &IndexMap::new());
+    talos::attach(index, &mut found.environments);
     let mut cfg = Config {
         environments: found.environments,
         sources: found.sources,
@@ -257,6 +260,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 vip: None,
                 vip_loc: None,
                 nodes: None,
+                talos: None,
                 loc: Location::file(a.inventory.clone()),
                 reason: format!("no Flux root; Ansible inventory {}", a.inventory),
                 ansible: Some(a),
@@ -285,6 +289,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 vip: None,
                 vip_loc: None,
                 nodes: None,
+                talos: None,
                 ansible: mapping.and_then(|m| m.ansible),
                 loc: r.loc,
                 reason,

@@ -30,6 +30,8 @@ pub struct Host {
     pub name: String,
     pub address: Option<String>,
     pub server: bool,
+    /// Where the node's address is written, when a bootstrap layer says (a Talos config).
+    pub loc: Option<Location>,
 }
 
 /// The nodes of an environment.
@@ -106,6 +108,12 @@ pub fn host_address(project: &Project, host: &str) -> Option<String> {
 /// `workers`...) or in the groups named by the `agent_groups` setting; every other host of the
 /// environment is a server.
 pub fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
+    if env.bootstrap.is_none()
+        && let Some(talos) = &env.talos
+        && !talos.nodes.is_empty()
+    {
+        return talos_topology(talos);
+    }
     let Some(boot) = &env.bootstrap else {
         let n = env.config.nodes.unwrap_or(0) as usize;
         return Topology {
@@ -134,6 +142,7 @@ pub fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
                 name: h.clone(),
                 address,
                 server: !agent,
+                loc: None,
             }
         })
         .collect();
@@ -151,6 +160,61 @@ pub fn topology(env: &Environment, agent_groups: &[String]) -> Topology {
         representative,
         index: std::sync::OnceLock::new(),
     }
+}
+
+/// The nodes of a Talos cluster: control-plane nodes are servers, the others agents. A node
+/// whose address is unknown (an encrypted variable) has none.
+fn talos_topology(talos: &fluxgate_talos::Cluster) -> Topology {
+    let hosts: Vec<Host> = talos
+        .nodes
+        .iter()
+        .map(|n| {
+            let known = n.address.as_ref().filter(|a| a.known);
+            Host {
+                name: n.hostname.clone(),
+                address: known.map(|a| normalize_host(&a.text)),
+                server: n.control_plane,
+                loc: Some(known.map_or_else(|| n.loc.clone(), |a| a.loc.clone())),
+            }
+        })
+        .collect();
+    Topology {
+        control_planes: talos.control_planes().count(),
+        hosts,
+        representative: false,
+        index: std::sync::OnceLock::new(),
+    }
+}
+
+/// The HA endpoints a Talos layer declares: the VIPs (`vip.ip`, `Layer2VIPConfig`) and the
+/// cluster endpoint, unless the endpoint is one node's own address (a single-node
+/// endpoint is no HA endpoint). Values not known offline are left out.
+pub fn talos_vips(talos: &fluxgate_talos::Cluster) -> Vec<Vip> {
+    let mut out = Vec::new();
+    for v in talos.vips.iter().filter(|v| v.value.known) {
+        out.push(Vip {
+            host: normalize_host(&v.value.text),
+            loc: Some(v.loc.clone()),
+            source: "Talos `vip.ip`".into(),
+        });
+    }
+    if let Some(f) = talos.endpoints.last().filter(|f| f.value.known) {
+        let host = normalize_host(&f.value.text);
+        let is_node = talos.nodes.iter().any(|n| {
+            talos
+                .addresses_of(n)
+                .iter()
+                .any(|a| a.known && normalize_host(&a.text) == host)
+        });
+        if !host.is_empty() && !is_node {
+            out.push(Vip {
+                host,
+                loc: Some(f.loc.clone()),
+                source: "Talos cluster endpoint".into(),
+            });
+        }
+    }
+    out
 }
 
 /// An HA endpoint of an environment.
@@ -247,6 +311,11 @@ pub fn vips_of(
                 let loc = r.origin.first().map(|o| o.location.clone());
                 push(&mut out, &s, loc, format!("Ansible `{var}`"));
             }
+        }
+    }
+    if let Some(talos) = &env.talos {
+        for v in talos_vips(talos) {
+            push(&mut out, &v.host, v.loc, v.source);
         }
     }
     for obj in env.objects() {

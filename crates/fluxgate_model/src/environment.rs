@@ -71,6 +71,9 @@ pub struct Environment {
     /// `namespace/name` -> release, in render order.
     pub releases: IndexMap<String, Release>,
     pub bootstrap: Option<Bootstrap>,
+    /// The Talos layer (`talos:` of the environment, or discovered): nodes, endpoint, VIPs,
+    /// KubePrism, certSANs, inline manifests.
+    pub talos: Option<Arc<fluxgate_talos::Cluster>>,
     /// Everything that could not be rendered, typed; the rules decide how each is reported
     /// (`render`, `substitution-undefined`).
     pub problems: Vec<Problem>,
@@ -348,11 +351,23 @@ fn load(
         }
     });
 
+    let talos = env.talos.as_deref().map(|path| {
+        let cluster = fluxgate_talos::load(fs, root, path);
+        problems.extend(
+            cluster
+                .problems
+                .iter()
+                .map(|p| p.clone().map_kind(ProblemKind::Talos)),
+        );
+        Arc::new(cluster)
+    });
+
     let mut environment = Environment {
         config: env.clone(),
         tree,
         releases,
         bootstrap,
+        talos,
         problems,
         creators,
         parity: Vec::new(),

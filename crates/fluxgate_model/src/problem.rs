@@ -28,6 +28,8 @@ pub enum ProblemKind {
     /// condition or loop, a fact gathered at run time): what it writes is not checked. The
     /// kind is the failure's own.
     TemplateUnchecked(fluxgate_ansible::ProblemKind),
+    /// From reading the Talos layer (talconfig.yaml, machine configs, patches).
+    Talos(fluxgate_talos::ProblemKind),
 }
 
 impl From<fluxgate_flux::problem::ProblemKind> for ProblemKind {

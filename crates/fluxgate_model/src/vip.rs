@@ -35,6 +35,21 @@ pub fn endpoint(root: &Path, env: &EnvConfig) -> Option<Endpoint> {
             source: "vip: in fluxgate.yaml".to_string(),
         });
     }
+    if env.ansible.is_none()
+        && raw.is_none()
+        && let Some(path) = &env.talos
+    {
+        // A value from an encrypted talenv is unknown and never taken.
+        let fs = fluxgate_kustomize::RealFs::new(root);
+        let cluster = fluxgate_talos::load(&fs, root, path);
+        return crate::endpoints::talos_vips(&cluster)
+            .into_iter()
+            .next()
+            .map(|v| Endpoint {
+                host: v.host,
+                source: v.source,
+            });
+    }
     let a = env.ansible.as_ref()?;
     let project = Project::load(&Options {
         root: root.to_path_buf(),
@@ -101,6 +116,7 @@ mod tests {
             vip: vip.map(str::to_string),
             vip_loc: None,
             nodes: None,
+            talos: None,
             ansible: Some(AnsibleConfig {
                 inventory: "inventory/hosts.yml".into(),
                 group: group.map(str::to_string),

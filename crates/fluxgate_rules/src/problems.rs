@@ -45,8 +45,16 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         ProblemKind::ChartsNotCached | ProblemKind::ChartSchemaUnchecked => {
             (&RENDER, Severity::Note)
         }
-        ProblemKind::ChartRender => (&RENDER, Severity::Error),
-        ProblemKind::TemplateUnchecked(_) => (&RENDER, Severity::Warning),
+        // A Talos patch file that is not there fails talhelper.
+        ProblemKind::ChartRender | ProblemKind::Talos(fluxgate_talos::ProblemKind::Invalid) => {
+            (&RENDER, Severity::Error)
+        }
+        // A variable no talenv file defines may come from the shell talhelper runs in: its
+        // value is unknown here.
+        ProblemKind::TemplateUnchecked(_)
+        | ProblemKind::Talos(fluxgate_talos::ProblemKind::UndefinedVariable) => {
+            (&RENDER, Severity::Warning)
+        }
     }
 }
 

@@ -21,6 +21,19 @@ pub(crate) fn node_count(env: &fluxgate_model::Environment) -> Option<(usize, St
     {
         return Some((b.hosts.len(), "the Ansible inventory".to_string()));
     }
+    if let Some(t) = &env.talos
+        && !t.nodes.is_empty()
+    {
+        return Some((
+            t.nodes.len(),
+            format!(
+                "the Talos config {}: {} control plane, {} worker",
+                t.source,
+                t.control_planes().count(),
+                t.workers().count()
+            ),
+        ));
+    }
     env.config
         .nodes
         .map(|n| (n as usize, "`nodes:` in fluxgate.yaml".to_string()))

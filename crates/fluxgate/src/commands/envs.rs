@@ -33,7 +33,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     });
                     let vip = fluxgate_model::vip::endpoint(&repo.root, e).map(|v| v.host);
                     let why = format!("{} ({})", e.reason, e.loc);
-                    json!({"name": e.name, "flux": e.flux, "ansible": ansible, "why": why, "vip": vip})
+                    json!({"name": e.name, "flux": e.flux, "ansible": ansible, "talos": e.talos, "why": why, "vip": vip})
                 })
                 .collect();
             emit(&format!("{}\n", serde_json::to_string_pretty(&list)?))?;
@@ -76,6 +76,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                             .map(|p| format!(", playbook {p}"))
                             .unwrap_or_default()
                     );
+                }
+                if let Some(t) = &e.talos {
+                    let _ = writeln!(out, "    talos: {t}");
                 }
                 let _ = writeln!(out, "    why: {} ({})", e.reason, e.loc);
             }

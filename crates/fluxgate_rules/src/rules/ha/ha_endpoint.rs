@@ -16,15 +16,21 @@ crate::declare_rule! {
     /// running after bootstrap and dials the API server dials an HA endpoint: the VIP (`vip:`
     /// in fluxgate.yaml, or found: the Ansible variables `kube_vip_address`,
     /// `apiserver_endpoint`, `k3s_registration_address`, `control_plane_endpoint`, a kube-vip
-    /// manifest's `address`), a DNS name declared as `vip:`, or a loopback address (the
+    /// manifest's `address`; on a Talos cluster its `vip.ip` and its cluster endpoint unless
+    /// that is one node's address), a DNS name declared as `vip:`, or a loopback address (the
     /// node-local API proxy: k3s on 6444, Talos KubePrism on 7445). The consumers are Cilium's
     /// `k8sServiceHost` (HelmRelease effective values, k3s HelmChart `valuesContent`, the
     /// Ansible-rendered bootstrap values and `--set` flags), `KUBERNETES_SERVICE_HOST` on CNI
-    /// pods, and the server URL of k3s agents. The cold-boot join of secondary servers is not
+    /// pods, the server URL of k3s agents, and the same in Talos `inlineManifests`. On a Talos
+    /// cluster the nodes and their roles come from talconfig.yaml or the machine configs, and
+    /// a finding names the line that gives the node the address dialled. The cold-boot join of secondary servers is not
     /// a consumer: it must use the founder, because the VIP does not exist yet.
     ///
     /// In every environment, single-server too, the endpoint the bootstrap gives Cilium and
-    /// the one Flux's HelmRelease gives it must be the same.
+    /// the one Flux's HelmRelease gives it must be the same; and on a Talos cluster a Cilium
+    /// that dials `localhost:<port>` needs KubePrism enabled on that port on every node (a
+    /// control-plane node also answers on 6443), as the talconfig.yaml defaults for its
+    /// `talosVersion` and its patches leave it per node.
     ///
     /// Settings: `agent_groups` (inventory groups of agents, besides `agent`, `node`,
     /// `worker*`), `vip_vars` (more Ansible variables that hold the VIP).
@@ -167,8 +173,16 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     let ha_by_vip = topo.control_planes == 0 && !vips.is_empty();
     if topo.control_planes >= 2 || ha_by_vip {
         let others = other_endpoints(ctx, &agent_groups);
+        // A Talos VIP or endpoint from an encrypted talenv file may be the very address a
+        // consumer dials: an address that is no node's is then not judged.
+        let hidden_vip = ctx.env.talos.as_ref().is_some_and(|t| {
+            t.vips.iter().any(|v| !v.value.known) || t.endpoints.iter().any(|e| !e.value.known)
+        });
         for (i, c) in all.iter().enumerate() {
-            let verdict = classify(c, &vips, &topo, &others);
+            let mut verdict = classify(c, &vips, &topo, &others);
+            if hidden_vip && matches!(verdict, Verdict::Unknown | Verdict::OtherEnv(..)) {
+                verdict = Verdict::Skip;
+            }
             if let Some(d) = ha_finding(ctx, c, &verdict, &vips, &topo) {
                 out.push(d);
                 wrong.push(i);
@@ -176,6 +190,8 @@ fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     parity(ctx, &all, &wrong, out);
+    // On any node count: a worker reaches the API only through KubePrism.
+    super::kube_prism::check(ctx, out);
 }
 
 fn ha_finding(
@@ -223,17 +239,36 @@ fn ha_finding(
     {
         d = d.related(at.clone(), "consumed here");
     }
+    if let Verdict::Node(node) = verdict
+        && let Some(loc) = topo
+            .hosts
+            .iter()
+            .find(|h| h.name == *node)
+            .and_then(|h| h.loc.as_ref())
+    {
+        d = d.related(loc.clone(), format!("node {node}'s own address"));
+    }
     for v in vips.iter().filter(|v| v.loc.is_some()).take(1) {
         if let Some(loc) = &v.loc {
             d = d.related(loc.clone(), format!("the VIP {} ({})", v.host, v.source));
         }
     }
+    let proxy = if ctx.env.talos.is_some() {
+        "Talos KubePrism on localhost:7445"
+    } else {
+        "a loopback API proxy (127.0.0.1)"
+    };
     d = d.note(format!(
-        "HA endpoints of {}: {}; or a loopback API proxy (127.0.0.1)",
+        "HA endpoints of {}: {}; or {proxy}",
         ctx.env.name(),
         vip_list(vips)
     ));
-    if c.kind == Kind::AgentServer {
+    if ctx.env.talos.is_some() {
+        d = d.help(
+            "dial the cluster endpoint or the Talos VIP, or KubePrism (k8sServiceHost: localhost, \
+             k8sServicePort: 7445)",
+        );
+    } else if c.kind == Kind::AgentServer {
         d = d.help("point the agents at the VIP; only the cold-boot join of secondary servers uses the founder");
     } else {
         d = d.help("dial the environment's VIP, or the node-local API proxy on 127.0.0.1");

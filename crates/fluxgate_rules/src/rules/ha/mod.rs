@@ -2,6 +2,7 @@
 //! whether the API server's certificate covers it (`tls-san`).
 
 pub mod ha_endpoint;
+mod kube_prism;
 pub mod tls_san;
 
 use fluxgate_model::endpoints::{Render, Topology, Vip, vips_of};

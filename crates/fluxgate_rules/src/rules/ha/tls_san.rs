@@ -19,8 +19,12 @@ crate::declare_rule! {
     /// serving-certificate SANs, per environment. The SAN list is read from the Ansible
     /// variables `k3s_tls_sans`, `tls_san`, `tls_sans`, from `tls-san` in a rendered k3s
     /// config, and from `--tls-san` in server arguments. k3s adds the node's own addresses and
-    /// 127.0.0.1 by itself, so those are never demanded. No finding when no SAN list can be
-    /// found.
+    /// 127.0.0.1 by itself, so those are never demanded. On a Talos cluster the SAN list is
+    /// `cluster.apiServer.certSANs` (talhelper's `additionalApiServerCertSans`, the
+    /// `KubeAPIServerConfig` document's `certExtraSANs`) plus the cluster endpoint's host,
+    /// which Talos adds itself; a Talos VIP that is not the endpoint must be listed. No
+    /// finding when no SAN list can be found, or when a SAN is not known offline (an
+    /// encrypted talenv variable).
     ///
     /// ## Why it matters
     /// A client that dials the VIP verifies the certificate against the VIP: without the SAN,
@@ -73,6 +77,9 @@ fn san_lists(ctx: &RuleContext<'_>, host: Option<&str>, renders: &[Render]) -> V
     static FLAG: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r#"--tls-san[= ]+["']?([^\s"']+)"#).expect("static regex"));
     let mut out = Vec::new();
+    if let Some(talos) = &ctx.env.talos {
+        out.extend(talos_sans(talos));
+    }
     let Some(boot) = &ctx.env.bootstrap else {
         return out;
     };
@@ -132,6 +139,30 @@ fn san_lists(ctx: &RuleContext<'_>, host: Option<&str>, renders: &[Render]) -> V
         }
     }
     out
+}
+
+/// The API server's SANs on a Talos cluster: the extra certSANs and the cluster endpoint's
+/// host, which Talos always adds (with `localhost`, 127.0.0.1, the node's addresses and
+/// hostname: the rule never demands those). `None` hosts when a SAN is not known offline
+/// (an encrypted variable): then nothing can be said to be missing.
+fn talos_sans(talos: &fluxgate_talos::Cluster) -> Option<Sans> {
+    let api: Vec<&fluxgate_talos::Fact<fluxgate_talos::Val>> = talos
+        .cert_sans
+        .iter()
+        .filter(|f| f.scope != fluxgate_talos::Scope::Worker)
+        .collect();
+    let endpoint = talos.endpoints.last();
+    if api.iter().any(|f| !f.value.known) || endpoint.is_some_and(|e| !e.value.known) {
+        return None;
+    }
+    let mut hosts: Vec<String> = api.iter().map(|f| normalize_host(&f.value.text)).collect();
+    hosts.extend(endpoint.map(|e| normalize_host(&e.value.text)));
+    let loc = api
+        .first()
+        .map(|f| f.loc.clone())
+        .or_else(|| endpoint.map(|e| e.loc.clone()))
+        .unwrap_or_else(|| Location::file(talos.source.as_str()));
+    Some(Sans { hosts, loc })
 }
 
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {

@@ -16,7 +16,9 @@ crate::declare_rule! {
     /// Per environment, every address the platform claims has one claimant. The claimants are
     /// the VIP (`vip:` in fluxgate.yaml, the Ansible variables `ha-endpoint` reads, a kube-vip
     /// manifest's `address`, a Flux post-build variable whose name says VIP such as
-    /// `KUBE_VIP_ADDR`), each node's own address (`k3s_node_ip`, else `ansible_host`), and
+    /// `KUBE_VIP_ADDR`, a Talos `vip.ip`), each node's own address (`k3s_node_ip`, else
+    /// `ansible_host`; on a Talos cluster talconfig's `ipAddress` and the interface
+    /// `addresses`), and
     /// every LoadBalancer Service's address (`spec.loadBalancerIP` and the annotations
     /// `io.cilium/lb-ipam-ips`, `metallb.universe.tf/loadBalancerIPs`,
     /// `kube-vip.io/loadbalancerIPs`, in Service objects and in HelmRelease values). The

@@ -15,14 +15,16 @@ crate::declare_rule! {
     /// nodes at once. Critical: the CNI agent (cilium, calico-node, kube-flannel), kube-vip,
     /// storage node agents (longhorn-manager), and the DaemonSet names listed in
     /// `rules.rollout-blast-radius.settings.daemonsets`. N is the number of hosts of the
-    /// environment's Ansible group, else `nodes:` in fluxgate.yaml; without either the rule
-    /// does not run. `updateStrategy.rollingUpdate.maxUnavailable` is read from rendered
+    /// environment's Ansible group, else its Talos nodes, else `nodes:` in fluxgate.yaml;
+    /// without any the rule does not run. `updateStrategy.rollingUpdate.maxUnavailable` is read from rendered
     /// DaemonSets, DaemonSets in the Ansible bootstrap's templates (rendered for the first
     /// host of the environment the play targets), and the effective values of Cilium
     /// HelmReleases, chart defaults included: a release that leaves the value unset gets the
     /// chart's default (2 for Cilium). Percentages round up, as the DaemonSet controller
     /// rounds them. When the chart is not in the chart cache and the release leaves the value
-    /// unset, a warning says the value is unknown.
+    /// unset, a warning says the value is unknown, unless Cilium's documented default of 2
+    /// is within the limit (five nodes or more). On a Talos cluster N is the number of
+    /// nodes of its talconfig.yaml or machine configs (control plane and workers).
     ///
     /// ## Why it matters
     /// A DaemonSet rollout replaces up to maxUnavailable agents before it waits for one to
@@ -273,6 +275,12 @@ fn cilium_release(
             out.extend(judge(v, &what, related));
         }
         None => {
+            // Cilium's documented default (2) within the limit on this many nodes: whatever
+            // the uncached chart says, only a default above 2 could break it, and none has.
+            let documented = Node::new(Value::Int(2), release_loc.clone());
+            if judge(&documented, &what, Vec::new()).is_none() {
+                return;
+            }
             let cached = chart.found.is_some();
             let why = if cached {
                 "neither the release nor the cached chart sets it"
