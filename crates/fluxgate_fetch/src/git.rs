@@ -220,7 +220,9 @@ fn fetch_remote(
             return Err(Error::NeedsCredentials {
                 source_url: display_url(url),
                 message: format!(
-                    "an ssh:// GitRepository authenticates with the SSH identity of its secretRef{},                      which fluxgate does not read; fetch the chart over https:// with a netrc                      login, or put it into the `charts:` folder",
+                    "an ssh:// GitRepository authenticates with the SSH identity of its secretRef{}, \
+                     which fluxgate does not read; fetch the chart over https:// with a netrc \
+                     login, or put it into the `charts:` folder",
                     remote
                         .secret_ref
                         .map(|s| format!(" `{s}`"))
