@@ -212,8 +212,20 @@ fn fetch_remote(
     want: &Want,
     remote: &Remote<'_>,
 ) -> Result<(String, Vec<u8>), Error> {
-    let parsed = gix::url::parse(gix::bstr::BStr::new(url))
+    let mut parsed = gix::url::parse(gix::bstr::BStr::new(url))
         .map_err(|e| fail(url, format!("not a git URL: {e}")))?;
+    // A user:password in the URL becomes our Authorization header (a netrc login wins) and
+    // leaves the URL gix sees, so no message of gix's can show it.
+    let from_url = match (parsed.user(), parsed.password()) {
+        (Some(user), Some(password)) => Some(Login {
+            user: user.to_string(),
+            password: password.to_string(),
+        }),
+        _ => None,
+    };
+    parsed.set_user(None);
+    parsed.set_password(None);
+    let login = remote.login.or(from_url.as_ref());
     match parsed.scheme {
         gix::url::Scheme::Http | gix::url::Scheme::Https | gix::url::Scheme::Git => {}
         gix::url::Scheme::Ssh => {
@@ -253,6 +265,7 @@ fn fetch_remote(
                 "refs/tags/*:refs/tags/*",
                 false,
                 remote,
+                login,
                 url,
             )?
             .into_iter()
@@ -266,7 +279,7 @@ fn fetch_remote(
         }
         Want::Tag(_) | Want::Digest(_) => return Err(not_git_want(url)),
     };
-    exchange(&repo, &parsed, &spec, true, remote, url).map_err(|e| match e {
+    exchange(&repo, &parsed, &spec, true, remote, login, url).map_err(|e| match e {
         Error::Git {
             source_url,
             message,
@@ -301,6 +314,7 @@ fn exchange(
     spec: &str,
     receive: bool,
     remote: &Remote<'_>,
+    login: Option<&Login>,
     source: &str,
 ) -> Result<Vec<String>, Error> {
     let git_remote = repo
@@ -341,8 +355,7 @@ fn exchange(
             talk(&git_remote, transport, receive, source)
         }
         _ => {
-            let http =
-                crate::git_http::UreqGit::new(remote.agent.clone(), remote.login.map(Login::basic));
+            let http = crate::git_http::UreqGit::new(remote.agent.clone(), login.map(Login::basic));
             let transport =
                 gix::protocol::transport::client::blocking_io::http::Transport::new_http(
                     http,
@@ -354,7 +367,7 @@ fn exchange(
                 Error::Git { message, .. }
                     if message.contains("HTTP 401") || message.contains("HTTP 403") =>
                 {
-                    if remote.login.is_none() {
+                    if login.is_none() {
                         Error::NeedsCredentials {
                             source_url: display_url(source),
                             message: format!(
@@ -368,7 +381,8 @@ fn exchange(
                     } else {
                         fail(
                             source,
-                            "the server refused the netrc login for this host".into(),
+                            "the server refused the login (netrc, or the URL's user:password)"
+                                .into(),
                         )
                     }
                 }

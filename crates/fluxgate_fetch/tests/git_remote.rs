@@ -705,11 +705,39 @@ fn private_smart_http_needs_a_login() {
         &Cache::open(&scratch.0.join("c2")),
         &opts,
     ));
-    assert!(wrong.contains("refused the netrc login"), "{wrong}");
+    assert!(wrong.contains("refused the login (netrc"), "{wrong}");
     assert!(
         !wrong.contains("wrong-pass-123") && !wrong.contains("s3cret"),
         "{wrong}"
     );
+
+    // A user:password in the URL is a login too, and never shown.
+    let with_login = |password: &str, repo: &str| {
+        let mut r = req.clone();
+        r.source = format!("http://bob:{password}@127.0.0.1:{}/{repo}", server.port);
+        r
+    };
+    let out = run(
+        &[with_login("s3cret-git-token", "charts.git")],
+        &Lock::default(),
+        &Cache::open(&scratch.0.join("c3")),
+        &options(),
+    );
+    assert!(out.errors.is_empty(), "{}", errors(&out));
+    for repo in ["charts.git", "nothing.git"] {
+        let out = run(
+            &[with_login("wrong-pass-123", repo)],
+            &Lock::default(),
+            &Cache::open(&scratch.0.join("c4")),
+            &options(),
+        );
+        let shown = format!("{} {:?}", errors(&out), out.errors);
+        assert!(!out.errors.is_empty(), "{repo}");
+        assert!(
+            !shown.contains("wrong-pass-123") && !shown.contains("bob:"),
+            "{shown}"
+        );
+    }
 }
 
 #[test]
