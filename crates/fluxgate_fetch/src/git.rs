@@ -322,8 +322,8 @@ fn exchange(
         .and_then(|r| r.with_refspecs([spec], gix::remote::Direction::Fetch))
         .map_err(|e| fail(source, format!("refspec `{spec}`: {}", chain(&e))))?
         .with_fetch_tags(gix::remote::fetch::Tags::None);
-    match url.scheme {
-        gix::url::Scheme::Git => {
+    if url.scheme == gix::url::Scheme::Git {
+        {
             let host = url.host().unwrap_or("localhost").to_string();
             let port = url.port;
             let addr =
@@ -354,7 +354,8 @@ fn exchange(
             );
             talk(&git_remote, transport, receive, source)
         }
-        _ => {
+    } else {
+        {
             let http = crate::git_http::UreqGit::new(remote.agent.clone(), login.map(Login::basic));
             let transport =
                 gix::protocol::transport::client::blocking_io::http::Transport::new_http(
@@ -401,15 +402,18 @@ fn talk<T: Transport>(
     let err = |e: &dyn std::error::Error| fail(source, chain(e));
     let prepare = git_remote
         .to_connection_with_transport(transport)
-        .prepare_fetch(gix::progress::Discard, Default::default())
+        .prepare_fetch(
+            gix::progress::Discard,
+            gix::remote::ref_map::Options::default(),
+        )
         .map_err(|e| err(&e))?;
     let names: Vec<String> = prepare
         .ref_map()
         .mappings
         .iter()
-        .filter_map(|m| match &m.remote {
-            gix::protocol::fetch::refmap::Source::Ref(r) => Some(r.unpack().0.to_string()),
-            gix::protocol::fetch::refmap::Source::ObjectId(id) => Some(id.to_string()),
+        .map(|m| match &m.remote {
+            gix::protocol::fetch::refmap::Source::Ref(r) => r.unpack().0.to_string(),
+            gix::protocol::fetch::refmap::Source::ObjectId(id) => id.to_string(),
         })
         .collect();
     if !receive {

@@ -61,18 +61,18 @@ struct Request {
 impl Request {
     fn send(self) -> Result<(Vec<u8>, Body), (std::io::ErrorKind, String)> {
         let shown = display_url(&self.url);
-        let response = if !self.post {
-            let mut r = self.agent.get(&self.url);
-            for (k, v) in &self.headers {
-                r = r.header(k, v);
-            }
-            r.call()
-        } else {
+        let response = if self.post {
             let mut r = self.agent.post(&self.url);
             for (k, v) in &self.headers {
                 r = r.header(k, v);
             }
             r.send(&self.body[..])
+        } else {
+            let mut r = self.agent.get(&self.url);
+            for (k, v) in &self.headers {
+                r = r.header(k, v);
+            }
+            r.call()
         };
         let response = response.map_err(|e| {
             (

@@ -115,7 +115,7 @@ fn wait_for(port: u16) {
 /// `main`), `<root>/link.git` (a chart with a symlink), `<root>/dotdot.git` (a chart whose
 /// tree has a `..` entry).
 struct Served {
-    _dir: TempDir,
+    dir: TempDir,
     root: PathBuf,
     /// Commits of charts.git: v1.0.0, v1.2.0, main.
     commits: [String; 3],
@@ -185,7 +185,7 @@ fn make_repositories() -> Option<Served> {
     git(&bad, &["update-ref", "refs/heads/main", &commit])?;
     Some(Served {
         root,
-        _dir: dir,
+        dir,
         commits: [c1, c2, c3],
     })
 }
@@ -461,7 +461,7 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
 
     // The same bytes as a file:// fetch of the same commit: the digest does not depend on
     // the transport.
-    let local = format!("file://{}", served._dir.0.join("work").display());
+    let local = format!("file://{}", served.dir.0.join("work").display());
     let via_file = run(
         &[request(&local, rev(c3))],
         &Lock::default(),
