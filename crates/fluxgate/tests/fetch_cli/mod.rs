@@ -242,3 +242,4 @@ fn an_ssh_git_repository_needs_credentials() {
 }
 
 mod credential_helper;
+mod git_daemon;
