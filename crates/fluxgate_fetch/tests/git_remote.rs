@@ -470,6 +470,15 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
     );
     assert!(via_file.errors.is_empty(), "{}", errors(&via_file));
     assert_eq!(via_file.lock.entries()[0].digest, entry.digest, "{base}");
+    // A semver range over a file:// repository's tags picks as over the network.
+    let file_semver = run(
+        &[request(&local, Want::Semver("^1.0".into()))],
+        &Lock::default(),
+        &cache,
+        &options(),
+    );
+    assert!(file_semver.errors.is_empty(), "{}", errors(&file_semver));
+    assert_eq!(file_semver.lock.entries()[0].version, *c2, "file:// ^1.0");
 
     // A lightweight tag and an annotated one (peeled to its commit).
     for (tag, commit) in [("v1.0.0", c1), ("v1.2.0", c2)] {
