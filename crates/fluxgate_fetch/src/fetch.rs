@@ -222,8 +222,14 @@ impl Ctx<'_> {
                 r.source_object
             )]));
         }
-        let version = self.resolve(r, index)?;
-        let (bytes, _) = self.download(r, &version, index)?;
+        let (version, bytes) = if r.protocol == Protocol::Git {
+            // One shallow fetch both resolves the ref and reads the chart.
+            self.git(r, &r.want)?
+        } else {
+            let version = self.resolve(r, index)?;
+            let (bytes, _) = self.download(r, &version, index)?;
+            (version, bytes)
+        };
         let digest = self.keep(r, &version, &bytes)?;
         Ok((
             LockEntry {
@@ -253,8 +259,8 @@ impl Ctx<'_> {
         index: &mut Option<Result<Index, Error>>,
     ) -> Result<String, Error> {
         match (&r.protocol, &r.want) {
-            (Protocol::Git, Want::GitRev(rev)) => crate::git::resolve(&r.source, rev),
-            (Protocol::Git, _) | (_, Want::GitRev(_)) => Err(Error::Unsupported {
+            (Protocol::Git, want) => self.git(r, want).map(|(commit, _)| commit),
+            (_, Want::GitRev(_)) => Err(Error::Unsupported {
                 source_url: display_url(&r.source),
                 message: "a git revision is asked of a source that is not a GitRepository".into(),
             }),
@@ -289,6 +295,19 @@ impl Ctx<'_> {
         }
     }
 
+    /// The commit `want` names in a GitRepository and its chart folder packed.
+    fn git(&self, r: &ChartRequest, want: &Want) -> Result<(String, Vec<u8>), Error> {
+        let scratch = self.cache.dir().join("tmp");
+        let remote = crate::git::Remote {
+            agent: self.http.agent(),
+            login: self.opts.credentials.http(host_of(&r.source)),
+            scratch: &scratch,
+            timeout: self.opts.timeout,
+            secret_ref: r.secret_ref.as_deref(),
+        };
+        crate::git::chart_at(&r.source, &r.chart, want, &remote)
+    }
+
     fn registry<'s>(&'s self, r: &'s ChartRequest) -> Result<Registry<'s>, Error> {
         Registry::new(
             self.http,
@@ -309,7 +328,7 @@ impl Ctx<'_> {
     ) -> Result<(Vec<u8>, Digest), Error> {
         match r.protocol {
             Protocol::Git => {
-                let bytes = crate::git::pack_chart(&r.source, &r.chart, version)?;
+                let (_, bytes) = self.git(r, &Want::GitRev(version.to_string()))?;
                 let digest = Digest::of(&bytes);
                 Ok((bytes, digest))
             }
@@ -472,9 +491,10 @@ pub fn locked_entry<'l>(r: &ChartRequest, lock: &'l Lock) -> Option<&'l LockEntr
     let mut candidates = lock.versions(&r.source, &r.chart).into_iter();
     match &r.want {
         Want::Tag(t) | Want::Digest(t) => candidates.find(|e| &e.version == t),
-        // A branch or tag stays at the locked commit until the lock is updated.
+        // A branch, tag or semver range stays at the locked commit until the lock is updated.
         Want::GitRev(rev) if crate::git::is_commit(rev) => candidates.find(|e| &e.version == rev),
         Want::GitRev(_) => candidates.next(),
+        Want::Semver(_) if r.protocol == Protocol::Git => candidates.next(),
         Want::Semver(c) => {
             let constraint = Constraint::parse(c).ok()?;
             let matching: Vec<&LockEntry> = candidates

@@ -46,6 +46,11 @@ impl Http {
         }
     }
 
+    /// The agent, for the git transport that shares its configuration.
+    pub(crate) fn agent(&self) -> &ureq::Agent {
+        &self.agent
+    }
+
     /// GETs `url` with the given headers and reads at most `limit` bytes of body; `source`
     /// names the source in errors. Any status is returned: the caller decides.
     pub fn get(
@@ -109,7 +114,7 @@ impl Http {
 }
 
 /// A transport error in words, with the URL (credentials removed).
-fn describe(e: &ureq::Error, url: &str) -> String {
+pub(crate) fn describe(e: &ureq::Error, url: &str) -> String {
     let url = display_url(url);
     match e {
         ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {

@@ -40,6 +40,8 @@ pub mod fetch;
 #[cfg(feature = "network")]
 pub mod git;
 #[cfg(feature = "network")]
+mod git_http;
+#[cfg(feature = "network")]
 pub mod http;
 #[cfg(feature = "network")]
 pub mod index;

@@ -83,7 +83,7 @@ pub struct Registry<'a> {
     reference: Reference,
     base: String,
     source: String,
-    login: Option<&'a Login>,
+    creds: &'a Credentials,
     secret_ref: Option<&'a str>,
     auth: Mutex<Option<String>>,
 }
@@ -98,11 +98,10 @@ impl<'a> Registry<'a> {
     ) -> Result<Registry<'a>, Error> {
         let reference = Reference::parse(source)?;
         let base = reference.base(insecure);
-        let login = creds.registry(&reference.host);
         Ok(Registry {
             http,
             base,
-            login,
+            creds,
             secret_ref,
             source: source.to_string(),
             reference,
@@ -151,8 +150,20 @@ impl<'a> Registry<'a> {
         self.http.get(url, &headers, limit, &self.source)
     }
 
+    /// The login for the registry, asked only when the registry wants authentication (a
+    /// credential helper runs then, not for anonymous pulls).
+    fn login(&self) -> Result<Option<Login>, Error> {
+        self.creds
+            .registry(&self.reference.host)
+            .map_err(|message| self.fail(message))
+    }
+
     fn denied(&self, status: u16) -> Error {
-        match (self.secret_ref, self.login) {
+        let login = match self.login() {
+            Ok(login) => login,
+            Err(e) => return e,
+        };
+        match (self.secret_ref, login) {
             (Some(secret), None) => Error::NeedsCredentials {
                 source_url: display_url(&self.source),
                 message: format!(
@@ -169,7 +180,11 @@ impl<'a> Registry<'a> {
     fn authenticate(&self, challenge: &str) -> Result<String, Error> {
         let (scheme, params) = challenge.trim().split_once(' ').unwrap_or((challenge, ""));
         if scheme.eq_ignore_ascii_case("basic") {
-            return self.login.map(Login::basic).ok_or_else(|| self.denied(401));
+            return self
+                .login()?
+                .as_ref()
+                .map(Login::basic)
+                .ok_or_else(|| self.denied(401));
         }
         if !scheme.eq_ignore_ascii_case("bearer") {
             return Err(self.fail(format!("unsupported authentication scheme `{scheme}`")));
@@ -197,7 +212,7 @@ impl<'a> Registry<'a> {
         query.push(format!("scope={}", encode(&scope)));
         let sep = if realm.contains('?') { '&' } else { '?' };
         let url = format!("{realm}{sep}{}", query.join("&"));
-        let basic = self.login.map(Login::basic);
+        let basic = self.login()?.as_ref().map(Login::basic);
         let mut headers = vec![("Accept", "application/json")];
         if let Some(b) = basic.as_deref() {
             headers.push(("Authorization", b));

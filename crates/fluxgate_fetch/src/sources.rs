@@ -2,9 +2,10 @@
 //! Each HelmRelease's `spec.chart.spec` (with its `sourceRef`) or `spec.chartRef` (an
 //! OCIRepository, or a HelmChart and its HelmRepository) becomes one [`ChartRequest`] naming
 //! the source URL, the chart and the version constraint, tag or digest. Sources fetch cannot
-//! read yet (Bucket charts, GitRepository charts other than `file://`) and references to sources that are not rendered
-//! are errors naming the release, never a silent skip. A chart from a `file://` GitRepository
-//! is its folder at the commit the source's `ref` names.
+//! read (Bucket charts) and references to sources that are not rendered are errors naming the
+//! release, never a silent skip. A chart from a GitRepository is its folder at the commit the
+//! source's `ref` names (`file://`, `https://`, `http://`, `git://`; `ssh://` needs a key
+//! fluxgate does not read, which `fetch` says).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,14 +20,15 @@ pub enum Protocol {
     HelmHttp,
     /// An OCI registry: `<url>` is `oci://host/repository` of the chart itself.
     Oci,
-    /// A GitRepository on this machine (`file://`): the chart folder at a commit, packed.
+    /// A GitRepository: the chart folder at a commit, packed (fetched shallow unless `file://`).
     Git,
 }
 
 /// Which version of the chart.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Want {
-    /// A Masterminds constraint (an exact version is a constraint too); `*` when unset.
+    /// A Masterminds constraint (an exact version is a constraint too); `*` when unset. For a
+    /// GitRepository, `ref.semver` over its tags.
     Semver(String),
     /// An OCI tag, taken as it is.
     Tag(String),
@@ -214,9 +216,7 @@ fn from_chart_source(
                 source_object: label,
             })
         }
-        "GitRepository" if url.starts_with("file://") => {
-            git_request(source, &url, chart, id, label)
-        }
+        "GitRepository" if !url.is_empty() => git_request(source, &url, chart, id, label),
         _ => Err(Error::Unsupported {
             source_url: if url.is_empty() {
                 label
@@ -225,18 +225,13 @@ fn from_chart_source(
             },
             message: format!(
                 "{id} takes chart `{chart}` from a {kind}: fetching charts from a {kind} is not \
-                 supported yet{} (put the chart into the `charts:` folder instead)",
-                if kind == "GitRepository" {
-                    " except over file://"
-                } else {
-                    ""
-                }
+                 supported yet (put the chart into the `charts:` folder instead)"
             ),
         }),
     }
 }
 
-/// A chart folder of a `file://` GitRepository at the revision its `ref` names.
+/// A chart folder of a GitRepository at the revision its `ref` names.
 fn git_request(
     source: &Node,
     url: &str,
@@ -255,28 +250,25 @@ fn git_request(
     }
     let r = |k: &str| source.path(&["spec", "ref", k]).and_then(Node::scalar_text);
     // Flux's precedence: commit, name, semver, tag, branch; no ref is `master`.
-    let rev = if let Some(c) = r("commit") {
-        c
+    let want = if let Some(c) = r("commit") {
+        Want::GitRev(c)
     } else if let Some(n) = r("name") {
-        n
-    } else if r("semver").is_some() {
-        return Err(Error::Unsupported {
-            source_url: crate::display_url(url),
-            message: "a GitRepository `ref.semver` is not supported yet (use a tag, a branch or a commit)".into(),
-        });
+        Want::GitRev(n)
+    } else if let Some(range) = r("semver") {
+        Want::Semver(range)
     } else if let Some(t) = r("tag") {
-        format!("refs/tags/{t}")
+        Want::GitRev(format!("refs/tags/{t}"))
     } else {
-        format!(
+        Want::GitRev(format!(
             "refs/heads/{}",
             r("branch").unwrap_or_else(|| "master".to_string())
-        )
+        ))
     };
     Ok(ChartRequest {
         protocol: Protocol::Git,
         source: url.to_string(),
         chart: path.to_string(),
-        want: Want::GitRev(rev),
+        want,
         secret_ref: secret_ref(source),
         insecure: false,
         source_object: label,
@@ -346,7 +338,7 @@ spec: {url: oci://registry.example/charts/podinfo, ref: {semver: '>=6.0'}}
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: repo, namespace: flux-system}
-spec: {url: https://git.example/repo}
+spec: {url: https://git.example/repo, ref: {semver: '>=1.0'}}
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -401,20 +393,15 @@ spec: {chart: {spec: {chart: y, sourceRef: {kind: HelmRepository, name: nowhere}
                 r#"Oci oci://ghcr.io/org/charts/tool tool Semver("2.0.0") Some("ghcr-auth")"#,
                 r#"Oci oci://registry.example/charts/podinfo podinfo Semver(">=6.0") None"#,
                 r#"Git file:///srv/charts charts/z GitRev("refs/tags/v2") None"#,
+                r#"Git https://git.example/repo charts/x Semver(">=1.0") None"#,
             ]
         );
         let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(
-            errors[0].starts_with("https://git.example/repo: HelmRelease apps/d takes chart"),
+            errors[0].starts_with("HelmRepository apps/nowhere: HelmRelease apps/e names it"),
             "{}",
             errors[0]
-        );
-        assert!(errors[0].contains("not supported yet"));
-        assert!(
-            errors[1].starts_with("HelmRepository apps/nowhere: HelmRelease apps/e names it"),
-            "{}",
-            errors[1]
         );
     }
 }

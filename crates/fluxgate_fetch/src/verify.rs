@@ -67,6 +67,11 @@ fn verify_entry(cache: &Cache, entry: &LockEntry) -> Result<VerifiedChart, Error
     }
 }
 
+/// A full commit id: the version a GitRepository chart is locked at.
+fn is_commit_id(version: &str) -> bool {
+    version.len() == 40 && version.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// The lock of a repository and the cache it points into: what the offline commands read
 /// charts from. Cheap to share (`Arc`) between renderers.
 #[derive(Clone, Debug)]
@@ -129,14 +134,21 @@ impl FetchedCharts {
         version: Option<&str>,
     ) -> Option<Result<VerifiedChart, Error>> {
         let constraint = version.and_then(|v| Constraint::parse(v).ok());
+        // A chart from a GitRepository is locked by its path (`charts/demo`); a release names
+        // that path (`./charts/demo`, `charts/demo/`) or, through the chart, its last segment.
+        let path = chart.trim_start_matches("./").trim_matches('/');
         let candidates: Vec<&LockEntry> = self
             .lock
             .entries()
             .iter()
-            // A chart from a GitRepository is locked by its path; a release names its last segment.
-            .filter(|e| e.chart == chart || e.chart.rsplit('/').next() == Some(chart))
+            .filter(|e| {
+                e.chart == chart || e.chart == path || e.chart.rsplit('/').next() == Some(chart)
+            })
             .filter(|e| match (version, &constraint) {
                 (None, _) => true,
+                // A GitRepository chart is locked by commit; Flux ignores a release's version
+                // for it (the chart's own Chart.yaml says it), so any version asked is its.
+                (Some(_), _) if is_commit_id(&e.version) => true,
                 (Some(v), _)
                     if e.version.trim_start_matches('v') == v.trim().trim_start_matches('v') =>
                 {

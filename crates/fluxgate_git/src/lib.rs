@@ -126,6 +126,15 @@ impl GitRepo {
         Ok(GitRepo { repo, prefix })
     }
 
+    /// A repository already opened (a bare one `fetch` filled), read from its root.
+    #[must_use]
+    pub fn from_gix(repo: gix::Repository) -> GitRepo {
+        GitRepo {
+            repo,
+            prefix: PathBuf::new(),
+        }
+    }
+
     /// The folder read, relative to the work tree's root.
     #[must_use]
     pub fn prefix(&self) -> &Path {

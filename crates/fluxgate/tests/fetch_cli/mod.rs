@@ -217,15 +217,15 @@ fn fetch_locks_then_stays_offline_and_fails_closed() {
 }
 
 #[test]
-fn a_chart_from_a_git_repository_is_an_explicit_error() {
-    let repo = TempRepo::new("git");
+fn an_ssh_git_repository_needs_credentials() {
+    let repo = TempRepo::new("git-ssh");
     repo.write(
         "fluxgate.yaml",
         "environments:\n  dev:\n    flux: clusters/dev\n",
     );
     repo.write(
         "clusters/dev/source.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: charts, namespace: flux-system}\nspec: {url: 'https://git.example/charts', interval: 1h, ref: {branch: main}}\n",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: charts, namespace: flux-system}\nspec: {url: 'ssh://git@git.example/org/charts', interval: 1h, ref: {branch: main}, secretRef: {name: charts-deploy-key}}\n",
     );
     repo.write(
         "clusters/dev/release.yaml",
@@ -235,8 +235,11 @@ fn a_chart_from_a_git_repository_is_an_explicit_error() {
     let out = fluxgate(&["fetch", &repo.path(""), "--cache", &cache]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("error: https://git.example/charts: HelmRelease apps/demo takes chart `./charts/demo` from a GitRepository: fetching charts from a GitRepository is not supported yet"),
+        text(&out).contains("error: ssh://git.example/org/charts: needs credentials (an ssh:// GitRepository authenticates with the SSH identity of its secretRef `charts-deploy-key`, which fluxgate does not read"),
         "{}",
         text(&out)
     );
 }
+
+mod credential_helper;
+mod git_daemon;
