@@ -80,6 +80,8 @@ struct Spec {
     sharp: bool,
     zero: bool,
     space: bool,
+    /// `%#v`: Go syntax (`[]interface {}{1, "a"}`).
+    sharp_v: bool,
     width: Option<usize>,
     prec: Option<usize>,
 }
@@ -141,6 +143,11 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
             out.push('%');
             continue;
         }
+        // `%+v` is `%v` for what templates print (no struct fields); `%#v` is Go syntax.
+        if verb == 'v' {
+            spec.plus = false;
+            spec.sharp_v = std::mem::take(&mut spec.sharp);
+        }
         let Some(arg) = args.get(argi) else {
             out.push_str(&format!("%!{verb}(MISSING)"));
             continue;
@@ -171,11 +178,33 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
     out
 }
 
-fn bad_verb(out: &mut String, v: &Value, verb: char) {
+/// `%!verb(type=value)`: the value printed with `%v` and the verb's flags, as Go does.
+fn bad_verb(out: &mut String, v: &Value, verb: char, spec: &Spec) {
     if v.is_nil() {
         out.push_str(&format!("%!{verb}(<nil>)"));
     } else {
-        out.push_str(&format!("%!{verb}({}={})", v.type_name(), sprint_value(v)));
+        out.push_str(&format!("%!{verb}({}=", v.type_name()));
+        write_value(out, v, 'v', spec, 0);
+        out.push(')');
+    }
+}
+
+/// Go's `padString`: text padded to the width, with zeros on the left under the `0` flag.
+fn pad_text(out: &mut String, s: &str, spec: &Spec) {
+    let len = s.chars().count();
+    let width = spec.width.unwrap_or(0);
+    if len >= width {
+        out.push_str(s);
+        return;
+    }
+    let fill = width - len;
+    if spec.minus {
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', fill));
+    } else {
+        let c = if spec.zero { '0' } else { ' ' };
+        out.extend(std::iter::repeat_n(c, fill));
+        out.push_str(s);
     }
 }
 
@@ -212,17 +241,21 @@ fn write_value(out: &mut String, v: &Value, verb: char, spec: &Spec, depth: usiz
         return;
     }
     if verb == 'T' {
-        pad(out, &v.type_name(), spec, false);
+        pad_text(out, &v.type_name(), spec);
+        return;
+    }
+    if spec.sharp_v && verb == 'v' {
+        write_go_syntax(out, v, spec, depth);
         return;
     }
     match v {
         Value::Missing | Value::Nil => match verb {
-            'v' => pad(out, "<nil>", spec, false),
-            _ => bad_verb(out, v, verb),
+            'v' => pad_text(out, "<nil>", spec),
+            _ => bad_verb(out, v, verb, spec),
         },
         Value::Bool(b) => match verb {
-            'v' | 't' => pad(out, if *b { "true" } else { "false" }, spec, false),
-            _ => bad_verb(out, v, verb),
+            'v' | 't' => pad_text(out, if *b { "true" } else { "false" }, spec),
+            _ => bad_verb(out, v, verb, spec),
         },
         Value::Int(i) | Value::Int64(i) => write_int(out, v, *i, verb, spec),
         Value::Float(f) => write_float(out, v, *f, verb, spec),
@@ -259,9 +292,54 @@ fn write_value(out: &mut String, v: &Value, verb: char, spec: &Spec, depth: usiz
             out.push(']');
         }
         Value::Object(o) => match verb {
-            'v' | 's' => pad(out, &o.display(), spec, false),
-            _ => bad_verb(out, v, verb),
+            'v' | 's' => pad_text(out, &o.display(), spec),
+            _ => bad_verb(out, v, verb, spec),
         },
+    }
+}
+
+/// `%#v`: a value as Go source (`"a"`, `[]interface {}{1, "a"}`,
+/// `map[string]interface {}{"k":1}`; a nil inside a composite is `interface {}(nil)`).
+fn write_go_syntax(out: &mut String, v: &Value, spec: &Spec, depth: usize) {
+    match v {
+        Value::Missing | Value::Nil if depth > 0 => out.push_str("interface {}(nil)"),
+        Value::Missing | Value::Nil => pad_text(out, "<nil>", spec),
+        Value::String(s) => pad_text(out, &quote(s), spec),
+        Value::Bytes(b) => {
+            out.push_str("[]byte{");
+            let items: Vec<String> = b.iter().map(|x| format!("{x:#x}")).collect();
+            out.push_str(&items.join(", "));
+            out.push('}');
+        }
+        Value::List(l) => {
+            out.push_str("[]interface {}{");
+            for (i, item) in l.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, item, 'v', spec, depth + 1);
+            }
+            out.push('}');
+        }
+        Value::Map(m) => {
+            out.push_str("map[string]interface {}{");
+            for (i, (k, val)) in m.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&quote(k));
+                out.push(':');
+                write_value(out, val, 'v', spec, depth + 1);
+            }
+            out.push('}');
+        }
+        other => {
+            let plain = Spec {
+                sharp_v: false,
+                ..spec.clone()
+            };
+            write_value(out, other, 'v', &plain, depth);
+        }
     }
 }
 
@@ -289,14 +367,14 @@ fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec)
         _ => text.into_owned(),
     };
     match verb {
-        'v' | 's' => pad(out, &text, spec, false),
+        'v' | 's' => pad_text(out, &text, spec),
         'q' => {
             let q = if spec.sharp && !text.contains('`') {
                 format!("`{text}`")
             } else {
                 quote(&text)
             };
-            pad(out, &q, spec, false);
+            pad_text(out, &q, spec);
         }
         'x' | 'X' => {
             let mut h = String::new();
@@ -310,9 +388,9 @@ fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec)
                     h.push_str(&format!("{b:02X}"));
                 }
             }
-            pad(out, &h, spec, false);
+            pad_text(out, &h, spec);
         }
-        _ => bad_verb(out, v, verb),
+        _ => bad_verb(out, v, verb, spec),
     }
 }
 
@@ -330,7 +408,7 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
                 .ok()
                 .and_then(char::from_u32)
                 .unwrap_or('\u{fffd}');
-            return pad(out, &c.to_string(), spec, false);
+            return pad_text(out, &c.to_string(), spec);
         }
         'q' => {
             let c = u32::try_from(i)
@@ -346,10 +424,11 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
             } else {
                 inner
             };
-            return pad(out, &format!("'{inner}'"), spec, false);
+            return pad_text(out, &format!("'{inner}'"), spec);
         }
-        'U' => return pad(out, &format!("U+{mag:04X}"), spec, false),
-        _ => return bad_verb(out, v, verb),
+        // Go formats the bits as unsigned (`-2` is `U+FFFFFFFFFFFFFFFE`).
+        'U' => return pad(out, &format!("U+{:04X}", i.cast_unsigned()), spec, false),
+        _ => return bad_verb(out, v, verb, spec),
     };
     let mut digits = match spec.prec {
         Some(0) if mag == 0 => String::new(),
@@ -396,7 +475,12 @@ fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
                 special(f)
             }
         }
-        _ => return bad_verb(out, v, verb),
+        'x' | 'X' => {
+            let s = format_hex_float(f);
+            if verb == 'X' { s.to_uppercase() } else { s }
+        }
+        'b' => format_binary_float(f),
+        _ => return bad_verb(out, v, verb, spec),
     };
     let body = if spec.plus && !body.starts_with(['-', '+']) {
         format!("+{body}")
@@ -406,6 +490,66 @@ fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
         body
     };
     pad(out, &body, spec, f.is_finite());
+}
+
+/// The sign, the 53-bit mantissa and the binary exponent of a finite, non-zero `f`
+/// (`f = mant * 2^exp`), as IEEE 754 stores them.
+fn float_parts(f: f64) -> (bool, u64, i32) {
+    let bits = f.to_bits();
+    let neg = bits >> 63 == 1;
+    let biased = i32::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+    let frac = bits & ((1 << 52) - 1);
+    if biased == 0 {
+        (neg, frac, -1074)
+    } else {
+        (neg, frac | (1 << 52), biased - 1075)
+    }
+}
+
+/// `strconv.FormatFloat(f, 'x', -1, 64)`: `0x1.8p+01`.
+fn format_hex_float(f: f64) -> String {
+    if !f.is_finite() {
+        return special(f);
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    if f == 0.0 {
+        return format!("{sign}0x0p+00");
+    }
+    let (_, mut mant, mut exp) = float_parts(f);
+    // Normalize: the leading 1 at bit 52 (subnormals shift up).
+    while mant & (1 << 52) == 0 {
+        mant <<= 1;
+        exp -= 1;
+    }
+    let exp = exp + 52;
+    let frac = mant & ((1 << 52) - 1);
+    let mut digits = format!("{frac:013x}");
+    while digits.ends_with('0') {
+        digits.pop();
+    }
+    let point = if digits.is_empty() {
+        String::new()
+    } else {
+        format!(".{digits}")
+    };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}0x1{point}p{esign}{:02}", exp.unsigned_abs())
+}
+
+/// `strconv.FormatFloat(f, 'b', -1, 64)`: `6755399441055744p-52`.
+fn format_binary_float(f: f64) -> String {
+    if !f.is_finite() {
+        return special(f);
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let (mant, exp) = if f == 0.0 {
+        (0, -1074)
+    } else {
+        let (_, m, e) = float_parts(f);
+        (m, e)
+    };
+    let esign = if exp >= 0 { "+" } else { "" };
+    format!("{sign}{mant}p{esign}{exp}")
 }
 
 fn special(f: f64) -> String {
@@ -546,6 +690,27 @@ mod tests {
             "a%!(EXTRA int=1)"
         );
         assert_eq!(sprintf("100%%", &[]), "100%");
+    }
+
+    #[test]
+    fn flags_like_go() {
+        let l = Value::list(vec![Value::Int(1), Value::str("a"), Value::Nil]);
+        let m = Value::map([("k".to_string(), Value::Float(1.0))].into_iter().collect());
+        assert_eq!(sprintf("%+v", &[Value::Int(3)]), "3");
+        assert_eq!(
+            sprintf("%#v %#v %#v", &[Value::str("x"), l, m]),
+            "\"x\" []interface {}{1, \"a\", interface {}(nil)} map[string]interface {}{\"k\":1}"
+        );
+        assert_eq!(sprintf("%#v", &[Value::Float(1e6)]), "1e+06");
+        assert_eq!(sprintf("%x", &[Value::Float(3.0)]), "0x1.8p+01");
+        assert_eq!(sprintf("%X", &[Value::Float(-2.0)]), "-0X1P+01");
+        assert_eq!(sprintf("%x", &[Value::Float(0.0)]), "0x0p+00");
+        assert_eq!(sprintf("%b", &[Value::Float(1.5)]), "6755399441055744p-52");
+        assert_eq!(sprintf("%U", &[Value::Int(-2)]), "U+FFFFFFFFFFFFFFFE");
+        assert_eq!(sprintf("%05d", &[Value::str("x")]), "%!d(string=0000x)");
+        assert_eq!(sprintf("%.2f", &[Value::str("hello")]), "%!f(string=he)");
+        assert_eq!(sprintf("%.2f", &[Value::Int(-2)]), "%!f(int=-02)");
+        assert_eq!(sprintf("%05v", &[Value::Bool(true)]), "0true");
     }
 
     #[test]

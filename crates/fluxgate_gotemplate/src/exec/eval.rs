@@ -57,6 +57,10 @@ impl State<'_> {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
                 self.eval_pipeline(dot, p)
             }
+            Arg::Nil => {
+                self.not_a_function(cmd, rest, fin.as_ref())?;
+                Err(self.error(At { pos, text: first }, "nil is not a command"))
+            }
             other => {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
                 self.eval_arg(dot, other, pos)
