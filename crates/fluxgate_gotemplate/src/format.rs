@@ -369,18 +369,27 @@ fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec)
     match verb {
         'v' | 's' => pad_text(out, &text, spec),
         'q' => {
-            let q = if spec.sharp && !text.contains('`') {
+            let q = if spec.sharp && can_backquote(&text) {
                 format!("`{text}`")
+            } else if spec.plus {
+                ascii_only(&quote(&text))
             } else {
                 quote(&text)
             };
             pad_text(out, &q, spec);
         }
         'x' | 'X' => {
+            // Go's fmtSbx: the precision counts bytes; `#` puts 0x before the whole text,
+            // or before each byte with the space flag; an empty text is padding only.
+            let bytes = &bytes[..spec.prec.unwrap_or(bytes.len()).min(bytes.len())];
+            let prefix = if verb == 'x' { "0x" } else { "0X" };
             let mut h = String::new();
             for (i, b) in bytes.iter().enumerate() {
                 if spec.space && i > 0 {
                     h.push(' ');
+                }
+                if spec.sharp && (i == 0 || spec.space) {
+                    h.push_str(prefix);
                 }
                 if verb == 'x' {
                     h.push_str(&format!("{b:02x}"));
@@ -416,6 +425,7 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
                 .and_then(char::from_u32)
                 .unwrap_or('\u{fffd}');
             let q = quote(&c.to_string());
+            let q = if spec.plus { ascii_only(&q) } else { q };
             let inner = &q[1..q.len() - 1];
             let inner = if inner == "\\\"" {
                 "\""
@@ -461,7 +471,7 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
 fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
     let body = match verb {
         'v' | 'g' | 'G' => {
-            let s = format_float_g(f, spec.prec, spec.sharp);
+            let s = format_float_g(f, spec.prec, false);
             if verb == 'G' { s.to_uppercase() } else { s }
         }
         'e' | 'E' => {
@@ -482,6 +492,15 @@ fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
         'b' => format_binary_float(f),
         _ => return bad_verb(out, v, verb, spec),
     };
+    // `#` keeps a decimal point and the trailing zeros (Go counts significant digits).
+    let body = if spec.sharp && verb != 'b' && f.is_finite() {
+        match body.strip_prefix('-') {
+            Some(rest) => format!("-{}", sharpen(rest, verb, spec.prec)),
+            None => sharpen(&body, verb, spec.prec),
+        }
+    } else {
+        body
+    };
     let body = if spec.plus && !body.starts_with(['-', '+']) {
         format!("+{body}")
     } else if spec.space && !body.starts_with(['-', '+']) {
@@ -490,6 +509,69 @@ fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
         body
     };
     pad(out, &body, spec, f.is_finite());
+}
+
+/// Go's `#` flag on a formatted float (no sign): a decimal point always, and for `%g`,
+/// `%v` and `%x` zeros up to the precision (6 when none) in significant digits, where the
+/// `x` of `0x` counts as one, as in Go.
+fn sharpen(num: &str, verb: char, prec: Option<usize>) -> String {
+    let mut digits: i64 = match verb {
+        'v' | 'g' | 'G' | 'x' | 'X' => prec.map_or(6, |p| i64::try_from(p).unwrap_or(0)),
+        _ => 0,
+    };
+    let hex = matches!(verb, 'x' | 'X');
+    let (mut body, mut tail) = (String::new(), "");
+    let (mut point, mut nonzero) = (false, false);
+    for (i, c) in num.char_indices() {
+        match c {
+            '.' => point = true,
+            'p' | 'P' => {
+                tail = &num[i..];
+                break;
+            }
+            'e' | 'E' if !hex => {
+                tail = &num[i..];
+                break;
+            }
+            _ => {
+                nonzero |= c != '0';
+                if nonzero {
+                    digits -= 1;
+                }
+            }
+        }
+        body.push(c);
+    }
+    if !point {
+        if body == "0" {
+            digits -= 1;
+        }
+        body.push('.');
+    }
+    while digits > 0 {
+        body.push('0');
+        digits -= 1;
+    }
+    body + tail
+}
+
+/// `strconv.CanBackquote`: no backquote, no ASCII control character but tab, no BOM.
+fn can_backquote(s: &str) -> bool {
+    !s.chars()
+        .any(|c| c == '`' || c == '\u{feff}' || c == '\x7f' || (c < ' ' && c != '\t'))
+}
+
+/// A quoted text with everything that is not ASCII escaped (`strconv.QuoteToASCII`).
+fn ascii_only(q: &str) -> String {
+    let mut out = String::with_capacity(q.len());
+    for c in q.chars() {
+        match c as u32 {
+            0..0x80 => out.push(c),
+            n if n < 0x10000 => out.push_str(&format!("\\u{n:04x}")),
+            n => out.push_str(&format!("\\U{n:08x}")),
+        }
+    }
+    out
 }
 
 /// The sign, the 53-bit mantissa and the binary exponent of a finite, non-zero `f`
@@ -711,6 +793,16 @@ mod tests {
         assert_eq!(sprintf("%.2f", &[Value::str("hello")]), "%!f(string=he)");
         assert_eq!(sprintf("%.2f", &[Value::Int(-2)]), "%!f(int=-02)");
         assert_eq!(sprintf("%05v", &[Value::Bool(true)]), "0true");
+        assert_eq!(sprintf("%#x", &[Value::Float(-2.0)]), "-0x1.0000p+01");
+        assert_eq!(
+            sprintf("%#q", &[Value::Float(1e6)]),
+            "%!q(float64=1.00000e+06)"
+        );
+        assert_eq!(
+            sprintf("%#x|% #x", &[Value::str("ab"), Value::str("ab")]),
+            "0x6162|0x61 0x62"
+        );
+        assert_eq!(sprintf("%+q", &[Value::str("é")]), "\"\\u00e9\"");
     }
 
     #[test]

@@ -349,14 +349,15 @@ pub fn index(item: &Value, keys: &[Value]) -> Result<Value, FuncError> {
             Value::List(l) => {
                 let l = l.borrow();
                 let i = int_index(key, l.len())?;
+                // Go's indexArg lets the length through; reflect's Index then panics.
                 l.get(i)
                     .cloned()
-                    .ok_or_else(|| format!("index out of range: {i}"))?
+                    .ok_or("reflect: slice index out of range")?
             }
             Value::Bytes(b) => {
                 let i = int_index(key, b.len())?;
                 Value::Int(i64::from(
-                    *b.get(i).ok_or_else(|| format!("index out of range: {i}"))?,
+                    *b.get(i).ok_or("reflect: slice index out of range")?,
                 ))
             }
             Value::String(s) => {
@@ -364,7 +365,7 @@ pub fn index(item: &Value, keys: &[Value]) -> Result<Value, FuncError> {
                 Value::Int(i64::from(
                     *s.as_bytes()
                         .get(i)
-                        .ok_or_else(|| format!("index out of range: {i}"))?,
+                        .ok_or("reflect: string index out of range")?,
                 ))
             }
             Value::Map(m) => match key {
