@@ -86,73 +86,112 @@ struct Spec {
     prec: Option<usize>,
 }
 
-/// `fmt.Sprintf(format, args...)`.
+/// `fmt.Sprintf(format, args...)`, parsed as Go's `doPrintf` does: flags, explicit argument
+/// indexes (`%[2]d`), `*` widths and precisions from the arguments (`%!(BADWIDTH)`,
+/// `%!(BADPREC)` when they are not ints; a negative width left-justifies), and the
+/// `%!v(MISSING)`, `%!v(BADINDEX)`, `%!(NOVERB)` and `%!(EXTRA ...)` notes.
 pub fn sprintf(format: &str, args: &[Value]) -> String {
+    let b = format.as_bytes();
+    let end = b.len();
     let mut out = String::new();
-    let mut argi = 0;
-    let mut chars = format.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
+    let mut p = Printf {
+        arg_num: 0,
+        reordered: false,
+        good: true,
+    };
+    let mut i = 0;
+    while i < end {
+        p.good = true;
+        let last = i;
+        while i < end && b[i] != b'%' {
+            i += 1;
         }
+        if i > last {
+            out.push_str(&format[last..i]);
+        }
+        if i >= end {
+            break;
+        }
+        i += 1;
         let mut spec = Spec::default();
-        while let Some(&(_, f)) = chars.peek() {
-            match f {
-                '+' => spec.plus = true,
-                '-' => spec.minus = true,
-                '#' => spec.sharp = true,
-                '0' => spec.zero = true,
-                ' ' => spec.space = true,
+        while i < end {
+            match b[i] {
+                b'#' => spec.sharp = true,
+                b'0' => spec.zero = true,
+                b'+' => spec.plus = true,
+                b'-' => spec.minus = true,
+                b' ' => spec.space = true,
                 _ => break,
             }
-            chars.next();
+            i += 1;
         }
-        let read_num = |chars: &mut std::iter::Peekable<std::str::CharIndices>,
-                        argi: &mut usize|
-         -> Option<usize> {
-            if chars.peek().is_some_and(|&(_, c)| c == '*') {
-                chars.next();
-                let v = args.get(*argi).and_then(Value::as_int);
-                *argi += 1;
-                return v.and_then(|v| usize::try_from(v).ok()).or(Some(0));
+        let mut after_index;
+        (i, after_index) = p.arg_number(b, i, args.len());
+        if i < end && b[i] == b'*' {
+            i += 1;
+            match p.int_from_arg(args) {
+                Some(w) if w < 0 => {
+                    spec.width = usize::try_from(w.unsigned_abs()).ok();
+                    spec.minus = true;
+                    spec.zero = false;
+                }
+                Some(w) => spec.width = usize::try_from(w.unsigned_abs()).ok(),
+                None => out.push_str("%!(BADWIDTH)"),
             }
-            let mut n: Option<usize> = None;
-            while let Some(&(_, d)) = chars.peek() {
-                let Some(dv) = d.to_digit(10) else { break };
-                n = Some(
-                    n.unwrap_or(0)
-                        .saturating_mul(10)
-                        .saturating_add(dv as usize)
-                        .min(1_000_000),
-                );
-                chars.next();
+            after_index = false;
+        } else {
+            let (w, ok, next) = parse_num(b, i, end);
+            i = next;
+            spec.width = ok.then_some(w);
+            if after_index && ok {
+                p.good = false;
             }
-            n
-        };
-        spec.width = read_num(&mut chars, &mut argi);
-        if chars.peek().is_some_and(|&(_, c)| c == '.') {
-            chars.next();
-            spec.prec = Some(read_num(&mut chars, &mut argi).unwrap_or(0));
         }
-        let Some((_, verb)) = chars.next() else {
+        if i + 1 < end && b[i] == b'.' {
+            i += 1;
+            if after_index {
+                p.good = false;
+            }
+            (i, after_index) = p.arg_number(b, i, args.len());
+            if i < end && b[i] == b'*' {
+                i += 1;
+                match p.int_from_arg(args) {
+                    Some(n) if n >= 0 => spec.prec = usize::try_from(n.unsigned_abs()).ok(),
+                    _ => out.push_str("%!(BADPREC)"),
+                }
+                after_index = false;
+            } else {
+                let (n, ok, next) = parse_num(b, i, end);
+                i = next;
+                spec.prec = Some(if ok { n } else { 0 });
+            }
+        }
+        if !after_index {
+            (i, _) = p.arg_number(b, i, args.len());
+        }
+        let Some(verb) = format.get(i..).and_then(|r| r.chars().next()) else {
             out.push_str("%!(NOVERB)");
             break;
         };
+        i += verb.len_utf8();
         if verb == '%' {
             out.push('%');
             continue;
         }
+        if !p.good {
+            out.push_str(&format!("%!{verb}(BADINDEX)"));
+            continue;
+        }
+        let Some(arg) = args.get(p.arg_num) else {
+            out.push_str(&format!("%!{verb}(MISSING)"));
+            continue;
+        };
+        p.arg_num += 1;
         // `%+v` is `%v` for what templates print (no struct fields); `%#v` is Go syntax.
         if verb == 'v' {
             spec.plus = false;
             spec.sharp_v = std::mem::take(&mut spec.sharp);
         }
-        let Some(arg) = args.get(argi) else {
-            out.push_str(&format!("%!{verb}(MISSING)"));
-            continue;
-        };
-        argi += 1;
         let arg = if matches!(arg, Value::Missing) {
             &Value::Nil
         } else {
@@ -160,9 +199,9 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         };
         write_value(&mut out, arg, verb, &spec, 0);
     }
-    if argi < args.len() {
+    if !p.reordered && p.arg_num < args.len() {
         out.push_str("%!(EXTRA ");
-        let extra: Vec<String> = args[argi..]
+        let extra: Vec<String> = args[p.arg_num..]
             .iter()
             .map(|a| {
                 if a.is_nil() {
@@ -176,6 +215,80 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         out.push(')');
     }
     out
+}
+
+/// Where `sprintf` is in its arguments.
+struct Printf {
+    arg_num: usize,
+    /// An explicit index was seen: extra arguments are not reported.
+    reordered: bool,
+    /// The verb's argument index is valid.
+    good: bool,
+}
+
+impl Printf {
+    /// Go's `argNumber`: an explicit `[n]` at `i` moves to argument n; the position after
+    /// it and whether one was read.
+    fn arg_number(&mut self, b: &[u8], i: usize, num_args: usize) -> (usize, bool) {
+        if b.get(i) != Some(&b'[') {
+            return (i, false);
+        }
+        self.reordered = true;
+        let (index, width, ok) = parse_arg_number(&b[i..]);
+        if let (true, Some(n)) = (ok, index.filter(|n| *n < num_args)) {
+            self.arg_num = n;
+            return (i + width, true);
+        }
+        self.good = false;
+        (i + width, ok)
+    }
+
+    /// Go's `intFromArg`: the next argument as a width or precision (ints only, at most
+    /// 10^6 in size).
+    fn int_from_arg(&mut self, args: &[Value]) -> Option<i64> {
+        let a = args.get(self.arg_num)?;
+        self.arg_num += 1;
+        match a {
+            Value::Int(n) | Value::Int64(n) if n.unsigned_abs() <= 1_000_000 => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// Go's `parseArgNumber` of `[n]...`: the 0-based index (None below 1), the bytes read, and
+/// whether the brackets held a number.
+fn parse_arg_number(b: &[u8]) -> (Option<usize>, usize, bool) {
+    if b.len() < 3 {
+        return (None, 1, false);
+    }
+    for i in 1..b.len() {
+        if b[i] == b']' {
+            let (n, ok, next) = parse_num(b, 1, i);
+            if !ok || next != i {
+                return (None, i + 1, false);
+            }
+            return (n.checked_sub(1), i + 1, true);
+        }
+    }
+    (None, 1, false)
+}
+
+/// Go's `parsenum`: decimal digits from `start`; the number, whether there was one, and
+/// where it ended (a number above 10^6 swallows the rest of the format, as in Go).
+fn parse_num(b: &[u8], start: usize, end: usize) -> (usize, bool, usize) {
+    if start >= end {
+        return (0, false, end);
+    }
+    let (mut n, mut any, mut i) = (0usize, false, start);
+    while i < end && b[i].is_ascii_digit() {
+        if n > 1_000_000 {
+            return (0, false, end);
+        }
+        n = n * 10 + usize::from(b[i] - b'0');
+        any = true;
+        i += 1;
+    }
+    (n, any, i)
 }
 
 /// `%!verb(type=value)`: the value printed with `%v` and the verb's flags, as Go does.
@@ -793,6 +906,25 @@ mod tests {
         assert_eq!(sprintf("%.2f", &[Value::str("hello")]), "%!f(string=he)");
         assert_eq!(sprintf("%.2f", &[Value::Int(-2)]), "%!f(int=-02)");
         assert_eq!(sprintf("%05v", &[Value::Bool(true)]), "0true");
+        let (one, x) = (Value::Int(1), Value::str("x"));
+        assert_eq!(
+            sprintf("%[2]v %[1]v %v|%[3]d", &[x.clone(), one.clone()]),
+            "1 x 1|%!d(BADINDEX)"
+        );
+        assert_eq!(
+            sprintf(
+                "%*d|%-*d|%.*f",
+                &[
+                    x.clone(),
+                    one.clone(),
+                    Value::Int(-3),
+                    one.clone(),
+                    x,
+                    Value::Float(1.5)
+                ]
+            ),
+            "%!(BADWIDTH)1|1  |%!(BADPREC)1.500000"
+        );
         assert_eq!(sprintf("%#x", &[Value::Float(-2.0)]), "-0x1.0000p+01");
         assert_eq!(
             sprintf("%#q", &[Value::Float(1e6)]),

@@ -388,6 +388,9 @@ fn generated_programs() -> Vec<String> {
             "{{{{ and {x} \"y\" }}}}|{{{{ or {x} \"y\" }}}}|{{{{ not {x} }}}}"
         ));
         out.push(format!("{{{{ printf \"%v %v\" {x} }}}}"));
+        out.push(format!("{{{{ printf \"%[2]v %[1]v %v\" {x} 1 }}}}"));
+        out.push(format!("{{{{ printf \"%*d|%-*d|\" {x} 7 {x} 8 }}}}"));
+        out.push(format!("{{{{ printf \"%.*f\" {x} 1.5 }}}}"));
     }
     // A fixed linear congruential sequence picks three operand pairs per binary form.
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
