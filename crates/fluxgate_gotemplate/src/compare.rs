@@ -28,6 +28,16 @@ fn kind(v: &Value) -> Kind {
     }
 }
 
+/// Go's reflect kind of a value that is not a basic one: maps and slices are not comparable
+/// with each other.
+fn reflect_kind(v: &Value) -> u8 {
+    match v {
+        Value::Map(_) => 1,
+        Value::List(_) | Value::Bytes(_) => 2,
+        _ => 3,
+    }
+}
+
 /// Go 1.26's "incompatible types for comparison: float64 and int".
 fn bad(a: &Value, b: &Value) -> String {
     format!(
@@ -58,6 +68,16 @@ pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, FuncError> {
                     (Some(x), Some(y)) => x == y,
                     _ => std::rc::Rc::ptr_eq(a, b),
                 },
+                _ if reflect_kind(arg1) != reflect_kind(arg) => {
+                    return Err(format!(
+                        "non-comparable types {}: {}, {}: {}",
+                        sprintf("%s", std::slice::from_ref(arg1)),
+                        arg1.type_name(),
+                        arg.type_name(),
+                        sprintf("%v", std::slice::from_ref(arg))
+                    )
+                    .into());
+                }
                 (Value::Map(_) | Value::List(_) | Value::Bytes(_), _) => {
                     return Err(format!(
                         "non-comparable type {}: {}",

@@ -80,72 +80,118 @@ struct Spec {
     sharp: bool,
     zero: bool,
     space: bool,
+    /// `%#v`: Go syntax (`[]interface {}{1, "a"}`).
+    sharp_v: bool,
     width: Option<usize>,
     prec: Option<usize>,
 }
 
-/// `fmt.Sprintf(format, args...)`.
+/// `fmt.Sprintf(format, args...)`, parsed as Go's `doPrintf` does: flags, explicit argument
+/// indexes (`%[2]d`), `*` widths and precisions from the arguments (`%!(BADWIDTH)`,
+/// `%!(BADPREC)` when they are not ints; a negative width left-justifies), and the
+/// `%!v(MISSING)`, `%!v(BADINDEX)`, `%!(NOVERB)` and `%!(EXTRA ...)` notes.
 pub fn sprintf(format: &str, args: &[Value]) -> String {
+    let b = format.as_bytes();
+    let end = b.len();
     let mut out = String::new();
-    let mut argi = 0;
-    let mut chars = format.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
+    let mut p = Printf {
+        arg_num: 0,
+        reordered: false,
+        good: true,
+    };
+    let mut i = 0;
+    while i < end {
+        p.good = true;
+        let last = i;
+        while i < end && b[i] != b'%' {
+            i += 1;
         }
+        if i > last {
+            out.push_str(&format[last..i]);
+        }
+        if i >= end {
+            break;
+        }
+        i += 1;
         let mut spec = Spec::default();
-        while let Some(&(_, f)) = chars.peek() {
-            match f {
-                '+' => spec.plus = true,
-                '-' => spec.minus = true,
-                '#' => spec.sharp = true,
-                '0' => spec.zero = true,
-                ' ' => spec.space = true,
+        while i < end {
+            match b[i] {
+                b'#' => spec.sharp = true,
+                b'0' => spec.zero = true,
+                b'+' => spec.plus = true,
+                b'-' => spec.minus = true,
+                b' ' => spec.space = true,
                 _ => break,
             }
-            chars.next();
+            i += 1;
         }
-        let read_num = |chars: &mut std::iter::Peekable<std::str::CharIndices>,
-                        argi: &mut usize|
-         -> Option<usize> {
-            if chars.peek().is_some_and(|&(_, c)| c == '*') {
-                chars.next();
-                let v = args.get(*argi).and_then(Value::as_int);
-                *argi += 1;
-                return v.and_then(|v| usize::try_from(v).ok()).or(Some(0));
+        let mut after_index;
+        (i, after_index) = p.arg_number(b, i, args.len());
+        if i < end && b[i] == b'*' {
+            i += 1;
+            match p.int_from_arg(args) {
+                Some(w) if w < 0 => {
+                    spec.width = usize::try_from(w.unsigned_abs()).ok();
+                    spec.minus = true;
+                    spec.zero = false;
+                }
+                Some(w) => spec.width = usize::try_from(w.unsigned_abs()).ok(),
+                None => out.push_str("%!(BADWIDTH)"),
             }
-            let mut n: Option<usize> = None;
-            while let Some(&(_, d)) = chars.peek() {
-                let Some(dv) = d.to_digit(10) else { break };
-                n = Some(
-                    n.unwrap_or(0)
-                        .saturating_mul(10)
-                        .saturating_add(dv as usize)
-                        .min(1_000_000),
-                );
-                chars.next();
+            after_index = false;
+        } else {
+            let (w, ok, next) = parse_num(b, i, end);
+            i = next;
+            spec.width = ok.then_some(w);
+            if after_index && ok {
+                p.good = false;
             }
-            n
-        };
-        spec.width = read_num(&mut chars, &mut argi);
-        if chars.peek().is_some_and(|&(_, c)| c == '.') {
-            chars.next();
-            spec.prec = Some(read_num(&mut chars, &mut argi).unwrap_or(0));
         }
-        let Some((_, verb)) = chars.next() else {
+        if i + 1 < end && b[i] == b'.' {
+            i += 1;
+            if after_index {
+                p.good = false;
+            }
+            (i, after_index) = p.arg_number(b, i, args.len());
+            if i < end && b[i] == b'*' {
+                i += 1;
+                match p.int_from_arg(args) {
+                    Some(n) if n >= 0 => spec.prec = usize::try_from(n.unsigned_abs()).ok(),
+                    _ => out.push_str("%!(BADPREC)"),
+                }
+                after_index = false;
+            } else {
+                let (n, ok, next) = parse_num(b, i, end);
+                i = next;
+                spec.prec = Some(if ok { n } else { 0 });
+            }
+        }
+        if !after_index {
+            (i, _) = p.arg_number(b, i, args.len());
+        }
+        let Some(verb) = format.get(i..).and_then(|r| r.chars().next()) else {
             out.push_str("%!(NOVERB)");
             break;
         };
+        i += verb.len_utf8();
         if verb == '%' {
             out.push('%');
             continue;
         }
-        let Some(arg) = args.get(argi) else {
+        if !p.good {
+            out.push_str(&format!("%!{verb}(BADINDEX)"));
+            continue;
+        }
+        let Some(arg) = args.get(p.arg_num) else {
             out.push_str(&format!("%!{verb}(MISSING)"));
             continue;
         };
-        argi += 1;
+        p.arg_num += 1;
+        // `%+v` is `%v` for what templates print (no struct fields); `%#v` is Go syntax.
+        if verb == 'v' {
+            spec.plus = false;
+            spec.sharp_v = std::mem::take(&mut spec.sharp);
+        }
         let arg = if matches!(arg, Value::Missing) {
             &Value::Nil
         } else {
@@ -153,9 +199,9 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         };
         write_value(&mut out, arg, verb, &spec, 0);
     }
-    if argi < args.len() {
+    if !p.reordered && p.arg_num < args.len() {
         out.push_str("%!(EXTRA ");
-        let extra: Vec<String> = args[argi..]
+        let extra: Vec<String> = args[p.arg_num..]
             .iter()
             .map(|a| {
                 if a.is_nil() {
@@ -171,11 +217,107 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
     out
 }
 
-fn bad_verb(out: &mut String, v: &Value, verb: char) {
+/// Where `sprintf` is in its arguments.
+struct Printf {
+    arg_num: usize,
+    /// An explicit index was seen: extra arguments are not reported.
+    reordered: bool,
+    /// The verb's argument index is valid.
+    good: bool,
+}
+
+impl Printf {
+    /// Go's `argNumber`: an explicit `[n]` at `i` moves to argument n; the position after
+    /// it and whether one was read.
+    fn arg_number(&mut self, b: &[u8], i: usize, num_args: usize) -> (usize, bool) {
+        if b.get(i) != Some(&b'[') {
+            return (i, false);
+        }
+        self.reordered = true;
+        let (index, width, ok) = parse_arg_number(&b[i..]);
+        if let (true, Some(n)) = (ok, index.filter(|n| *n < num_args)) {
+            self.arg_num = n;
+            return (i + width, true);
+        }
+        self.good = false;
+        (i + width, ok)
+    }
+
+    /// Go's `intFromArg`: the next argument as a width or precision (ints only, at most
+    /// 10^6 in size).
+    fn int_from_arg(&mut self, args: &[Value]) -> Option<i64> {
+        let a = args.get(self.arg_num)?;
+        self.arg_num += 1;
+        match a {
+            Value::Int(n) | Value::Int64(n) if n.unsigned_abs() <= 1_000_000 => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// Go's `parseArgNumber` of `[n]...`: the 0-based index (None below 1), the bytes read, and
+/// whether the brackets held a number.
+fn parse_arg_number(b: &[u8]) -> (Option<usize>, usize, bool) {
+    if b.len() < 3 {
+        return (None, 1, false);
+    }
+    for i in 1..b.len() {
+        if b[i] == b']' {
+            let (n, ok, next) = parse_num(b, 1, i);
+            if !ok || next != i {
+                return (None, i + 1, false);
+            }
+            return (n.checked_sub(1), i + 1, true);
+        }
+    }
+    (None, 1, false)
+}
+
+/// Go's `parsenum`: decimal digits from `start`; the number, whether there was one, and
+/// where it ended (a number above 10^6 swallows the rest of the format, as in Go).
+fn parse_num(b: &[u8], start: usize, end: usize) -> (usize, bool, usize) {
+    if start >= end {
+        return (0, false, end);
+    }
+    let (mut n, mut any, mut i) = (0usize, false, start);
+    while i < end && b[i].is_ascii_digit() {
+        if n > 1_000_000 {
+            return (0, false, end);
+        }
+        n = n * 10 + usize::from(b[i] - b'0');
+        any = true;
+        i += 1;
+    }
+    (n, any, i)
+}
+
+/// `%!verb(type=value)`: the value printed with `%v` and the verb's flags, as Go does.
+fn bad_verb(out: &mut String, v: &Value, verb: char, spec: &Spec) {
     if v.is_nil() {
         out.push_str(&format!("%!{verb}(<nil>)"));
     } else {
-        out.push_str(&format!("%!{verb}({}={})", v.type_name(), sprint_value(v)));
+        out.push_str(&format!("%!{verb}({}=", v.type_name()));
+        write_value(out, v, 'v', spec, 0);
+        out.push(')');
+    }
+}
+
+/// Go's `padString`: text padded to the width, with zeros on the left under the `0` flag.
+fn pad_text(out: &mut String, s: &str, spec: &Spec) {
+    let len = s.chars().count();
+    let width = spec.width.unwrap_or(0);
+    if len >= width {
+        out.push_str(s);
+        return;
+    }
+    let fill = width - len;
+    if spec.minus {
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', fill));
+    } else {
+        let c = if spec.zero { '0' } else { ' ' };
+        out.extend(std::iter::repeat_n(c, fill));
+        out.push_str(s);
     }
 }
 
@@ -212,17 +354,21 @@ fn write_value(out: &mut String, v: &Value, verb: char, spec: &Spec, depth: usiz
         return;
     }
     if verb == 'T' {
-        pad(out, &v.type_name(), spec, false);
+        pad_text(out, &v.type_name(), spec);
+        return;
+    }
+    if spec.sharp_v && verb == 'v' {
+        write_go_syntax(out, v, spec, depth);
         return;
     }
     match v {
         Value::Missing | Value::Nil => match verb {
-            'v' => pad(out, "<nil>", spec, false),
-            _ => bad_verb(out, v, verb),
+            'v' => pad_text(out, "<nil>", spec),
+            _ => bad_verb(out, v, verb, spec),
         },
         Value::Bool(b) => match verb {
-            'v' | 't' => pad(out, if *b { "true" } else { "false" }, spec, false),
-            _ => bad_verb(out, v, verb),
+            'v' | 't' => pad_text(out, if *b { "true" } else { "false" }, spec),
+            _ => bad_verb(out, v, verb, spec),
         },
         Value::Int(i) | Value::Int64(i) => write_int(out, v, *i, verb, spec),
         Value::Float(f) => write_float(out, v, *f, verb, spec),
@@ -259,9 +405,54 @@ fn write_value(out: &mut String, v: &Value, verb: char, spec: &Spec, depth: usiz
             out.push(']');
         }
         Value::Object(o) => match verb {
-            'v' | 's' => pad(out, &o.display(), spec, false),
-            _ => bad_verb(out, v, verb),
+            'v' | 's' => pad_text(out, &o.display(), spec),
+            _ => bad_verb(out, v, verb, spec),
         },
+    }
+}
+
+/// `%#v`: a value as Go source (`"a"`, `[]interface {}{1, "a"}`,
+/// `map[string]interface {}{"k":1}`; a nil inside a composite is `interface {}(nil)`).
+fn write_go_syntax(out: &mut String, v: &Value, spec: &Spec, depth: usize) {
+    match v {
+        Value::Missing | Value::Nil if depth > 0 => out.push_str("interface {}(nil)"),
+        Value::Missing | Value::Nil => pad_text(out, "<nil>", spec),
+        Value::String(s) => pad_text(out, &quote(s), spec),
+        Value::Bytes(b) => {
+            out.push_str("[]byte{");
+            let items: Vec<String> = b.iter().map(|x| format!("{x:#x}")).collect();
+            out.push_str(&items.join(", "));
+            out.push('}');
+        }
+        Value::List(l) => {
+            out.push_str("[]interface {}{");
+            for (i, item) in l.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, item, 'v', spec, depth + 1);
+            }
+            out.push('}');
+        }
+        Value::Map(m) => {
+            out.push_str("map[string]interface {}{");
+            for (i, (k, val)) in m.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&quote(k));
+                out.push(':');
+                write_value(out, val, 'v', spec, depth + 1);
+            }
+            out.push('}');
+        }
+        other => {
+            let plain = Spec {
+                sharp_v: false,
+                ..spec.clone()
+            };
+            write_value(out, other, 'v', &plain, depth);
+        }
     }
 }
 
@@ -289,20 +480,29 @@ fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec)
         _ => text.into_owned(),
     };
     match verb {
-        'v' | 's' => pad(out, &text, spec, false),
+        'v' | 's' => pad_text(out, &text, spec),
         'q' => {
-            let q = if spec.sharp && !text.contains('`') {
+            let q = if spec.sharp && can_backquote(&text) {
                 format!("`{text}`")
+            } else if spec.plus {
+                ascii_only(&quote(&text))
             } else {
                 quote(&text)
             };
-            pad(out, &q, spec, false);
+            pad_text(out, &q, spec);
         }
         'x' | 'X' => {
+            // Go's fmtSbx: the precision counts bytes; `#` puts 0x before the whole text,
+            // or before each byte with the space flag; an empty text is padding only.
+            let bytes = &bytes[..spec.prec.unwrap_or(bytes.len()).min(bytes.len())];
+            let prefix = if verb == 'x' { "0x" } else { "0X" };
             let mut h = String::new();
             for (i, b) in bytes.iter().enumerate() {
                 if spec.space && i > 0 {
                     h.push(' ');
+                }
+                if spec.sharp && (i == 0 || spec.space) {
+                    h.push_str(prefix);
                 }
                 if verb == 'x' {
                     h.push_str(&format!("{b:02x}"));
@@ -310,9 +510,9 @@ fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec)
                     h.push_str(&format!("{b:02X}"));
                 }
             }
-            pad(out, &h, spec, false);
+            pad_text(out, &h, spec);
         }
-        _ => bad_verb(out, v, verb),
+        _ => bad_verb(out, v, verb, spec),
     }
 }
 
@@ -330,7 +530,7 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
                 .ok()
                 .and_then(char::from_u32)
                 .unwrap_or('\u{fffd}');
-            return pad(out, &c.to_string(), spec, false);
+            return pad_text(out, &c.to_string(), spec);
         }
         'q' => {
             let c = u32::try_from(i)
@@ -338,6 +538,7 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
                 .and_then(char::from_u32)
                 .unwrap_or('\u{fffd}');
             let q = quote(&c.to_string());
+            let q = if spec.plus { ascii_only(&q) } else { q };
             let inner = &q[1..q.len() - 1];
             let inner = if inner == "\\\"" {
                 "\""
@@ -346,10 +547,11 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
             } else {
                 inner
             };
-            return pad(out, &format!("'{inner}'"), spec, false);
+            return pad_text(out, &format!("'{inner}'"), spec);
         }
-        'U' => return pad(out, &format!("U+{mag:04X}"), spec, false),
-        _ => return bad_verb(out, v, verb),
+        // Go formats the bits as unsigned (`-2` is `U+FFFFFFFFFFFFFFFE`).
+        'U' => return pad(out, &format!("U+{:04X}", i.cast_unsigned()), spec, false),
+        _ => return bad_verb(out, v, verb, spec),
     };
     let mut digits = match spec.prec {
         Some(0) if mag == 0 => String::new(),
@@ -382,7 +584,7 @@ fn write_int(out: &mut String, v: &Value, i: i64, verb: char, spec: &Spec) {
 fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
     let body = match verb {
         'v' | 'g' | 'G' => {
-            let s = format_float_g(f, spec.prec, spec.sharp);
+            let s = format_float_g(f, spec.prec, false);
             if verb == 'G' { s.to_uppercase() } else { s }
         }
         'e' | 'E' => {
@@ -396,7 +598,21 @@ fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
                 special(f)
             }
         }
-        _ => return bad_verb(out, v, verb),
+        'x' | 'X' => {
+            let s = format_hex_float(f);
+            if verb == 'X' { s.to_uppercase() } else { s }
+        }
+        'b' => format_binary_float(f),
+        _ => return bad_verb(out, v, verb, spec),
+    };
+    // `#` keeps a decimal point and the trailing zeros (Go counts significant digits).
+    let body = if spec.sharp && verb != 'b' && f.is_finite() {
+        match body.strip_prefix('-') {
+            Some(rest) => format!("-{}", sharpen(rest, verb, spec.prec)),
+            None => sharpen(&body, verb, spec.prec),
+        }
+    } else {
+        body
     };
     let body = if spec.plus && !body.starts_with(['-', '+']) {
         format!("+{body}")
@@ -406,6 +622,129 @@ fn write_float(out: &mut String, v: &Value, f: f64, verb: char, spec: &Spec) {
         body
     };
     pad(out, &body, spec, f.is_finite());
+}
+
+/// Go's `#` flag on a formatted float (no sign): a decimal point always, and for `%g`,
+/// `%v` and `%x` zeros up to the precision (6 when none) in significant digits, where the
+/// `x` of `0x` counts as one, as in Go.
+fn sharpen(num: &str, verb: char, prec: Option<usize>) -> String {
+    let mut digits: i64 = match verb {
+        'v' | 'g' | 'G' | 'x' | 'X' => prec.map_or(6, |p| i64::try_from(p).unwrap_or(0)),
+        _ => 0,
+    };
+    let hex = matches!(verb, 'x' | 'X');
+    let (mut body, mut tail) = (String::new(), "");
+    let (mut point, mut nonzero) = (false, false);
+    for (i, c) in num.char_indices() {
+        match c {
+            '.' => point = true,
+            'p' | 'P' => {
+                tail = &num[i..];
+                break;
+            }
+            'e' | 'E' if !hex => {
+                tail = &num[i..];
+                break;
+            }
+            _ => {
+                nonzero |= c != '0';
+                if nonzero {
+                    digits -= 1;
+                }
+            }
+        }
+        body.push(c);
+    }
+    if !point {
+        if body == "0" {
+            digits -= 1;
+        }
+        body.push('.');
+    }
+    while digits > 0 {
+        body.push('0');
+        digits -= 1;
+    }
+    body + tail
+}
+
+/// `strconv.CanBackquote`: no backquote, no ASCII control character but tab, no BOM.
+fn can_backquote(s: &str) -> bool {
+    !s.chars()
+        .any(|c| c == '`' || c == '\u{feff}' || c == '\x7f' || (c < ' ' && c != '\t'))
+}
+
+/// A quoted text with everything that is not ASCII escaped (`strconv.QuoteToASCII`).
+fn ascii_only(q: &str) -> String {
+    let mut out = String::with_capacity(q.len());
+    for c in q.chars() {
+        match c as u32 {
+            0..0x80 => out.push(c),
+            n if n < 0x10000 => out.push_str(&format!("\\u{n:04x}")),
+            n => out.push_str(&format!("\\U{n:08x}")),
+        }
+    }
+    out
+}
+
+/// The sign, the 53-bit mantissa and the binary exponent of a finite, non-zero `f`
+/// (`f = mant * 2^exp`), as IEEE 754 stores them.
+fn float_parts(f: f64) -> (bool, u64, i32) {
+    let bits = f.to_bits();
+    let neg = bits >> 63 == 1;
+    let biased = i32::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+    let frac = bits & ((1 << 52) - 1);
+    if biased == 0 {
+        (neg, frac, -1074)
+    } else {
+        (neg, frac | (1 << 52), biased - 1075)
+    }
+}
+
+/// `strconv.FormatFloat(f, 'x', -1, 64)`: `0x1.8p+01`.
+fn format_hex_float(f: f64) -> String {
+    if !f.is_finite() {
+        return special(f);
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    if f == 0.0 {
+        return format!("{sign}0x0p+00");
+    }
+    let (_, mut mant, mut exp) = float_parts(f);
+    // Normalize: the leading 1 at bit 52 (subnormals shift up).
+    while mant & (1 << 52) == 0 {
+        mant <<= 1;
+        exp -= 1;
+    }
+    let exp = exp + 52;
+    let frac = mant & ((1 << 52) - 1);
+    let mut digits = format!("{frac:013x}");
+    while digits.ends_with('0') {
+        digits.pop();
+    }
+    let point = if digits.is_empty() {
+        String::new()
+    } else {
+        format!(".{digits}")
+    };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}0x1{point}p{esign}{:02}", exp.unsigned_abs())
+}
+
+/// `strconv.FormatFloat(f, 'b', -1, 64)`: `6755399441055744p-52`.
+fn format_binary_float(f: f64) -> String {
+    if !f.is_finite() {
+        return special(f);
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let (mant, exp) = if f == 0.0 {
+        (0, -1074)
+    } else {
+        let (_, m, e) = float_parts(f);
+        (m, e)
+    };
+    let esign = if exp >= 0 { "+" } else { "" };
+    format!("{sign}{mant}p{esign}{exp}")
 }
 
 fn special(f: f64) -> String {
@@ -546,6 +885,56 @@ mod tests {
             "a%!(EXTRA int=1)"
         );
         assert_eq!(sprintf("100%%", &[]), "100%");
+    }
+
+    #[test]
+    fn flags_like_go() {
+        let l = Value::list(vec![Value::Int(1), Value::str("a"), Value::Nil]);
+        let m = Value::map([("k".to_string(), Value::Float(1.0))].into_iter().collect());
+        assert_eq!(sprintf("%+v", &[Value::Int(3)]), "3");
+        assert_eq!(
+            sprintf("%#v %#v %#v", &[Value::str("x"), l, m]),
+            "\"x\" []interface {}{1, \"a\", interface {}(nil)} map[string]interface {}{\"k\":1}"
+        );
+        assert_eq!(sprintf("%#v", &[Value::Float(1e6)]), "1e+06");
+        assert_eq!(sprintf("%x", &[Value::Float(3.0)]), "0x1.8p+01");
+        assert_eq!(sprintf("%X", &[Value::Float(-2.0)]), "-0X1P+01");
+        assert_eq!(sprintf("%x", &[Value::Float(0.0)]), "0x0p+00");
+        assert_eq!(sprintf("%b", &[Value::Float(1.5)]), "6755399441055744p-52");
+        assert_eq!(sprintf("%U", &[Value::Int(-2)]), "U+FFFFFFFFFFFFFFFE");
+        assert_eq!(sprintf("%05d", &[Value::str("x")]), "%!d(string=0000x)");
+        assert_eq!(sprintf("%.2f", &[Value::str("hello")]), "%!f(string=he)");
+        assert_eq!(sprintf("%.2f", &[Value::Int(-2)]), "%!f(int=-02)");
+        assert_eq!(sprintf("%05v", &[Value::Bool(true)]), "0true");
+        let (one, x) = (Value::Int(1), Value::str("x"));
+        assert_eq!(
+            sprintf("%[2]v %[1]v %v|%[3]d", &[x.clone(), one.clone()]),
+            "1 x 1|%!d(BADINDEX)"
+        );
+        assert_eq!(
+            sprintf(
+                "%*d|%-*d|%.*f",
+                &[
+                    x.clone(),
+                    one.clone(),
+                    Value::Int(-3),
+                    one.clone(),
+                    x,
+                    Value::Float(1.5)
+                ]
+            ),
+            "%!(BADWIDTH)1|1  |%!(BADPREC)1.500000"
+        );
+        assert_eq!(sprintf("%#x", &[Value::Float(-2.0)]), "-0x1.0000p+01");
+        assert_eq!(
+            sprintf("%#q", &[Value::Float(1e6)]),
+            "%!q(float64=1.00000e+06)"
+        );
+        assert_eq!(
+            sprintf("%#x|% #x", &[Value::str("ab"), Value::str("ab")]),
+            "0x6162|0x61 0x62"
+        );
+        assert_eq!(sprintf("%+q", &[Value::str("é")]), "\"\\u00e9\"");
     }
 
     #[test]

@@ -290,12 +290,23 @@ impl Funcs {
     }
 }
 
-/// The text of `html`/`js`/`urlquery`'s arguments: one string as it is, else `fmt.Sprint`.
+/// The text of `html`/`js`/`urlquery`'s arguments: one string as it is, else `fmt.Sprint`
+/// with a nil printed as `<no value>` (Go's `printableValue`).
 fn eval_args(a: &[Value]) -> String {
-    match a {
-        [Value::String(s)] => s.to_string(),
-        _ => sprint(a),
+    if let [Value::String(s)] = a {
+        return s.to_string();
     }
+    let args: Vec<Value> = a
+        .iter()
+        .map(|v| {
+            if v.is_nil() {
+                Value::str("<no value>")
+            } else {
+                v.clone()
+            }
+        })
+        .collect();
+    sprint(&args)
 }
 
 /// Go's `len`.
@@ -311,9 +322,13 @@ pub fn length(v: &Value) -> Result<i64, FuncError> {
     Ok(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-fn int_index(v: &Value, len: usize, what: &str) -> Result<usize, FuncError> {
+/// Go's `indexArg`: an integer index at most `len`.
+fn int_index(v: &Value, len: usize) -> Result<usize, FuncError> {
     let Some(i) = v.as_int() else {
-        return Err(format!("cannot {what} with type {}", v.type_name()).into());
+        if v.is_nil() {
+            return Err("cannot index slice/array with nil".into());
+        }
+        return Err(format!("cannot index slice/array with type {}", v.type_name()).into());
     };
     match usize::try_from(i) {
         Ok(u) if u <= len => Ok(u),
@@ -323,29 +338,34 @@ fn int_index(v: &Value, len: usize, what: &str) -> Result<usize, FuncError> {
 
 /// Go's `index item keys...`.
 pub fn index(item: &Value, keys: &[Value]) -> Result<Value, FuncError> {
+    if item.is_nil() {
+        return Err("index of untyped nil".into());
+    }
     let mut cur = item.clone();
     for key in keys {
         cur = match &cur {
-            Value::Missing | Value::Nil => return Err("index of untyped nil".into()),
+            // A nil that came out of a map or a slice.
+            Value::Missing | Value::Nil => return Err("index of nil pointer".into()),
             Value::List(l) => {
                 let l = l.borrow();
-                let i = int_index(key, l.len(), "index slice")?;
+                let i = int_index(key, l.len())?;
+                // Go's indexArg lets the length through; reflect's Index then panics.
                 l.get(i)
                     .cloned()
-                    .ok_or_else(|| format!("index out of range: {i}"))?
+                    .ok_or("reflect: slice index out of range")?
             }
             Value::Bytes(b) => {
-                let i = int_index(key, b.len(), "index slice")?;
+                let i = int_index(key, b.len())?;
                 Value::Int(i64::from(
-                    *b.get(i).ok_or_else(|| format!("index out of range: {i}"))?,
+                    *b.get(i).ok_or("reflect: slice index out of range")?,
                 ))
             }
             Value::String(s) => {
-                let i = int_index(key, s.len(), "index string")?;
+                let i = int_index(key, s.len())?;
                 Value::Int(i64::from(
                     *s.as_bytes()
                         .get(i)
-                        .ok_or_else(|| format!("index out of range: {i}"))?,
+                        .ok_or("reflect: string index out of range")?,
                 ))
             }
             Value::Map(m) => match key {
@@ -377,8 +397,8 @@ pub fn slice(item: &Value, idx: &[Value]) -> Result<Value, FuncError> {
         Value::Nil | Value::Missing => return Err("slice of untyped nil".into()),
         other => return Err(format!("can't slice item of type {}", other.type_name()).into()),
     };
-    let from = idx.first().map_or(Ok(0), |v| int_index(v, len, "slice"))?;
-    let to = idx.get(1).map_or(Ok(len), |v| int_index(v, len, "slice"))?;
+    let from = idx.first().map_or(Ok(0), |v| int_index(v, len))?;
+    let to = idx.get(1).map_or(Ok(len), |v| int_index(v, len))?;
     if from > to {
         return Err(format!("invalid slice index: {from} > {to}").into());
     }

@@ -1,7 +1,8 @@
 //! values.schema.json validation against helm v4.3.2's (the oracle built by fluxgate_testkit,
 //! cached under `target/oracles/`): the small charts of `tests/schema_charts/` (a passing
 //! schema and failing values of every kind: wrong type, missing required,
-//! additionalProperties, enum, bounds, formats, `$ref`s, `allOf`/`anyOf`/`oneOf`, drafts 4 to
+//! additionalProperties, enum, bounds, formats, `$ref`s, `allOf`/`anyOf`/`oneOf`,
+//! `unevaluatedProperties`/`unevaluatedItems` through every in-place applicator, drafts 4 to
 //! 2020-12, subcharts) and the corpus charts that ship a schema, each with values that pass
 //! and values that fail. Output or error text must be identical; where helm's error order
 //! depends on Go's map order (members of one object), helm is run again until one of its
@@ -119,6 +120,45 @@ const FIXTURE_CASES: &[(&str, &[&str])] = &[
     ("urn-ref", &["--set", "x=1"]),
     ("with-id", &[]),
     ("with-id", &["--set", "port=x"]),
+    ("unevaluated", &[]),
+    ("unevaluated", &["--set", "foo=1"]),
+    ("unevaluated", &["--set", "x-a=s"]),
+    ("unevaluated", &["--set", "x-a=1,y=2"]),
+    ("unevaluated", &["--set", "extra=1"]),
+    ("unevaluated", &["--set", "extra=s"]),
+    ("unevaluated", &["--set", "alpha=1,beta=2"]),
+    ("unevaluated", &["--set", "forbidden=1"]),
+    ("unevaluated", &["--set", "kind=db,dsn=x"]),
+    ("unevaluated", &["--set", "kind=web,url=u"]),
+    ("unevaluated", &["--set", "kind=web,dsn=x"]),
+    ("unevaluated", &["--set", "dep=1,depx=2"]),
+    ("unevaluated", &["--set", "depx=2"]),
+    ("unevaluated", &["--set", "server.extra=1"]),
+    ("unevaluated", &["--set", "server.socket=s"]),
+    (
+        "unevaluated",
+        &["--set", "server.port=null,server.socket=s"],
+    ),
+    ("unevaluated", &["--set", "labels.long=abcd,labels.n=1"]),
+    ("unevaluated", &["--set", "open.x=1"]),
+    ("unevaluated", &["--set", "list={a,b,c}"]),
+    ("unevaluated", &["--set", "ports={1,2}"]),
+    ("unevaluated", &["--set", "ports={1,true}"]),
+    ("unevaluated", &["--set", "ports={a,b}"]),
+    ("unevaluated", &["--set", "nested.b=1"]),
+    ("unevaluated", &["--set", "nested.b=x"]),
+    ("unevaluated", &["--set", "nested.d=1,nested.c=2"]),
+    ("unevaluated", &["--set", "tuple={1,2,3}"]),
+    ("unevaluated", &["--set", "tuple={1,2,x}"]),
+    ("unevaluated", &["--set", "tuple={1,2,true}"]),
+    ("unevaluated", &["--set", "tuple={a,b}"]),
+    ("unevaluated2019", &[]),
+    ("unevaluated2019", &["--set", "foo=1"]),
+    ("unevaluated2019", &["--set", "list={a,b}"]),
+    ("unevaluated2019", &["--set", "all={a,1,x}"]),
+    ("unevaluated2019", &["--set", "tags={abcd}"]),
+    ("unevaluated2019", &["--set", "obj.c=1"]),
+    ("unevaluated2019", &["--set", "obj.a=null"]),
 ];
 
 /// Values for the corpus charts that ship a schema: `(chart folder prefix, flags)`.

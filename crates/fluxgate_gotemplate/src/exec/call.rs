@@ -3,7 +3,7 @@
 
 use super::prov::{Prov, TV};
 use super::{At, Failure, R, State, run};
-use crate::ast::{Arg, Command};
+use crate::ast::{Arg, Command, Pipe};
 use crate::format::quote;
 use crate::funcs::{Arity, ConstKind, Func, FuncError};
 use crate::trace::{Trace, Traced};
@@ -129,6 +129,8 @@ impl State<'_> {
         // Go checks each argument against its parameter type as it evaluates it; the piped
         // value is checked last, at the last node evaluated.
         let mut last_at = ident_at;
+        // Go's `len` gets a reflect.Value: a nil constant or a pipeline's nil is none at all.
+        let mut untyped_nil = false;
         for (i, (a, p)) in args.iter().zip(arg_pos).enumerate() {
             last_at = At { pos: *p, text: a };
             let kind = match a {
@@ -144,6 +146,9 @@ impl State<'_> {
                 return Err(self.error(last_at, &msg));
             }
             let (v, prov) = self.eval_arg(dot, a, *p)?;
+            // The node Go points at once the argument is evaluated.
+            last_at = last_node(a, *p);
+            untyped_nil = matches!(a, Arg::Nil) || matches!(v, Value::Missing);
             if let (None, Some(msg)) = (kind, func.param(i).check(&v)) {
                 return Err(self.error(last_at, &msg));
             }
@@ -156,6 +161,7 @@ impl State<'_> {
             if let Some(msg) = func.param(argv.len()).check(&f) {
                 return Err(self.error(last_at, &msg));
             }
+            untyped_nil = f.is_nil();
             argv.push(nil_for_missing(f));
             if tracing {
                 provs.push(prov);
@@ -165,6 +171,12 @@ impl State<'_> {
             self.before_call(func.trace, &argv, &provs, cmd.pos);
         }
         self.pending.frames.clear();
+        if name == "len" && untyped_nil {
+            return Err(self.error(
+                cmd_at,
+                "error calling len: reflect: call of reflect.Value.Type on zero Value",
+            ));
+        }
         match self.call(&func, &argv) {
             Ok(v) => {
                 let prov = if tracing {
@@ -225,6 +237,33 @@ impl State<'_> {
         }
         Ok(last)
     }
+}
+
+/// The node Go's executor last pointed at (`s.at`) once `arg` (at `pos`) was evaluated
+/// without error: for a parenthesized pipeline, its last command's last argument, and so
+/// on inwards. Errors found after an evaluation (an argument of the wrong type, a range
+/// over what cannot be ranged) are reported there.
+pub(super) fn last_node(arg: &Arg, pos: usize) -> At<'_> {
+    match arg {
+        Arg::Pipe(p) => last_of_pipe(p).unwrap_or(At { pos, text: arg }),
+        Arg::Chain(inner, _) => last_node(inner, pos),
+        _ => At { pos, text: arg },
+    }
+}
+
+/// [`last_node`] of a pipeline: its last command's function or operand, or the last
+/// argument it was given.
+pub(super) fn last_of_pipe(p: &Pipe) -> Option<At<'_>> {
+    let c = p.cmds.last()?;
+    let (first, pos) = (c.args.first()?, *c.arg_pos.first()?);
+    let calls = matches!(
+        first,
+        Arg::Ident(_) | Arg::Field(_) | Arg::Variable(..) | Arg::Chain(..)
+    );
+    if let (true, Some(a), Some(p)) = (c.args.len() > 1 && calls, c.args.last(), c.arg_pos.last()) {
+        return Some(last_node(a, *p));
+    }
+    Some(last_node(first, pos))
 }
 
 pub(super) fn nil_for_missing(v: Value) -> Value {

@@ -2,7 +2,7 @@
 //! and objects (with `missingkey` and the Helm-style map methods), parenthesized pipelines.
 //! Each value comes with its origin ([`Prov`]), which is `None` unless the run traces.
 
-use super::call::nil_for_missing;
+use super::call::{last_node, nil_for_missing};
 use super::prov::{Prov, TV};
 use super::{At, MissingKey, R, State};
 use crate::ast::{Arg, Command, Pipe};
@@ -13,14 +13,11 @@ impl State<'_> {
     pub(super) fn eval_pipeline(&mut self, dot: &Value, pipe: &Pipe) -> R<TV> {
         let mut value: Option<TV> = None;
         for cmd in &pipe.cmds {
-            value = Some(self.eval_command(dot, cmd, value)?);
+            // Go unwraps the interface after each command: a nil becomes no value (and the
+            // next command's final argument is "invalid" where a nil cannot go).
+            value = Some(nil_as_missing(self.eval_command(dot, cmd, value)?));
         }
         let (value, prov) = value.unwrap_or_default();
-        // Go unwraps the interface at the end of a pipeline: a nil becomes no value.
-        let value = match value {
-            Value::Nil => Value::Missing,
-            v => v,
-        };
         for name in &pipe.decl {
             if pipe.is_assign {
                 self.set_var(name, value.clone(), prov.clone());
@@ -56,6 +53,10 @@ impl State<'_> {
             Arg::Pipe(p) => {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
                 self.eval_pipeline(dot, p)
+            }
+            Arg::Nil => {
+                self.not_a_function(cmd, rest, fin.as_ref())?;
+                Err(self.error(At { pos, text: first }, "nil is not a command"))
             }
             other => {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
@@ -152,10 +153,20 @@ impl State<'_> {
         let last = fields.len().saturating_sub(1);
         // The receiver of the first step is a concrete value; later ones come out of maps.
         let mut from_map = false;
+        // Go reports a field it cannot evaluate at the node it evaluated last: for
+        // `(pipe).a`, inside the pipeline; a failed method call at the chain itself.
+        let touched = match node {
+            Arg::Chain(inner, _) => last_node(inner, at_pos),
+            _ => At {
+                pos: at_pos,
+                text: node,
+            },
+        };
         for (i, name) in fields.iter().enumerate() {
             let is_last = i == last;
             let has_args = is_last && (!args.is_empty() || fin.is_some());
-            let err = |s: &State, msg: String| {
+            let err = |s: &State, msg: String| s.error(touched, &msg);
+            let call_err = |s: &State, msg: String| {
                 s.error(
                     At {
                         pos: at_pos,
@@ -192,7 +203,7 @@ impl State<'_> {
                         };
                         let recv = cur.clone();
                         cur = method(&recv, &argv)
-                            .map_err(|e| err(self, format!("error calling {name}: {e}")))?;
+                            .map_err(|e| call_err(self, format!("error calling {name}: {e}")))?;
                         if tracing {
                             prov = self.step_prov(&prov, name, &cur);
                         }
@@ -231,7 +242,7 @@ impl State<'_> {
                         match o.call(name, &argv) {
                             Some(Ok(v)) => v,
                             Some(Err(e)) => {
-                                return Err(err(self, format!("error calling {name}: {e}")));
+                                return Err(call_err(self, format!("error calling {name}: {e}")));
                             }
                             None => {
                                 return Err(err(

@@ -389,6 +389,11 @@ impl State<'_> {
     fn range(&mut self, dot: &Value, b: &Branch, node: &Node) -> R<Flow> {
         let mark = self.vars.len();
         let (v, prov) = self.eval_pipeline(dot, &b.pipe)?;
+        // Go reports what cannot be ranged at the last node the pipeline evaluated.
+        let at = call::last_of_pipe(&b.pipe).unwrap_or(At {
+            pos: b.pos,
+            text: node,
+        });
         let inner = self.vars.len();
         let is_map = matches!(v, Value::Map(_));
         let items: Vec<(Value, Value)> = match &v {
@@ -416,10 +421,7 @@ impl State<'_> {
             Value::Int(n) | Value::Int64(n) => {
                 if b.pipe.decl.len() > 1 {
                     return Err(self.error(
-                        At {
-                            pos: b.pos,
-                            text: node,
-                        },
+                        at,
                         &format!("can't use {n} to iterate over more than one variable"),
                     ));
                 }
@@ -436,10 +438,7 @@ impl State<'_> {
             Value::Object(o) if o.entries().is_some() => o.entries().unwrap_or_default(),
             other => {
                 return Err(self.error(
-                    At {
-                        pos: b.pos,
-                        text: node,
-                    },
+                    at,
                     &format!("range can't iterate over {}", sprint_value(other)),
                 ));
             }

@@ -4,13 +4,23 @@
 //! first failure; the keywords of objects, arrays, strings and numbers all report; `$ref`
 //! alone counts before 2019-09; `allOf`/`anyOf`/`oneOf` nest their subschemas' errors.
 //!
+//! `unevaluatedProperties`/`unevaluatedItems` (2019-09 on) are evaluated last in a schema,
+//! over the members and items that no keyword of that schema evaluated: `properties`,
+//! `patternProperties`, `additionalProperties`, `items`/`prefixItems`/`additionalItems`,
+//! `contains` (2020-12), an `unevaluated*` keyword, and those of every in-place subschema
+//! (`$ref`, `$dynamicRef`, `allOf`/`anyOf`/`oneOf`, `if`/`then`/`else`, `dependentSchemas`)
+//! that passed. As in santhosh, every `anyOf` branch is tried while something is left
+//! unevaluated, and a passing `not` subschema counts as well (its error is raised anyway).
+//!
 //! Object members are visited in key order where Go visits a map in random order (helm's own
-//! order of such errors changes from run to run). `unevaluatedProperties`/`unevaluatedItems`
-//! and content assertions are not evaluated (helm's compiler leaves content off as well), nor
-//! is the schema itself checked against its metaschema. An `invalid propertyName` error is
+//! order of such errors changes from run to run). Content assertions are not evaluated
+//! (helm's compiler leaves them off as well), nor is the schema itself checked against its
+//! metaschema. An `invalid propertyName` error is
 //! placed at the object that holds the name; helm v4.3.2 prints the location of whichever
 //! sibling member it visited last (the validator shares one slice between siblings), which
 //! changes from run to run.
+
+use std::collections::BTreeSet;
 
 use serde_json::{Map, Number, Value as Json};
 
@@ -38,6 +48,67 @@ pub enum Kind {
     Reference,
     /// Any keyword's own failure.
     Keyword,
+}
+
+/// The members (of an object) or items (of an array) that no keyword has evaluated yet, for
+/// `unevaluatedProperties`/`unevaluatedItems`. Empty when nobody needs them.
+#[derive(Debug, Default)]
+struct Uneval {
+    props: BTreeSet<String>,
+    items: BTreeSet<usize>,
+}
+
+impl Uneval {
+    /// What a schema starts with for `v`: everything, if the schema itself or its caller
+    /// needs to know, less what the schema's own `additionalProperties`/`items` evaluate
+    /// wholesale (`unevalFrom`).
+    fn start(schema: &Json, v: &Json, draft: u16, caller_needs: bool) -> Uneval {
+        let mut u = Uneval::default();
+        let obj = schema.as_object();
+        let has = |k: &str| {
+            obj.is_some_and(|o| o.contains_key(k) && !(draft < 2019 && o.contains_key("$ref")))
+        };
+        let own = |k: &str| draft >= 2019 && has(k);
+        match v {
+            Json::Object(m)
+                if !has("additionalProperties")
+                    && (caller_needs || own("unevaluatedProperties")) =>
+            {
+                u.props = m.keys().cloned().collect();
+            }
+            Json::Array(a) => {
+                let (all, n) = if draft < 2020 {
+                    match obj.and_then(|o| o.get("items")).filter(|_| has("items")) {
+                        Some(Json::Array(list)) => (has("additionalItems"), list.len()),
+                        Some(_) => (true, 0),
+                        None => (false, 0),
+                    }
+                } else {
+                    let n = obj
+                        .and_then(|o| o.get("prefixItems"))
+                        .and_then(Json::as_array)
+                        .filter(|_| has("prefixItems"))
+                        .map_or(0, Vec::len);
+                    (has("items"), n)
+                };
+                if !all && (caller_needs || own("unevaluatedItems")) && n < a.len() {
+                    u.items = (n..a.len()).collect();
+                }
+            }
+            _ => {}
+        }
+        u
+    }
+
+    fn is_empty(&self) -> bool {
+        self.props.is_empty() && self.items.is_empty()
+    }
+
+    /// What a passing in-place subschema evaluated counts here too.
+    fn merge(&mut self, other: &Uneval) {
+        self.props.retain(|p| other.props.contains(p));
+        self.items.retain(|i| other.items.contains(i));
+    }
 }
 
 /// Deepest nesting of schemas followed for one value tree.
@@ -154,8 +225,8 @@ impl<'r> Validator<'r> {
 
     /// The errors of `v` against the schema at `loc`, as the top level returns them.
     pub fn validate_root(&mut self, loc: &Loc, v: &Json) -> Vec<Node> {
-        match self.validate(loc, v, &[], false, 0) {
-            Ok(()) => Vec::new(),
+        match self.validate(loc, v, &[], false, 0, false) {
+            Ok(_) => Vec::new(),
             Err(n) if n.kind == Kind::Group => n.causes,
             Err(n) => vec![n],
         }
@@ -199,9 +270,10 @@ impl<'r> Validator<'r> {
         at.push(tok.to_string());
         self.next_vid += 1;
         let vid = self.next_vid;
-        self.validate(loc, v, &at, bool_only, vid)
+        self.validate(loc, v, &at, bool_only, vid, false).map(drop)
     }
 
+    /// `v` against the schema at `loc`; what it leaves unevaluated when it passes.
     #[allow(clippy::too_many_lines)]
     fn validate(
         &mut self,
@@ -210,15 +282,17 @@ impl<'r> Validator<'r> {
         at: &[String],
         bool_only: bool,
         vid: usize,
-    ) -> Result<(), Node> {
+        caller_needs: bool,
+    ) -> Result<Uneval, Node> {
         let Some(schema) = self.reg.get(loc) else {
-            return Ok(());
+            return Ok(Uneval::start(&Json::Bool(true), v, 0, caller_needs));
         };
+        let mut uneval = Uneval::start(schema, v, self.reg.draft(loc), caller_needs);
         let obj = match schema {
             Json::Bool(false) => return Err(node(at, "false", "false schema".into())),
             Json::Object(o) => o,
             // `true`, and anything that is not a schema, accepts every value.
-            _ => return Ok(()),
+            _ => return Ok(uneval),
         };
         // A schema met again on the same value without consuming any of it: a `$ref` cycle.
         for (doc, ptr, id) in self.stack.iter().rev() {
@@ -246,12 +320,12 @@ impl<'r> Validator<'r> {
             ));
         }
         self.stack.push((loc.doc, loc.ptr.clone(), vid));
-        let out = self.apply(loc, obj, v, at, bool_only, vid);
+        let out = self.apply(loc, obj, v, at, bool_only, vid, &mut uneval);
         self.stack.pop();
-        out
+        out.map(|()| uneval)
     }
 
-    #[allow(clippy::too_many_lines)]
+    #[allow(clippy::too_many_lines, clippy::too_many_arguments)]
     fn apply(
         &mut self,
         loc: &Loc,
@@ -260,12 +334,13 @@ impl<'r> Validator<'r> {
         at: &[String],
         bool_only: bool,
         vid: usize,
+        uneval: &mut Uneval,
     ) -> Result<(), Node> {
         let draft = self.reg.draft(loc);
         let mut errors: Vec<Node> = Vec::new();
 
         if let Some(Json::String(r)) = obj.get("$ref") {
-            let res = self.validate_ref(loc, r, "$ref", v, at, bool_only, vid);
+            let res = self.validate_ref(loc, r, "$ref", v, at, bool_only, vid, uneval);
             if draft < 2019 {
                 // Before 2019-09 a `$ref` replaces every keyword beside it.
                 return res;
@@ -343,8 +418,8 @@ impl<'r> Validator<'r> {
         }
 
         match v {
-            Json::Object(m) => self.object(loc, obj, m, at, bool_only, draft, &mut errors),
-            Json::Array(a) => self.array(loc, obj, a, at, bool_only, draft, &mut errors),
+            Json::Object(m) => self.object(loc, obj, m, at, bool_only, draft, uneval, &mut errors),
+            Json::Array(a) => self.array(loc, obj, a, at, bool_only, draft, uneval, &mut errors),
             Json::String(s) => string(obj, s, at, draft, &mut errors),
             Json::Number(n) => number(obj, n, at, &mut errors),
             _ => {}
@@ -359,13 +434,17 @@ impl<'r> Validator<'r> {
                         } else {
                             "$recursiveRef"
                         };
-                        if let Err(e) = self.validate_ref(loc, r, kw, v, at, bool_only, vid) {
+                        if let Err(e) = self.validate_ref(loc, r, kw, v, at, bool_only, vid, uneval)
+                        {
                             errors.push(e);
                         }
                     }
                 }
             }
-            self.conditions(loc, obj, v, at, bool_only, draft, vid, &mut errors);
+            self.conditions(loc, obj, v, at, bool_only, draft, uneval, &mut errors);
+            if draft >= 2019 {
+                self.unevaluated(loc, obj, v, at, bool_only, uneval, &mut errors);
+            }
         }
 
         match errors.len() {
@@ -391,6 +470,7 @@ impl<'r> Validator<'r> {
         at: &[String],
         bool_only: bool,
         vid: usize,
+        uneval: &mut Uneval,
     ) -> Result<(), Node> {
         let url = join(&loc.base, r);
         let Some(target) = self.reg.find(&url) else {
@@ -400,8 +480,11 @@ impl<'r> Validator<'r> {
                 format!("{} not found", super::doc::go_quote(&url)),
             ));
         };
-        match self.validate(&target, v, at, bool_only, vid) {
-            Ok(()) => Ok(()),
+        match self.validate(&target, v, at, bool_only, vid, !uneval.is_empty()) {
+            Ok(sub) => {
+                uneval.merge(&sub);
+                Ok(())
+            }
             Err(e) => {
                 let causes = if e.kind == Kind::Group {
                     e.causes
@@ -428,6 +511,7 @@ impl<'r> Validator<'r> {
         at: &[String],
         bool_only: bool,
         draft: u16,
+        uneval: &mut Uneval,
         errors: &mut Vec<Node>,
     ) {
         if let Some(min) = s.get("minProperties").and_then(Json::as_u64)
@@ -490,7 +574,9 @@ impl<'r> Validator<'r> {
                     }
                 } else {
                     let sub = self.child(loc, &["dependencies", p]);
-                    if let Err(e) = self.validate_self(&sub, &Json::Object(m.clone()), at, false) {
+                    if let Err(e) =
+                        self.validate_self(&sub, &Json::Object(m.clone()), at, false, uneval)
+                    {
                         errors.push(e);
                     }
                 }
@@ -529,7 +615,8 @@ impl<'r> Validator<'r> {
                     }
                 }
             }
-            if !evaluated {
+            if !evaluated && additional.is_some() {
+                evaluated = true;
                 match additional {
                     Some(Json::Bool(false)) => not_allowed.push(name.clone()),
                     Some(Json::Object(_)) => {
@@ -540,6 +627,9 @@ impl<'r> Validator<'r> {
                     }
                     _ => {}
                 }
+            }
+            if evaluated {
+                uneval.props.remove(name);
             }
         }
         if !not_allowed.is_empty() {
@@ -583,7 +673,7 @@ impl<'r> Validator<'r> {
                     if m.contains_key(p) {
                         let sub = self.child(loc, &["dependentSchemas", p]);
                         if let Err(e) =
-                            self.validate_self(&sub, &Json::Object(m.clone()), at, false)
+                            self.validate_self(&sub, &Json::Object(m.clone()), at, false, uneval)
                         {
                             errors.push(e);
                         }
@@ -620,6 +710,7 @@ impl<'r> Validator<'r> {
         at: &[String],
         bool_only: bool,
         draft: u16,
+        uneval: &mut Uneval,
         errors: &mut Vec<Node>,
     ) {
         if let Some(min) = s.get("minItems").and_then(Json::as_u64)
@@ -719,7 +810,12 @@ impl<'r> Validator<'r> {
             let mut matched = Vec::new();
             for (i, x) in a.iter().enumerate() {
                 match self.validate_val(&sub, x, at, &i.to_string(), bool_only) {
-                    Ok(()) => matched.push(i),
+                    Ok(()) => {
+                        matched.push(i);
+                        if draft >= 2020 {
+                            uneval.items.remove(&i);
+                        }
+                    }
                     Err(e) => errs.push(e),
                 }
             }
@@ -782,9 +878,12 @@ impl<'r> Validator<'r> {
         v: &Json,
         at: &[String],
         bool_only: bool,
+        uneval: &mut Uneval,
     ) -> Result<(), Node> {
         let vid = self.stack.last().map_or(0, |s| s.2);
-        self.validate(loc, v, at, bool_only, vid)
+        let sub = self.validate(loc, v, at, bool_only, vid, !uneval.is_empty())?;
+        uneval.merge(&sub);
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -796,12 +895,12 @@ impl<'r> Validator<'r> {
         at: &[String],
         bool_only: bool,
         draft: u16,
-        _vid: usize,
+        uneval: &mut Uneval,
         errors: &mut Vec<Node>,
     ) {
         if s.contains_key("not") {
             let sub = self.child(loc, &["not"]);
-            if self.validate_self(&sub, v, at, true).is_ok() {
+            if self.validate_self(&sub, v, at, true, uneval).is_ok() {
                 errors.push(node(at, "not", "'not' failed".into()));
             }
         }
@@ -811,7 +910,7 @@ impl<'r> Validator<'r> {
             let mut errs = Vec::new();
             for i in 0..n {
                 let sub = self.child(loc, &["allOf", &i.to_string()]);
-                if let Err(e) = self.validate_self(&sub, v, at, bool_only) {
+                if let Err(e) = self.validate_self(&sub, v, at, bool_only, uneval) {
                     errs.push(e);
                     if bool_only {
                         break;
@@ -831,10 +930,13 @@ impl<'r> Validator<'r> {
             let mut matched = false;
             for i in 0..n {
                 let sub = self.child(loc, &["anyOf", &i.to_string()]);
-                match self.validate_self(&sub, v, at, bool_only) {
+                match self.validate_self(&sub, v, at, bool_only, uneval) {
                     Ok(()) => {
                         matched = true;
-                        break;
+                        // While something is unevaluated, every branch may evaluate more.
+                        if uneval.is_empty() {
+                            break;
+                        }
                     }
                     Err(e) => errs.push(e),
                 }
@@ -852,7 +954,9 @@ impl<'r> Validator<'r> {
             let mut matched: Option<usize> = None;
             for i in 0..n {
                 let sub = self.child(loc, &["oneOf", &i.to_string()]);
-                if let Err(e) = self.validate_self(&sub, v, at, bool_only || matched.is_some()) {
+                if let Err(e) =
+                    self.validate_self(&sub, v, at, bool_only || matched.is_some(), uneval)
+                {
                     if matched.is_none() {
                         errs.push(e);
                     }
@@ -877,7 +981,7 @@ impl<'r> Validator<'r> {
         }
         if draft >= 7 && s.contains_key("if") {
             let cond = self.child(loc, &["if"]);
-            let branch = if self.validate_self(&cond, v, at, true).is_ok() {
+            let branch = if self.validate_self(&cond, v, at, true, uneval).is_ok() {
                 "then"
             } else {
                 "else"
@@ -890,7 +994,43 @@ impl<'r> Validator<'r> {
             );
             if !skip && s.contains_key(branch) {
                 let sub = self.child(loc, &[branch]);
-                if let Err(e) = self.validate_self(&sub, v, at, false) {
+                if let Err(e) = self.validate_self(&sub, v, at, false, uneval) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+
+    /// `unevaluatedProperties`/`unevaluatedItems`: the members and items left over, each
+    /// against the subschema (Go visits them in map order; here in key/index order). Then
+    /// all of them count as evaluated.
+    #[allow(clippy::too_many_arguments)]
+    fn unevaluated(
+        &mut self,
+        loc: &Loc,
+        s: &Map<String, Json>,
+        v: &Json,
+        at: &[String],
+        bool_only: bool,
+        uneval: &mut Uneval,
+        errors: &mut Vec<Node>,
+    ) {
+        if let (Json::Object(m), true) = (v, s.contains_key("unevaluatedProperties")) {
+            let sub = self.child(loc, &["unevaluatedProperties"]);
+            for name in std::mem::take(&mut uneval.props) {
+                if let Some(value) = m.get(&name)
+                    && let Err(e) = self.validate_val(&sub, value, at, &name, bool_only)
+                {
+                    errors.push(e);
+                }
+            }
+        }
+        if let (Json::Array(a), true) = (v, s.contains_key("unevaluatedItems")) {
+            let sub = self.child(loc, &["unevaluatedItems"]);
+            for i in std::mem::take(&mut uneval.items) {
+                if let Some(item) = a.get(i)
+                    && let Err(e) = self.validate_val(&sub, item, at, &i.to_string(), bool_only)
+                {
                     errors.push(e);
                 }
             }

@@ -213,11 +213,7 @@ pub fn add(f: &mut Funcs) {
     f.insert("regexQuoteMeta", Arity::Exact(1), |_, a| {
         s(regex::escape(&arg_str(a, 0)?))
     });
-    f.insert("urlquery", Arity::AtLeast(0), |_, a| {
-        s(fluxgate_gotemplate::query_escape(
-            &a.iter().map(strval).collect::<String>(),
-        ))
-    });
+    // `urlquery` is Go's builtin (neither sprig nor Helm replaces it).
 }
 
 fn error_map(msg: String) -> Value {

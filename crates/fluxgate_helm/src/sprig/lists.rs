@@ -142,6 +142,12 @@ pub fn add(f: &mut Funcs) {
     f.insert("slice", Arity::AtLeast(1), |_, a| {
         let v = match &a[0] {
             Value::List(l) => l.borrow().clone(),
+            // Go's reflect.TypeOf(nil).Kind() dereferences a nil type.
+            Value::Nil | Value::Missing => {
+                return Err(
+                    "runtime error: invalid memory address or nil pointer dereference".into(),
+                );
+            }
             other => {
                 return Err(format!(
                     "list should be type of slice or array but {}",
