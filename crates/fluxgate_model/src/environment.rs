@@ -295,6 +295,23 @@ fn load(
     {
         problems.extend(values.problems.iter().map(lift));
         let id = object_id(obj);
+        // The chart's defaults were read, so the chart is there: its templates must render, or
+        // what the release installs is unknown and must not pass unseen.
+        if let Some(c) = values.chart.as_ref().filter(|c| c.found.is_some())
+            && chart.is_none()
+        {
+            problems.push(
+                Problem::new(
+                    ProblemKind::ChartRender,
+                    format!(
+                        "HelmRelease {id}: the default values of chart {} were read, but the chart itself cannot be looked up to render what it installs",
+                        c.name
+                    ),
+                    Some(c.location.clone()),
+                )
+                .help("check that the chart cache (or fluxgate.lock) names the chart and version the release asks for"),
+            );
+        }
         let chart_defaults = chart.and_then(|c| c.values).map(|mut v| {
             drop_nulls(&mut v);
             v
