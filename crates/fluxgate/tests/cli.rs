@@ -10,6 +10,7 @@ mod fail_closed;
 mod fetch_cli;
 mod formats;
 mod hostile;
+mod html;
 mod policy_test;
 mod secrets;
 mod template_cli;
@@ -185,7 +186,9 @@ fn bad_config_is_a_finding_with_its_line() {
 
 // ---- fluxgate check, rules, explain ----
 
-const CHECK_FORMATS: [&str; 6] = ["text", "json", "sarif", "junit", "github", "markdown"];
+const CHECK_FORMATS: [&str; 7] = [
+    "text", "json", "sarif", "junit", "github", "markdown", "html",
+];
 
 fn check(repo: &str, format: &str) -> (Option<i32>, String) {
     let out = fluxgate(&["check", repo, "--format", format]);
@@ -256,6 +259,11 @@ fn assert_well_formed(format: &str, out: &str, passed: bool) {
             );
         }
         "github" | "markdown" => assert!(out.contains(decision), "{out}"),
+        "html" => {
+            assert!(out.starts_with("<!DOCTYPE html>"), "{out}");
+            assert!(out.contains(&format!("MERGE GATE: {decision}")));
+            assert!(out.trim_end().ends_with("</html>"));
+        }
         _ => unreachable!(),
     }
 }
