@@ -309,8 +309,15 @@ pub fn flux_graph(env: &Environment, findings: &[&Diagnostic]) -> Graph {
             add(&mut edges, &dep, &r.id, 0);
         }
     }
+    // A dependsOn edge says more than the declaration along the same pair: one arrow each.
+    let ordered: BTreeSet<(usize, usize)> = edges
+        .iter()
+        .filter(|e| e.2 == 0)
+        .map(|e| (e.0, e.1))
+        .collect();
     g.edges = edges
         .into_iter()
+        .filter(|(a, b, k)| *k == 0 || !ordered.contains(&(*a, *b)))
         .map(|(a, b, k)| {
             (
                 a,
@@ -702,8 +709,33 @@ fn coverage_rows(
 }
 
 fn kills(run: &fluxgate_mutate::Run, m: &dyn Fn(&str) -> String) -> Kills {
+    let rules: Vec<String> = run
+        .outcomes
+        .iter()
+        .flat_map(|o| o.killed_by.iter().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let matrix = fluxgate_mutate::report::per_operator(run)
+        .into_iter()
+        .filter(|(_, n)| n.iter().any(|&k| k > 0))
+        .map(|(op, n)| {
+            let by_rule = rules
+                .iter()
+                .map(|r| {
+                    run.outcomes
+                        .iter()
+                        .filter(|o| o.mutant.operator == op && o.killed_by.contains(r))
+                        .count()
+                })
+                .collect();
+            (op.to_string(), by_rule, [n[1], n[2], n[3]])
+        })
+        .collect();
     Kills {
         score: m(&fluxgate_mutate::report::score_line(run)),
+        rules: rules.iter().map(|r| m(r)).collect(),
+        matrix,
         mutants: run
             .outcomes
             .iter()
@@ -722,6 +754,40 @@ fn kills(run: &fluxgate_mutate::Run, m: &dyn Fn(&str) -> String) -> Kills {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fluxgate_diagnostics::Annotate;
+
+    #[test]
+    fn secrets_are_masked_before_the_page_escapes_them() {
+        // A value with `<` and `&`: escaped first, the redactor could no longer find it.
+        let secret = "p<ss&w0rd-4417";
+        let mut redactor = Redactor::default();
+        redactor.add(secret);
+        let redactor = redactor.finish();
+        let d = Diagnostic::new("render", Severity::Error, format!("bad value {secret}"))
+            .at(Location::new("a.yaml", 1, 7))
+            .related(Location::new("a.yaml", 2, 1), format!("was {secret}"))
+            .in_env("prod");
+        let text = format!("token: {secret}\nother: {secret}\n");
+        let sources = move |_: &str| Some(Arc::<str>::from(text.as_str()));
+        let config = fluxgate_model::config::Config::default();
+        let inputs = Inputs {
+            envs: &[],
+            diagnostics: std::slice::from_ref(&d),
+            redactor: &redactor,
+            sources: &sources,
+            config: &config,
+            passed: false,
+            layers: Vec::new(),
+            conformance: None,
+            coverage: None,
+            mutants: None,
+        };
+        let page = crate::report::html::page(&report(&inputs), "0");
+        let escaped = crate::report::html::esc(secret);
+        assert!(!page.contains(secret) && !page.contains(&escaped), "{page}");
+        assert!(page.contains("bad value ********"), "{page}");
+        assert!(page.contains("token: ********"), "{page}");
+    }
 
     #[test]
     fn names_matches_whole_ids_only() {

@@ -74,10 +74,11 @@ pub fn draw(out: &mut String, g: &Graph, anchor: &str) {
                 }
             })
             .collect(),
+        // dependsOn between groups only: that the root declares every group says little.
         edges: g
             .edges
             .iter()
-            .filter(|(a, b, _)| group_of[*a] != group_of[*b])
+            .filter(|(a, b, k)| group_of[*a] != group_of[*b] && *k == EdgeKind::Order)
             .map(|(a, b, k)| (group_of[*a], group_of[*b], *k))
             .collect::<BTreeSet<_>>()
             .into_iter()
@@ -85,7 +86,7 @@ pub fn draw(out: &mut String, g: &Graph, anchor: &str) {
     };
     let _ = writeln!(
         out,
-        "<p class=\"hint\">{} objects in {} groups: one box per group, edges between groups; \
+        "<p class=\"hint\">{} objects in {} groups: one box per group, dependsOn between groups; \
          click a group (or open it below) to see its objects.</p>",
         g.nodes.len(),
         order.len()

@@ -442,6 +442,30 @@ fn coverage(out: &mut String, rows: Option<&[CoverageRow]>, kills: Option<&Kills
         ),
         Some(k) => {
             let _ = writeln!(out, "<p>{}</p>", esc(&k.score));
+            out.push_str("<table class=\"matrix\"><tr><th>operator \\ killed by</th>");
+            for r in &k.rules {
+                let _ = write!(out, "<th><code>{}</code></th>", esc(r));
+            }
+            out.push_str("<th>survived</th><th>equivalent</th><th>skipped</th></tr>");
+            for (op, by_rule, rest) in &k.matrix {
+                let _ = write!(out, "<tr><td>{}</td>", esc(op));
+                for n in by_rule {
+                    if *n == 0 {
+                        out.push_str("<td></td>");
+                    } else {
+                        let _ = write!(out, "<td class=\"killed\">{n}</td>");
+                    }
+                }
+                let _ = write!(
+                    out,
+                    "<td{}>{}</td><td>{}</td><td>{}</td></tr>",
+                    if rest[0] > 0 { " class=\"survived\"" } else { "" },
+                    rest[0],
+                    rest[1],
+                    rest[2]
+                );
+            }
+            out.push_str("</table>\n<details class=\"mutants\"><summary>Every mutant</summary>\n");
             out.push_str(
                 "<table class=\"kills\"><tr><th>where</th><th>operator</th><th>what</th>\
                  <th>status</th><th>killed by</th></tr>",
@@ -459,7 +483,7 @@ fn coverage(out: &mut String, rows: Option<&[CoverageRow]>, kills: Option<&Kills
                     esc(&m.killed_by.join(", "))
                 );
             }
-            out.push_str("</table>\n");
+            out.push_str("</table>\n</details>\n");
         }
     }
     out.push_str("</section>\n");

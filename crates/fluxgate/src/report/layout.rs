@@ -131,6 +131,29 @@ pub fn layout(sizes: &[Size], edges: &[(usize, usize)]) -> Layout {
         }
         lines_per_layer[l] = line + 1;
     }
+    // A layer that did not wrap but was pulled past the page's width by the alignment moves
+    // back in (packed from the left when even that is not enough).
+    for (l, row) in rows.iter().enumerate() {
+        if lines_per_layer[l] > 1 || row.is_empty() {
+            continue;
+        }
+        let right = row.iter().map(|&v| x[v] + widths[v]).fold(0.0, f64::max);
+        if right <= MAX_ROW_W {
+            continue;
+        }
+        let left = row.iter().map(|&v| x[v]).fold(f64::INFINITY, f64::min);
+        let back = (right - MAX_ROW_W).min(left - MARGIN);
+        for &v in row {
+            x[v] -= back;
+        }
+        if row.iter().any(|&v| x[v] + widths[v] > MAX_ROW_W) {
+            let mut at = MARGIN;
+            for &v in row {
+                x[v] = at;
+                at += widths[v] + GAP_X;
+            }
+        }
+    }
     let mut layer_top = Vec::with_capacity(rows.len());
     let mut top = MARGIN;
     for lines in &lines_per_layer {
@@ -394,10 +417,15 @@ mod tests {
         let lines: std::collections::BTreeSet<u64> =
             l.positions.iter().map(|p| p.1 as u64).collect();
         assert!(lines.len() > 1, "{lines:?}");
-        // Below a wrapped layer, the next one starts under its last line.
-        let l = layout(&sizes(61), &[(0, 60)]);
+        // Below a wrapped layer, the next one starts under its last line; and a layer pulled
+        // to the right by its neighbours stays on the page.
+        let l = layout(&sizes(61), &[(0, 60), (59, 60)]);
         let lowest_of_first = l.positions[..60].iter().map(|p| p.1).fold(0.0, f64::max);
         assert!(l.positions[60].1 > lowest_of_first);
+        assert!(l.width <= MAX_ROW_W + MARGIN, "{}", l.width);
+        let hub: Vec<(usize, usize)> = (1..60).map(|i| (0, i)).collect();
+        let l = layout(&sizes(60), &hub);
+        assert!(l.positions[0].0 + 60.0 <= MAX_ROW_W, "{:?}", l.positions[0]);
     }
 
     #[test]

@@ -207,6 +207,11 @@ pub struct CoverageRow {
 #[derive(Clone, Debug, Default)]
 pub struct Kills {
     pub score: String,
+    /// The rules that killed a mutant, sorted: the matrix's columns.
+    pub rules: Vec<String>,
+    /// Per operator: how many of its mutants each of [`Self::rules`] killed, then how many
+    /// survived, were equivalent and were skipped.
+    pub matrix: Vec<(String, Vec<usize>, [usize; 3])>,
     pub mutants: Vec<KillRow>,
 }
 

@@ -24,7 +24,8 @@ fn page(repo: &Path, extra: &[&str]) -> (Option<i32>, String) {
     )
 }
 
-/// The text inside the first `<tag ...>...</tag>` at the start of `s`, tags stripped.
+/// The text inside the first `<tag ...>...</tag>` at the start of `s`: tags are word breaks,
+/// the common entities decoded, whitespace collapsed.
 fn inner_text(s: &str, tag: &str) -> String {
     let close = format!("</{tag}>");
     let body = s.find('>').map_or("", |i| &s[i + 1..]);
@@ -33,12 +34,21 @@ fn inner_text(s: &str, tag: &str) -> String {
     let mut in_tag = false;
     for c in body.chars() {
         match c {
-            '<' => in_tag = true,
+            '<' => {
+                in_tag = true;
+                out.push(' ');
+            }
             '>' => in_tag = false,
             c if !in_tag => out.push(c),
             _ => {}
         }
     }
+    let out = out
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -172,6 +182,27 @@ fn html_page_structure_of_the_examples() {
         assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
         insta::assert_snapshot!(format!("{example}-html-outline"), outline(&html));
     }
+}
+
+#[test]
+fn html_page_with_mutants_has_the_kill_matrix() {
+    let (code, html) = page(Path::new("examples/homelab"), &["--mutants", "--jobs", "2"]);
+    assert_eq!(code, Some(0));
+    assert!(html.contains("<h3>Mutation kill matrix</h3>\n<p>Mutation score: "), "no score");
+    let matrix = &html[html.find("<table class=\"matrix\">").expect("the matrix")..];
+    let matrix = &matrix[..matrix.find("</table>").expect("closed")];
+    // The rules that killed mutants are columns; a killed cell counts its mutants.
+    for rule in ["ha-endpoint", "parity"] {
+        assert!(matrix.contains(&format!("<th><code>{rule}</code></th>")), "{rule}: {matrix}");
+    }
+    assert!(matrix.contains("<td class=\"killed\">"), "{matrix}");
+    let rows = html.matches("<td class=\"killed\">killed</td>").count()
+        + html.matches("<td class=\"survived\">survived</td>").count()
+        + html.matches("<td class=\"equivalent\">equivalent</td>").count();
+    assert!(rows >= 20, "{rows} mutants listed");
+    // Coverage then counts only checks that bite; without mutants the page says how to add them.
+    let (_, plain) = page(Path::new("examples/homelab"), &[]);
+    assert!(plain.contains("Mutants did not run"));
 }
 
 #[test]
