@@ -188,17 +188,25 @@ fn html_page_structure_of_the_examples() {
 fn html_page_with_mutants_has_the_kill_matrix() {
     let (code, html) = page(Path::new("examples/homelab"), &["--mutants", "--jobs", "2"]);
     assert_eq!(code, Some(0));
-    assert!(html.contains("<h3>Mutation kill matrix</h3>\n<p>Mutation score: "), "no score");
+    assert!(
+        html.contains("<h3>Mutation kill matrix</h3>\n<p>Mutation score: "),
+        "no score"
+    );
     let matrix = &html[html.find("<table class=\"matrix\">").expect("the matrix")..];
     let matrix = &matrix[..matrix.find("</table>").expect("closed")];
     // The rules that killed mutants are columns; a killed cell counts its mutants.
     for rule in ["ha-endpoint", "parity"] {
-        assert!(matrix.contains(&format!("<th><code>{rule}</code></th>")), "{rule}: {matrix}");
+        assert!(
+            matrix.contains(&format!("<th><code>{rule}</code></th>")),
+            "{rule}: {matrix}"
+        );
     }
     assert!(matrix.contains("<td class=\"killed\">"), "{matrix}");
     let rows = html.matches("<td class=\"killed\">killed</td>").count()
         + html.matches("<td class=\"survived\">survived</td>").count()
-        + html.matches("<td class=\"equivalent\">equivalent</td>").count();
+        + html
+            .matches("<td class=\"equivalent\">equivalent</td>")
+            .count();
     assert!(rows >= 20, "{rows} mutants listed");
     // Coverage then counts only checks that bite; without mutants the page says how to add them.
     let (_, plain) = page(Path::new("examples/homelab"), &[]);
@@ -346,7 +354,7 @@ fn load(chrome: &Path, file: &Path, shot: &Path) -> String {
         .args(CHROMIUM_FLAGS)
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--screenshot={}", shot.display()))
-        .args(["--window-size=1280,2200", &url])
+        .args(["--window-size=1280,1800", &url])
         .output()
         .expect("chromium runs");
     assert!(
@@ -406,10 +414,14 @@ fn chromium_shows_the_findings_and_graphs_of_the_examples() {
         } else {
             assert!(dom.contains("MERGE GATE: PASS"));
         }
-        // FLUXGATE_UPDATE_SCREENSHOT=1 refreshes the README's picture.
-        if example == "homelab-broken" && std::env::var_os("FLUXGATE_UPDATE_SCREENSHOT").is_some() {
-            std::fs::copy(&shot, workspace().join("docs/html-report.png"))
-                .expect("docs/ is writable");
+        // FLUXGATE_UPDATE_SCREENSHOT=1 refreshes the README's pictures.
+        if std::env::var_os("FLUXGATE_UPDATE_SCREENSHOT").is_some() {
+            let name = if example == "homelab" {
+                "html-report.png"
+            } else {
+                "html-report-findings.png"
+            };
+            std::fs::copy(&shot, workspace().join("docs").join(name)).expect("docs/ is writable");
         }
     }
 }
