@@ -486,7 +486,7 @@ fn findings_md(d: &FindingsDelta, mut budget: Option<&mut Budget>) -> String {
             group.len()
         );
         let mut shown = 0;
-        for f in group.iter() {
+        for f in group {
             let row = format!(
                 "{}\n",
                 findings_row(

@@ -2,6 +2,9 @@
 //! page shows one box per group (namespace or folder) with the edges between groups, and
 //! each group's own graph in a `<details>` that opens on click.
 
+// Character counts become widths: far below 2^52.
+#![allow(clippy::cast_precision_loss)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -171,7 +174,7 @@ fn svg(out: &mut String, g: &Graph, subset: &[usize], anchor: &str) {
         .filter_map(|(a, b, k)| Some((*local.get(a)?, *local.get(b)?, *k)))
         .collect();
     let plain: Vec<(usize, usize)> = edges.iter().map(|(a, b, _)| (*a, *b)).collect();
-    let l = layout(&sizes, &plain);
+    let placed = layout(&sizes, &plain);
     let _ = writeln!(
         out,
         "<div class=\"graph\"><svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{anchor}\" \
@@ -179,10 +182,10 @@ fn svg(out: &mut String, g: &Graph, subset: &[usize], anchor: &str) {
          <defs><marker id=\"{anchor}-arrow\" viewBox=\"0 0 8 8\" refX=\"8\" refY=\"4\" \
          markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\">\
          <path d=\"M0,0 L8,4 L0,8 z\" class=\"arrowhead\"/></marker></defs>",
-        w = l.width,
-        h = l.height
+        w = placed.width,
+        h = placed.height
     );
-    for ((_, _, kind), route) in edges.iter().zip(&l.routes) {
+    for ((_, _, kind), route) in edges.iter().zip(&placed.routes) {
         if route.len() < 2 {
             continue;
         }
@@ -201,34 +204,34 @@ fn svg(out: &mut String, g: &Graph, subset: &[usize], anchor: &str) {
     }
     out.push('\n');
     for (li, &i) in subset.iter().enumerate() {
-        let n = &g.nodes[i];
-        let (x, y) = l.positions[li];
+        let node = &g.nodes[i];
+        let (x, y) = placed.positions[li];
         let w = sizes[li].width;
         let mut class = String::from("node");
-        if let Some(k) = n.kind {
+        if let Some(k) = node.kind {
             class.push(' ');
             class.push_str(k.class());
         } else {
             class.push_str(" group");
         }
-        if !n.failures.is_empty() {
+        if !node.failures.is_empty() {
             class.push_str(" fail");
         }
-        let mut tip = n.id.clone();
-        if let Some(k) = n.kind {
+        let mut tip = node.id.clone();
+        if let Some(k) = node.kind {
             tip = format!("{} {tip}", k.as_str());
         }
-        if !n.detail.is_empty() {
+        if !node.detail.is_empty() {
             tip.push('\n');
-            tip.push_str(&n.detail);
+            tip.push_str(&node.detail);
         }
-        for f in &n.failures {
+        for f in &node.failures {
             tip.push('\n');
             tip.push_str(f);
         }
         // A collapsed group's box links to its details.
-        let (open, close) = if n.kind.is_none() && n.group.starts_with('#') {
-            (format!("<a href=\"{}\">", esc(&n.group)), "</a>")
+        let (open, close) = if node.kind.is_none() && node.group.starts_with('#') {
+            (format!("<a href=\"{}\">", esc(&node.group)), "</a>")
         } else {
             (String::new(), "")
         };
@@ -237,11 +240,11 @@ fn svg(out: &mut String, g: &Graph, subset: &[usize], anchor: &str) {
             "{open}<g class=\"{class}\" data-id=\"{}\"><title>{}</title>\
              <rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{BOX_H:.0}\" rx=\"5\"/>\
              <text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>{close}",
-            esc(&n.id),
+            esc(&node.id),
             esc(&tip),
             x + w / 2.0,
             y + BOX_H / 2.0 + 4.0,
-            esc(&label(&n.id)),
+            esc(&label(&node.id)),
         );
     }
     out.push_str("</svg></div>\n");
