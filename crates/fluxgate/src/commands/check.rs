@@ -92,6 +92,11 @@ pub(crate) const LAYERS: [(&str, &str); 4] = [
 ];
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    // The mutants take minutes on a large repository: never run them for nothing.
+    anyhow::ensure!(
+        !args.mutants || args.format == CheckFormat::Html,
+        "--mutants adds the kill matrix to the HTML report: use it with --format html"
+    );
     let repo = timings::phase("open", || Repo::open(args.repo.as_deref()))?;
     let opts = fluxgate_check::Options {
         envs: args.envs.clone(),
@@ -100,7 +105,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let report = fluxgate_check::check(&repo, &opts)?;
     output::mask_with(report.secrets.redactor().clone());
     // The mutants run before the findings are formatted: the page shows both.
-    let mutants = if args.mutants && args.format == CheckFormat::Html {
+    let mutants = if args.mutants {
         Some(super::mutate::mutation_run(
             &repo,
             super::mutate::jobs(args.jobs),
