@@ -134,6 +134,7 @@ pub fn page(r: &Report, version: &str) -> String {
         );
     }
     out.push_str("<a href=\"#coverage\">Coverage</a></nav>\n<main>\n");
+    glance(&mut out, r);
     findings(&mut out, &r.findings);
     for e in &r.envs {
         environment(&mut out, e);
@@ -150,6 +151,54 @@ pub fn page(r: &Report, version: &str) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// One row per environment: its findings, its Flux objects, its nodes and HA endpoint.
+fn glance(out: &mut String, r: &Report) {
+    if r.envs.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<table class=\"glance\"><tr><th>environment</th><th>errors</th><th>warnings</th>\
+         <th>Kustomizations</th><th>HelmReleases</th><th>nodes</th><th>HA endpoint</th></tr>",
+    );
+    for e in &r.envs {
+        let mine = |sev: &str| {
+            r.findings
+                .iter()
+                .filter(|f| f.severity == sev && f.environments.contains(&e.name))
+                .count()
+        };
+        let ks = e
+            .flux
+            .nodes
+            .iter()
+            .filter(|n| n.kind == Some(super::NodeKind::Kustomization))
+            .count();
+        let errors = mine("error");
+        let _ = write!(
+            out,
+            "<tr><td><a href=\"#env-{}\">{}</a></td><td{}>{errors}</td><td>{}</td><td>{ks}</td>\
+             <td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            slug(&e.name),
+            esc(&e.name),
+            if errors > 0 { " class=\"gap\"" } else { "" },
+            mine("warning"),
+            e.flux.nodes.len() - ks,
+            e.domains
+                .node_count
+                .as_ref()
+                .map_or_else(|| "unknown".to_string(), |(n, _)| n.to_string()),
+            esc(&e
+                .domains
+                .vips
+                .iter()
+                .map(|v| v.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", "))
+        );
+    }
+    out.push_str("</table>\n");
 }
 
 /// Findings grouped by rule, then by environment; a rule with an error or warning is open.
