@@ -62,6 +62,7 @@ ul.locs pre{margin:2px 0 6px;padding:4px 8px;background:#fff;border:1px solid va
 .ln{color:#8c959f;user-select:none}
 .label{color:var(--note)} .help{color:var(--ok)} .reqs{color:var(--note)}
 table{border-collapse:collapse;margin:6px 0}
+table.glance{margin-top:18px}
 th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
 th{background:var(--bg)}
 tr.over td,td.gap{color:var(--fail);font-weight:600} td.covered{color:var(--ok)} td.deferred{color:var(--warn)}
