@@ -501,8 +501,16 @@ pub fn bootstrap_graph(env: &Environment, findings: &[&Diagnostic]) -> Graph {
                 env.releases.len()
             ),
         });
-        if let Some(p) = last {
-            g.edges.push((p, i, EdgeKind::Order));
+        match last {
+            Some(p) => g.edges.push((p, i, EdgeKind::Order)),
+            // No play to order them: what k3s deploys by itself still comes before Flux.
+            None => {
+                for (a, n) in g.nodes.iter().enumerate() {
+                    if n.kind == Some(NodeKind::AutoDeploy) {
+                        g.edges.push((a, i, EdgeKind::Order));
+                    }
+                }
+            }
         }
     }
     g

@@ -298,6 +298,14 @@ fn html_page_of_every_corpus_repository_is_bounded_and_the_biggest_loads_in_chro
         );
         let envs = v["environments"].as_array().map_or(0, Vec::len);
         assert_eq!(html.matches("<section class=\"environment\"").count(), envs);
+        // ahinko's storage cluster deploys Cilium as a k3s auto-deploy manifest
+        // (`k3s_server_manifests_templates`): a step of its cold bootstrap.
+        if repo.ends_with("ahinko__home-ops") {
+            assert!(
+                html.contains("custom-cilium-helmchart.yaml.j2 (auto-deploy)\""),
+                "the auto-deploy manifest is not in the bootstrap graph"
+            );
+        }
         let nodes = flux_nodes(&html);
         if biggest.as_ref().is_none_or(|b| nodes > b.0) {
             biggest = Some((nodes, repo, html));
