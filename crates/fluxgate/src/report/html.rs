@@ -1,4 +1,4 @@
-//! The page: a [`Report`] as one HTML document with its CSS, SVG and a five-line script
+//! The page: a [`Report`] as one HTML document with its CSS, SVG and a three-line script
 //! inline (the script only opens a collapsed group when its box is clicked; without it the
 //! `<details>` still open by hand). Nothing is fetched, nothing depends on the clock: the same
 //! report gives the same bytes.

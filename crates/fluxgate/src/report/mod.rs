@@ -1,5 +1,5 @@
 //! The HTML report of `fluxgate check --format html`: one self-contained page (inline CSS and
-//! SVG, no script, no network) with the decision, the findings, and per environment the Flux
+//! SVG, a three-line script, no network) with the decision, the findings, and per environment the Flux
 //! dependsOn graph, the cold-bootstrap order, the failure domains and the images and charts;
 //! then requirement coverage and, when mutants ran, the kill matrix.
 //!
