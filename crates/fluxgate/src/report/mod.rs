@@ -1,7 +1,7 @@
 //! The HTML report of `fluxgate check --format html`: one self-contained page (inline CSS and
-//! SVG, a three-line script, no network) with the decision, the findings, and per environment the Flux
-//! dependsOn graph, the cold-bootstrap order, the failure domains and the images and charts;
-//! then requirement coverage and, when mutants ran, the kill matrix.
+//! SVG, a three-line script, no network) with the decision, the findings, and per environment
+//! the Flux dependsOn graph, the cold-bootstrap order, the failure domains and the images and
+//! charts; then requirement coverage and, when mutants ran, the kill matrix.
 //!
 //! [`Report`] is plain data: [`build`] fills it from a run (the model, the findings, masked),
 //! [`html::page`] draws it. The diagnostics crate stays free of the model; the page's text is
