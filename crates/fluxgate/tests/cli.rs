@@ -16,6 +16,18 @@ mod secrets;
 mod template_cli;
 mod trust;
 
+/// Held by the tests that measure time (the hostile inputs' time limit) and by those that
+/// keep the cores busy for minutes (every corpus repository's HTML page): run side by side on
+/// two cores, the first would time out for the second's sake.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`HEAVY`], whatever a test that panicked while holding it left behind.
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

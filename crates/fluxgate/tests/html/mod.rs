@@ -186,6 +186,7 @@ fn html_page_structure_of_the_examples() {
 
 #[test]
 fn html_page_with_mutants_has_the_kill_matrix() {
+    let _alone = super::heavy();
     let (code, html) = page(Path::new("examples/homelab"), &["--mutants", "--jobs", "2"]);
     assert_eq!(code, Some(0));
     assert!(
@@ -263,6 +264,7 @@ fn html_page_of_every_corpus_repository_is_bounded_and_the_biggest_loads_in_chro
         return;
     };
     assert!(repos.len() >= 10, "{repos:?}");
+    let _alone = super::heavy();
     let mut biggest: Option<(usize, PathBuf, String)> = None;
     for repo in repos {
         let (code, html) = page(&repo, &[]);
