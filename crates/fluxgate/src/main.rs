@@ -5,6 +5,7 @@
 
 mod commands;
 mod output;
+mod report;
 
 use fluxgate_check::timings;
 

@@ -10,10 +10,23 @@ mod fail_closed;
 mod fetch_cli;
 mod formats;
 mod hostile;
+mod html;
 mod policy_test;
 mod secrets;
 mod template_cli;
 mod trust;
+
+/// Held by the tests that measure time (the hostile inputs' time limit) and by those that
+/// keep the cores busy for minutes (every corpus repository's HTML page): run side by side on
+/// two cores, the first would time out for the second's sake.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`HEAVY`], whatever a test that panicked while holding it left behind.
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -185,7 +198,9 @@ fn bad_config_is_a_finding_with_its_line() {
 
 // ---- fluxgate check, rules, explain ----
 
-const CHECK_FORMATS: [&str; 6] = ["text", "json", "sarif", "junit", "github", "markdown"];
+const CHECK_FORMATS: [&str; 7] = [
+    "text", "json", "sarif", "junit", "github", "markdown", "html",
+];
 
 fn check(repo: &str, format: &str) -> (Option<i32>, String) {
     let out = fluxgate(&["check", repo, "--format", format]);
@@ -256,6 +271,11 @@ fn assert_well_formed(format: &str, out: &str, passed: bool) {
             );
         }
         "github" | "markdown" => assert!(out.contains(decision), "{out}"),
+        "html" => {
+            assert!(out.starts_with("<!DOCTYPE html>"), "{out}");
+            assert!(out.contains(&format!("MERGE GATE: {decision}")));
+            assert!(out.trim_end().ends_with("</html>"));
+        }
         _ => unreachable!(),
     }
 }

@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use fluxgate_diagnostics::render::{FINDINGS_HEADER, cell, findings_row};
+use fluxgate_diagnostics::render::{
+    Budget, COMMENT_LIMIT, FINDINGS_HEADER, cell, findings_row, see_report,
+};
 use serde_json::{Value as Json, json};
 
 use crate::{Category, EnvDiff, FieldChange, ObjectChange, Report, Status};
@@ -288,9 +290,127 @@ fn code(s: &str) -> String {
     fluxgate_diagnostics::render::markdown_code(s)
 }
 
-/// The report as a pull-request comment.
+/// The report as a pull-request comment, within a comment's size ([`markdown_within`]).
 #[must_use]
 pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -> String {
+    markdown_within(report, sides, delta, COMMENT_LIMIT, None)
+}
+
+/// The report as a pull-request comment of at most `limit` bytes. When the whole does not
+/// fit, the table per environment stays, the findings come before the diffs (rows while
+/// whole ones fit, the rest counted), an environment whose diff does not fit is one summary
+/// line, and the comment points at the HTML report (`report_url` when known). Nothing is cut
+/// in the middle.
+#[must_use]
+pub fn markdown_within(
+    report: &Report,
+    sides: &Sides,
+    delta: Option<&FindingsDelta>,
+    limit: usize,
+    report_url: Option<&str>,
+) -> String {
+    let head = markdown_head(report, sides);
+    let blocks: Vec<(String, String)> = report
+        .environments
+        .iter()
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let mut body = String::new();
+            env_text(&mut body, e);
+            let full = format!(
+                "<details><summary><b>{}</b>: {}</summary>\n\n```diff\n{}```\n\n</details>\n\n",
+                md(&e.name),
+                md(&summary_line(e)),
+                body.replace("```", "\'\'\'")
+            );
+            let short = format!(
+                "- **{}**: {} (the diff does not fit in a comment)\n",
+                md(&e.name),
+                md(&summary_line(e))
+            );
+            (full, short)
+        })
+        .collect();
+    let reach = report.reach();
+    let shared: Vec<&(String, Vec<String>)> = reach.iter().filter(|(_, e)| e.len() > 1).collect();
+    let mut shared_text = String::new();
+    if !shared.is_empty() {
+        shared_text.push_str("**Shared changes** (one file, several environments):\n\n");
+        for (file, envs) in &shared {
+            let _ = writeln!(shared_text, "- {} → {}", code(file), md(&envs.join(", ")));
+        }
+        shared_text.push('\n');
+    }
+    let tail = if report.is_empty() {
+        "No rendered change.\n"
+    } else {
+        ""
+    };
+    let whole_findings = delta.map(|d| findings_md(d, None)).unwrap_or_default();
+    let whole = head.len()
+        + blocks.iter().map(|b| b.0.len()).sum::<usize>()
+        + shared_text.len()
+        + whole_findings.len()
+        + tail.len();
+    if whole <= limit {
+        let mut out = head;
+        for (full, _) in &blocks {
+            out.push_str(full);
+        }
+        out.push_str(&shared_text);
+        out.push_str(&whole_findings);
+        out.push_str(tail);
+        return out;
+    }
+    let pointer = format!("\n{}\n", see_report(report_url));
+    let shared_short = format!(
+        "**Shared changes**: {} file{} change several environments.\n\n",
+        shared.len(),
+        if shared.len() == 1 { "" } else { "s" }
+    );
+    let mut budget = Budget::new(limit, head.len() + tail.len() + pointer.len());
+    budget.reserve(blocks.iter().map(|b| b.1.len()).sum::<usize>() + shared_short.len());
+    let findings = delta
+        .map(|d| findings_md(d, Some(&mut budget)))
+        .unwrap_or_default();
+    let mut out = head;
+    let mut any_short = false;
+    for (full, short) in &blocks {
+        // A block that fits replaces its short line, whose room was set aside.
+        if budget_takes_over(&mut budget, full, short) {
+            out.push_str(full);
+        } else {
+            if !any_short {
+                out.push('\n');
+            }
+            any_short = true;
+            out.push_str(short);
+        }
+    }
+    if any_short {
+        out.push('\n');
+    }
+    if !shared.is_empty() {
+        if budget_takes_over(&mut budget, &shared_text, &shared_short) {
+            out.push_str(&shared_text);
+        } else {
+            out.push_str(&shared_short);
+        }
+    }
+    out.push_str(&findings);
+    out.push_str(tail);
+    out.push_str(&pointer);
+    out
+}
+
+/// Takes `full` in place of `short`, whose room is already set aside: only the difference has
+/// to fit.
+fn budget_takes_over(budget: &mut Budget, full: &str, short: &str) -> bool {
+    budget.take_len(full.len().saturating_sub(short.len()))
+}
+
+/// The heading, the two sides, environments added or removed, and the table per environment.
+fn markdown_head(report: &Report, sides: &Sides) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## fluxgate diff\n");
     let _ = writeln!(out, "{} → {}\n", code(&sides.base), code(&sides.head));
@@ -337,62 +457,62 @@ pub fn markdown(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -
         );
     }
     out.push('\n');
-    for e in report.environments.iter().filter(|e| !e.is_empty()) {
-        let mut body = String::new();
-        env_text(&mut body, e);
-        let _ = writeln!(
-            out,
-            "<details><summary><b>{}</b>: {}</summary>\n\n```diff\n{}```\n\n</details>\n",
-            md(&e.name),
-            md(&summary_line(e)),
-            body.replace("```", "'''")
-        );
+    out
+}
+
+/// The findings delta: new findings open, existing ones collapsed. With a budget, rows are
+/// written while whole ones fit and the rest are counted.
+fn findings_md(d: &FindingsDelta, mut budget: Option<&mut Budget>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Findings: {} new, {} existing, {} fixed\n",
+        d.new.len(),
+        d.existing.len(),
+        d.fixed
+    );
+    if let Some(b) = budget.as_deref_mut() {
+        // The heading and both groups' frames are small: always written.
+        b.reserve(out.len() + 2 * (FINDINGS_HEADER.len() + 120));
     }
-    let reach = report.reach();
-    let shared: Vec<&(String, Vec<String>)> = reach.iter().filter(|(_, e)| e.len() > 1).collect();
-    if !shared.is_empty() {
-        out.push_str("**Shared changes** (one file, several environments):\n\n");
-        for (file, envs) in shared {
-            let _ = writeln!(out, "- {} → {}", code(file), md(&envs.join(", ")));
+    for (title, group, open) in [("New", &d.new, true), ("Existing", &d.existing, false)] {
+        if group.is_empty() {
+            continue;
         }
-        out.push('\n');
-    }
-    if let Some(d) = delta {
         let _ = writeln!(
             out,
-            "### Findings: {} new, {} existing, {} fixed\n",
-            d.new.len(),
-            d.existing.len(),
-            d.fixed
+            "<details{}><summary>{title} ({})</summary>\n\n{FINDINGS_HEADER}",
+            if open { " open" } else { "" },
+            group.len()
         );
-        for (title, group, open) in [("New", &d.new, true), ("Existing", &d.existing, false)] {
-            if group.is_empty() {
-                continue;
+        let mut shown = 0;
+        for f in group {
+            let row = format!(
+                "{}\n",
+                findings_row(
+                    &f.severity,
+                    &f.rule,
+                    f.environment.as_deref(),
+                    f.location.as_ref().map(|l| l as &dyn std::fmt::Display),
+                    &f.message,
+                )
+            );
+            if let Some(b) = budget.as_deref_mut()
+                && !b.take(&row)
+            {
+                break;
             }
+            out.push_str(&row);
+            shown += 1;
+        }
+        if shown < group.len() {
             let _ = writeln!(
                 out,
-                "<details{}><summary>{title} ({})</summary>\n\n{FINDINGS_HEADER}",
-                if open { " open" } else { "" },
-                group.len()
+                "\n{} more do not fit in a comment.",
+                group.len() - shown
             );
-            for f in group {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    findings_row(
-                        &f.severity,
-                        &f.rule,
-                        f.environment.as_deref(),
-                        f.location.as_ref().map(|l| l as &dyn std::fmt::Display),
-                        &f.message,
-                    )
-                );
-            }
-            out.push_str("\n</details>\n\n");
         }
-    }
-    if report.is_empty() {
-        out.push_str("No rendered change.\n");
+        out.push_str("\n</details>\n\n");
     }
     out
 }
@@ -483,4 +603,117 @@ pub fn json(report: &Report, sides: &Sides, delta: Option<&FindingsDelta>) -> Js
             "fixed": d.fixed,
         })),
     })
+}
+
+#[cfg(test)]
+mod comment_size_tests {
+    use super::*;
+    use crate::{EnvDiff, ObjectChange};
+
+    /// A Renovate-sized batch: many environments, each with hundreds of changed objects, and
+    /// thousands of findings.
+    fn big() -> (Report, FindingsDelta) {
+        let env = |n: usize| EnvDiff {
+            name: format!("env{n}"),
+            objects: (0..400)
+                .map(|i| ObjectChange {
+                    category: Category::Object,
+                    api_version: "apps/v1".into(),
+                    kind: "Deployment".into(),
+                    namespace: Some(format!("ns{i}")),
+                    name: format!("app{i}"),
+                    status: Status::Changed,
+                    kustomization: "flux-system/apps".into(),
+                    file: format!("apps/app{i}/deploy.yaml"),
+                    fields: vec![FieldChange {
+                        path: "spec.template.spec.containers[0].image".into(),
+                        status: Status::Changed,
+                        old: Some(format!("ghcr.io/example/app{i}:1.0.0")),
+                        new: Some(format!("ghcr.io/example/app{i}:1.1.0")),
+                        origin: None,
+                        base_origin: None,
+                        secret: false,
+                        lines: Vec::new(),
+                    }],
+                    crd: None,
+                    notes: Vec::new(),
+                })
+                .collect(),
+            ..EnvDiff::default()
+        };
+        let report = Report {
+            environments_added: Vec::new(),
+            environments_removed: Vec::new(),
+            environments: (0..4).map(env).collect(),
+        };
+        let line = |i: usize| FindingLine {
+            severity: "error".into(),
+            rule: "render".into(),
+            environment: Some(format!("env{}", i % 4)),
+            location: Some(format!("apps/app{i}/deploy.yaml:3:5")),
+            message: format!("finding {i}: {}", "y".repeat(120)),
+        };
+        let delta = FindingsDelta {
+            new: (0..1500).map(line).collect(),
+            existing: (1500..2000).map(line).collect(),
+            fixed: 3,
+        };
+        (report, delta)
+    }
+
+    #[test]
+    fn a_large_batch_fits_a_comment_summarised_per_environment() {
+        let (report, delta) = big();
+        let sides = Sides {
+            base: "main".into(),
+            head: "working tree".into(),
+        };
+        let whole = markdown_within(&report, &sides, Some(&delta), usize::MAX, None);
+        assert!(
+            whole.len() > COMMENT_LIMIT,
+            "not big enough: {}",
+            whole.len()
+        );
+        let m = markdown_within(
+            &report,
+            &sides,
+            Some(&delta),
+            COMMENT_LIMIT,
+            Some("https://ci.example/run/1/artifacts"),
+        );
+        assert!(m.len() <= COMMENT_LIMIT, "{}", m.len());
+        // The table per environment is whole; every environment is at least summarised.
+        for n in 0..4 {
+            assert!(
+                m.contains(&format!("| env{n} | — | — | — | +0 −0 ~400 |")),
+                "{m}"
+            );
+            assert!(m.contains(&format!("**env{n}**")), "env{n} missing");
+        }
+        assert!(m.contains("### Findings: 1500 new, 500 existing, 3 fixed"));
+        assert!(m.contains("more do not fit in a comment"), "{m}");
+        assert!(m.contains("[HTML report](https://ci.example/run/1/artifacts)"));
+        // No row is cut: every findings row is whole, and every details block is closed.
+        for l in m.lines().filter(|l| l.starts_with("| error")) {
+            assert!(l.ends_with(&format!("{} |", "y".repeat(120))), "cut: {l}");
+        }
+        assert_eq!(
+            m.matches("<details").count(),
+            m.matches("</details>").count()
+        );
+        assert_eq!(m.matches("```diff").count() * 2, m.matches("```").count());
+        // A small report is unchanged.
+        let small = Report {
+            environments: vec![EnvDiff {
+                name: "prod".into(),
+                ..EnvDiff::default()
+            }],
+            ..report
+        };
+        let s = markdown(&small, &sides, None);
+        assert!(
+            !s.contains("does not fit") && !s.contains("HTML report"),
+            "{s}"
+        );
+    }
 }

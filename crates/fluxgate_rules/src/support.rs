@@ -15,7 +15,7 @@ pub(crate) fn setting_strings(settings: &RuleConfig, key: &str) -> Vec<String> {
 
 /// The environment's node count and where it came from: the hosts of its Ansible group, else
 /// `nodes:` in fluxgate.yaml.
-pub(crate) fn node_count(env: &fluxgate_model::Environment) -> Option<(usize, String)> {
+pub fn node_count(env: &fluxgate_model::Environment) -> Option<(usize, String)> {
     if let Some(b) = &env.bootstrap
         && !b.hosts.is_empty()
     {

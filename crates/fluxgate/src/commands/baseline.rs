@@ -208,7 +208,23 @@ pub fn run(
             ));
             s
         }
-        CheckFormat::Markdown => markdown(&new, &existing, passed, &names, &summary),
+        CheckFormat::Markdown => markdown(
+            &new,
+            &existing,
+            passed,
+            &names,
+            &summary,
+            args.report_url.as_deref(),
+        ),
+        CheckFormat::Html => crate::commands::check::html_report(&crate::commands::check::Page {
+            repo,
+            envs,
+            diags,
+            secrets: &Secrets::from_environments(envs),
+            passed,
+            extra_layers: vec![("baseline".to_string(), summary.clone())],
+            mutants: None,
+        }),
     };
     let code = if passed {
         ExitCode::SUCCESS
@@ -221,25 +237,55 @@ pub fn run(
     }
 }
 
-/// Both groups as a pull-request comment: new findings open, existing ones collapsed.
+/// Both groups as a pull-request comment: new findings open, existing ones collapsed. Within
+/// a comment's size: the new findings come first and get the room; existing rows are listed
+/// while whole ones fit, and the rest counted.
 fn markdown(
     new: &[Diagnostic],
     existing: &[Diagnostic],
     passed: bool,
     envs: &[String],
     summary: &str,
+    report_url: Option<&str>,
 ) -> String {
-    let mut out = fluxgate_diagnostics::render::render_markdown(new, passed, envs);
+    use fluxgate_diagnostics::render::{
+        Budget, COMMENT_LIMIT, FINDINGS_HEADER, diagnostic_row, render_markdown_within, see_report,
+    };
+    // What the summary and the existing findings' block need at the least.
+    let tail = summary.len() + 800 + report_url.map_or(0, str::len);
+    let mut out = render_markdown_within(
+        new,
+        passed,
+        envs,
+        COMMENT_LIMIT.saturating_sub(tail),
+        report_url,
+    );
     let _ = writeln!(out, "\n{summary}\n");
     if !existing.is_empty() {
         let _ = writeln!(
             out,
-            "<details><summary>Existing findings ({}), already in the base</summary>\n\n{}",
+            "<details><summary>Existing findings ({}), already in the base</summary>\n\n{FINDINGS_HEADER}",
             existing.len(),
-            fluxgate_diagnostics::render::FINDINGS_HEADER
         );
+        let mut budget = Budget::new(COMMENT_LIMIT, out.len());
+        budget.reserve(600 + report_url.map_or(0, str::len));
+        let mut shown = 0;
         for d in existing {
-            let _ = writeln!(out, "{}", fluxgate_diagnostics::render::diagnostic_row(d));
+            let row = format!("{}\n", diagnostic_row(d));
+            if !budget.take(&row) {
+                break;
+            }
+            out.push_str(&row);
+            shown += 1;
+        }
+        if shown < existing.len() {
+            let _ = writeln!(
+                out,
+                "\n{} more existing finding{} do not fit in a comment. {}",
+                existing.len() - shown,
+                if existing.len() - shown == 1 { "" } else { "s" },
+                see_report(report_url)
+            );
         }
         out.push_str("\n</details>\n");
     }

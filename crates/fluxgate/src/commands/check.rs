@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use fluxgate_diagnostics::render::{
-    diagnostic_to_json, render_github, render_junit, render_markdown, render_sarif,
-    render_text_styled,
+    COMMENT_LIMIT, diagnostic_to_json, render_github, render_junit, render_markdown_within,
+    render_sarif, render_text_styled,
 };
 use fluxgate_diagnostics::{Diagnostic, Severity};
 use fluxgate_kustomize::SourceCache;
@@ -43,6 +43,17 @@ pub struct Args {
     /// With --base: fail the gate only on new findings (existing ones are listed apart).
     #[arg(long, requires = "base")]
     pub new_only: bool,
+    /// With --format html: also run the mutants (`fluxgate mutate`), for the page's kill
+    /// matrix and a coverage that counts only checks that bite.
+    #[arg(long)]
+    pub mutants: bool,
+    /// Worker threads for --mutants (default: every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), requires = "mutants")]
+    pub jobs: Option<u16>,
+    /// With --format markdown: where the HTML report is published (a CI artifact's URL), for
+    /// the comment to link when it has to summarise.
+    #[arg(long, value_name = "URL")]
+    pub report_url: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +64,8 @@ pub enum CheckFormat {
     Junit,
     Github,
     Markdown,
+    /// One self-contained page: findings, graphs, failure domains, coverage.
+    Html,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -79,6 +92,11 @@ pub(crate) const LAYERS: [(&str, &str); 4] = [
 ];
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    // The mutants take minutes on a large repository: never run them for nothing.
+    anyhow::ensure!(
+        !args.mutants || args.format == CheckFormat::Html,
+        "--mutants adds the kill matrix to the HTML report: use it with --format html"
+    );
     let repo = timings::phase("open", || Repo::open(args.repo.as_deref()))?;
     let opts = fluxgate_check::Options {
         envs: args.envs.clone(),
@@ -86,6 +104,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let report = fluxgate_check::check(&repo, &opts)?;
     output::mask_with(report.secrets.redactor().clone());
+    // The mutants run before the findings are formatted: the page shows both.
+    let mutants = if args.mutants {
+        Some(super::mutate::mutation_run(
+            &repo,
+            super::mutate::jobs(args.jobs),
+        )?)
+    } else {
+        None
+    };
     let fluxgate_check::Report {
         envs,
         diagnostics: diags,
@@ -169,7 +196,22 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 ));
                 s
             }
-            CheckFormat::Markdown => render_markdown(&diags, passed, &names),
+            CheckFormat::Markdown => render_markdown_within(
+                &diags,
+                passed,
+                &names,
+                COMMENT_LIMIT,
+                args.report_url.as_deref(),
+            ),
+            CheckFormat::Html => html_report(&Page {
+                repo: &repo,
+                envs: &envs,
+                diags: &diags,
+                secrets: &secrets,
+                passed,
+                extra_layers: Vec::new(),
+                mutants: mutants.as_ref(),
+            }),
         })
     })?;
     let code = if passed {
@@ -211,22 +253,55 @@ pub(crate) fn rules_ran(repo: &Repo) -> Vec<&'static str> {
     fluxgate_check::rules_ran(&repo.config)
 }
 
-/// rustc-style findings, a summary and the decision; colour only on a terminal. Source lines
-/// are shown with the values of Secrets masked.
-pub(crate) fn text_report(
-    index: &RepoIndex,
-    secrets: &Secrets,
-    diags: &[Diagnostic],
-    passed: bool,
-    envs: &[String],
-    layer_stats: &fluxgate_rules::LayerStats,
-) -> String {
-    // Snippets show the files as the renderers read them, through the repository's confined
-    // filesystem (never outside it), masked once per file.
+/// What the HTML page is made from.
+pub(crate) struct Page<'a> {
+    pub repo: &'a Repo,
+    pub envs: &'a [fluxgate_model::Environment],
+    pub diags: &'a [Diagnostic],
+    pub secrets: &'a Secrets,
+    pub passed: bool,
+    /// Lines shown with the layers (the baseline's summary).
+    pub extra_layers: Vec<(String, String)>,
+    pub mutants: Option<&'a fluxgate_mutate::Run>,
+}
+
+/// The HTML page of a run: every text masked as the text format masks it (source lines
+/// through the same masked lookup, messages through the run's redactor).
+pub(crate) fn html_report(p: &Page<'_>) -> String {
+    let lookup = masked_sources(&p.repo.index, p.secrets);
+    let bites = p.mutants.map(fluxgate_mutate::Run::file_bites);
+    let coverage = super::coverage::matrix(p.repo, bites.as_ref());
+    let mut layers: Vec<(String, String)> = LAYERS
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect();
+    layers.extend(p.extra_layers.iter().cloned());
+    let inputs = crate::report::build::Inputs {
+        envs: p.envs,
+        diagnostics: p.diags,
+        redactor: p.secrets.redactor(),
+        sources: &lookup,
+        config: &p.repo.config,
+        passed: p.passed,
+        layers,
+        conformance: super::coverage::summary_line(p.repo),
+        coverage: coverage.as_ref(),
+        mutants: p.mutants,
+    };
+    let report = crate::report::build::report(&inputs);
+    crate::report::html::page(&report, env!("CARGO_PKG_VERSION"))
+}
+
+/// A repository file's text as the findings show it: read through the repository's confined
+/// filesystem (never outside it), the values of its Secrets masked, once per file.
+pub(crate) fn masked_sources<'a>(
+    index: &'a RepoIndex,
+    secrets: &'a Secrets,
+) -> impl Fn(&str) -> Option<Arc<str>> + 'a {
     let sources = SourceCache::new(index.fs().clone(), index.root());
     let cache: std::cell::RefCell<BTreeMap<String, Option<Arc<str>>>> =
         std::cell::RefCell::new(BTreeMap::new());
-    let lookup = |file: &str| -> Option<Arc<str>> {
+    move |file: &str| -> Option<Arc<str>> {
         cache
             .borrow_mut()
             .entry(file.to_string())
@@ -240,7 +315,20 @@ pub(crate) fn text_report(
                 )))
             })
             .clone()
-    };
+    }
+}
+
+/// rustc-style findings, a summary and the decision; colour only on a terminal. Source lines
+/// are shown with the values of Secrets masked.
+pub(crate) fn text_report(
+    index: &RepoIndex,
+    secrets: &Secrets,
+    diags: &[Diagnostic],
+    passed: bool,
+    envs: &[String],
+    layer_stats: &fluxgate_rules::LayerStats,
+) -> String {
+    let lookup = masked_sources(index, secrets);
     // anstream's choice: NO_COLOR and CLICOLOR=0 turn colour off, CLICOLOR_FORCE turns it on,
     // otherwise only a terminal gets it.
     let colour = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;

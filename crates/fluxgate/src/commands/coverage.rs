@@ -67,6 +67,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The coverage of the repository's requirements (`None` without a requirements file, or
+/// when it cannot be read: the conformance line says why), with the mutants' bites when
+/// they ran.
+pub fn matrix(
+    repo: &Repo,
+    bites: Option<&fluxgate_mutate::coverage::FileBites>,
+) -> Option<fluxgate_mutate::coverage::Coverage> {
+    let i = load(repo).ok()??;
+    Some(coverage(&i.registry, &i.checks, &i.serving, bites))
+}
+
 /// The conformance line for `fluxgate check` (none without a requirements file; a requirements
 /// file that cannot be read says so instead of a number).
 pub fn summary_line(repo: &Repo) -> Option<String> {

@@ -32,6 +32,10 @@ pub struct Args {
     pub envs: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: DiffFormat,
+    /// With --format markdown: where the HTML report (`check --format html`) is published,
+    /// for the comment to link when it has to summarise.
+    #[arg(long, value_name = "URL")]
+    pub report_url: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -128,7 +132,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let text = match args.format {
         DiffFormat::Text => fluxgate_diff::render::text(&report, &sides, Some(&delta)),
-        DiffFormat::Markdown => fluxgate_diff::render::markdown(&report, &sides, Some(&delta)),
+        DiffFormat::Markdown => fluxgate_diff::render::markdown_within(
+            &report,
+            &sides,
+            Some(&delta),
+            fluxgate_diagnostics::render::COMMENT_LIMIT,
+            args.report_url.as_deref(),
+        ),
         DiffFormat::Json => format!(
             "{}\n",
             serde_json::to_string_pretty(&fluxgate_diff::render::json(

@@ -420,6 +420,14 @@ fn only_existing_findings_pass_with_new_only_and_fail_without() {
     assert!(stdout(&gate).ends_with("MERGE GATE: PASS\n"));
     let plain = r.fluxgate(&["check", "--base", "HEAD"]);
     assert_eq!(plain.status.code(), Some(1), "{}", stdout(&plain));
+    // The HTML page decides as the gate does, says what the baseline found, and still shows
+    // the existing findings.
+    let html = r.fluxgate(&["check", "--base", "HEAD", "--new-only", "--format", "html"]);
+    assert_eq!(html.status.code(), Some(0));
+    let page = stdout(&html);
+    assert!(page.contains("MERGE GATE: PASS"), "{page}");
+    assert!(page.contains("baseline HEAD"), "{page}");
+    assert!(page.contains("<article class=\"finding error\""), "{page}");
 }
 
 #[test]

@@ -837,6 +837,7 @@ struct Counts {
 
 #[test]
 fn hostile_inputs_under_a_memory_limit() {
+    let _alone = super::heavy();
     let root = std::env::temp_dir().join(format!("fluxgate-hostile-{}", std::process::id()));
     let base_dir = root.join("_base");
     write_tree(&base_dir, &base(true), &[]);

@@ -95,7 +95,9 @@ fn run(args: &[&str]) -> Run {
 fn matrix() -> Vec<Vec<String>> {
     let mut m: Vec<Vec<String>> = Vec::new();
     let mut add = |args: &[&str]| m.push(args.iter().map(ToString::to_string).collect());
-    for f in ["text", "json", "sarif", "junit", "github", "markdown"] {
+    for f in [
+        "text", "json", "sarif", "junit", "github", "markdown", "html",
+    ] {
         add(&["check", "--format", f]);
     }
     for f in ["yaml", "json"] {

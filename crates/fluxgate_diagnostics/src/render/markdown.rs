@@ -2,9 +2,147 @@ use std::fmt::{self, Write as _};
 
 use crate::{Diagnostic, Severity};
 
+/// The most a GitHub pull-request comment holds: 65,536 characters. Lengths here are counted
+/// in bytes, which is never fewer than the characters.
+pub const COMMENT_LIMIT: usize = 65_536;
+
 /// A pull-request comment: the decision, counts, and a table of findings.
 #[must_use]
 pub fn render_markdown(diags: &[Diagnostic], passed: bool, environments: &[String]) -> String {
+    render_markdown_within(diags, passed, environments, COMMENT_LIMIT, None)
+}
+
+/// [`render_markdown`] in at most `limit` bytes. Past it the comment counts the findings per
+/// environment, lists as many whole rows as fit (errors first), and points at the HTML report
+/// (`report_url`, when it is published somewhere) for the rest: a row is never cut.
+#[must_use]
+pub fn render_markdown_within(
+    diags: &[Diagnostic],
+    passed: bool,
+    environments: &[String],
+    limit: usize,
+    report_url: Option<&str>,
+) -> String {
+    let mut out = head(diags, passed, environments);
+    if diags.is_empty() {
+        out.push_str("No findings.\n");
+        return out;
+    }
+    let rows: Vec<String> = diags.iter().map(diagnostic_row).collect();
+    let whole: usize = rows.iter().map(|r| r.len() + 1).sum::<usize>() + FINDINGS_HEADER.len() + 1;
+    if out.len() + whole <= limit {
+        let _ = writeln!(out, "{FINDINGS_HEADER}");
+        for r in rows {
+            let _ = writeln!(out, "{r}");
+        }
+        return out;
+    }
+    out.push_str(&per_environment(diags));
+    out.push('\n');
+    // Errors first, then warnings, then notes; each in the sorted order.
+    let mut order: Vec<usize> = (0..diags.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(diags[i].severity));
+    let mut budget = Budget::new(limit, out.len());
+    // Room for the closing lines, whatever they say.
+    budget.reserve(TAIL_RESERVE + report_url.map_or(0, str::len));
+    let mut table = format!("{FINDINGS_HEADER}\n");
+    if !budget.take(&table) {
+        table.clear();
+    }
+    let mut shown = 0;
+    for &i in &order {
+        let row = format!("{}\n", rows[i]);
+        if !budget.take(&row) {
+            break;
+        }
+        table.push_str(&row);
+        shown += 1;
+    }
+    if shown > 0 {
+        out.push_str(&table);
+        out.push('\n');
+    }
+    let hidden = &order[shown..];
+    let count = |sev| hidden.iter().filter(|&&i| diags[i].severity == sev).count();
+    let _ = writeln!(
+        out,
+        "**{} more finding{} ({} error{}, {} warning{}, {} note{}) do not fit in a comment.** {}",
+        hidden.len(),
+        if hidden.len() == 1 { "" } else { "s" },
+        count(Severity::Error),
+        if count(Severity::Error) == 1 { "" } else { "s" },
+        count(Severity::Warning),
+        if count(Severity::Warning) == 1 {
+            ""
+        } else {
+            "s"
+        },
+        count(Severity::Note),
+        if count(Severity::Note) == 1 { "" } else { "s" },
+        see_report(report_url)
+    );
+    out
+}
+
+/// What the closing lines of a summarised comment may take.
+const TAIL_RESERVE: usize = 600;
+
+/// Where the whole report is: the HTML page `fluxgate check --format html` writes, published
+/// as a CI artifact (linked when its URL is known).
+#[must_use]
+pub fn see_report(report_url: Option<&str>) -> String {
+    let safe = report_url.filter(|u| {
+        (u.starts_with("https://") || u.starts_with("http://"))
+            && !u.contains(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>' | '"'))
+    });
+    match safe {
+        Some(u) => {
+            format!("Every finding is in the [HTML report]({u}) (`fluxgate check --format html`).")
+        }
+        None => "Every finding is in the HTML report: `fluxgate check --format html`, published \
+                 as this job's artifact."
+            .to_string(),
+    }
+}
+
+/// A byte budget: what is taken must fit in what is left.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    /// `limit` bytes of which `used` are already written.
+    #[must_use]
+    pub fn new(limit: usize, used: usize) -> Budget {
+        Budget {
+            left: limit.saturating_sub(used),
+        }
+    }
+
+    /// Sets aside `n` bytes for what must come last.
+    pub fn reserve(&mut self, n: usize) {
+        self.left = self.left.saturating_sub(n);
+    }
+
+    /// Takes `s` when it fits whole; `false` (and nothing taken) otherwise.
+    pub fn take(&mut self, s: &str) -> bool {
+        self.take_len(s.len())
+    }
+
+    /// Takes `n` bytes when they fit; `false` (and nothing taken) otherwise.
+    pub fn take_len(&mut self, n: usize) -> bool {
+        if n <= self.left {
+            self.left -= n;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The decision, the environments and the counts.
+fn head(diags: &[Diagnostic], passed: bool, environments: &[String]) -> String {
     let mut out = String::new();
     let errors = diags
         .iter()
@@ -29,13 +167,33 @@ pub fn render_markdown(diags: &[Diagnostic], passed: bool, environments: &[Strin
             escape(&environments.join(", "))
         }
     );
-    if diags.is_empty() {
-        out.push_str("No findings.\n");
-        return out;
-    }
-    let _ = writeln!(out, "{FINDINGS_HEADER}");
+    out
+}
+
+/// The findings counted per environment (a finding of several counts in each), as a table.
+#[must_use]
+pub fn per_environment(diags: &[Diagnostic]) -> String {
+    let mut counts: std::collections::BTreeMap<String, [usize; 3]> =
+        std::collections::BTreeMap::new();
     for d in diags {
-        let _ = writeln!(out, "{}", diagnostic_row(d));
+        let envs: Vec<String> = if d.environments.is_empty() {
+            vec![d.environment.clone().unwrap_or_else(|| "—".to_string())]
+        } else {
+            d.environments.clone()
+        };
+        for e in envs {
+            let c = counts.entry(e).or_default();
+            match d.severity {
+                Severity::Error => c[0] += 1,
+                Severity::Warning => c[1] += 1,
+                Severity::Note => c[2] += 1,
+            }
+        }
+    }
+    let mut out =
+        String::from("| environment | errors | warnings | notes |\n|---|---:|---:|---:|\n");
+    for (e, c) in counts {
+        let _ = writeln!(out, "| {} | {} | {} | {} |", escape(&e), c[0], c[1], c[2]);
     }
     out
 }
@@ -139,6 +297,93 @@ pub fn code(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn many(n: usize) -> Vec<Diagnostic> {
+        use crate::{Annotate, Location};
+        (0..n)
+            .map(|i| {
+                Diagnostic::new(
+                    if i % 3 == 0 { "ha-endpoint" } else { "render" },
+                    if i % 4 == 0 {
+                        Severity::Warning
+                    } else {
+                        Severity::Error
+                    },
+                    format!("finding {i} {}", "x".repeat(150)),
+                )
+                .at(Location::new(format!("apps/app{i}/release.yaml"), 3, 5))
+                .in_env(if i % 2 == 0 { "prod" } else { "dev" })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_big_comment_is_summarised_within_the_limit_and_never_cut_mid_row() {
+        let diags = many(3000);
+        let full = render_markdown_within(
+            &diags,
+            false,
+            &["dev".into(), "prod".into()],
+            usize::MAX,
+            None,
+        );
+        assert!(
+            full.len() > COMMENT_LIMIT,
+            "the input must be too big: {}",
+            full.len()
+        );
+        let m = render_markdown(&diags, false, &["dev".into(), "prod".into()]);
+        assert!(m.len() <= COMMENT_LIMIT, "{}", m.len());
+        assert!(
+            m.contains("| environment | errors | warnings | notes |"),
+            "{m}"
+        );
+        assert!(m.contains("| dev | 1500 | 0 | 0 |"), "{m}");
+        assert!(m.contains("| prod | 750 | 750 | 0 |"), "{m}");
+        assert!(m.contains("do not fit in a comment"), "{m}");
+        assert!(m.contains("fluxgate check --format html"));
+        // Every table row shown is a whole finding row, and errors come before warnings.
+        let rows: Vec<&str> = m
+            .lines()
+            .filter(|l| l.starts_with("| error") || l.starts_with("| warning"))
+            .collect();
+        assert!(rows.len() > 100, "{}", rows.len());
+        for r in &rows {
+            assert!(
+                r.ends_with(" |") && r.contains(&"x".repeat(150)),
+                "cut row: {r}"
+            );
+        }
+        let first_warning = rows
+            .iter()
+            .position(|r| r.starts_with("| warning"))
+            .unwrap_or(rows.len());
+        assert!(
+            rows[first_warning..]
+                .iter()
+                .all(|r| r.starts_with("| warning"))
+        );
+        // A small one is whole.
+        let small = render_markdown(&many(5), false, &[]);
+        assert!(!small.contains("do not fit"));
+        assert_eq!(
+            small
+                .lines()
+                .filter(|l| l.starts_with("| error") || l.starts_with("| warning"))
+                .count(),
+            5
+        );
+    }
+
+    #[test]
+    fn the_report_link_is_only_a_plain_url() {
+        assert!(
+            see_report(Some("https://ci.example/artifacts/1"))
+                .contains("](https://ci.example/artifacts/1)")
+        );
+        assert!(!see_report(Some("javascript:alert(1)")).contains("]("));
+        assert!(!see_report(Some("https://x) [y](z")).contains("]("));
+    }
 
     #[test]
     fn repository_text_carries_no_html() {

@@ -11,8 +11,9 @@ pub use github::render_github;
 pub use json::diagnostic_to_json;
 pub use junit::render_junit;
 pub use markdown::{
-    FINDINGS_HEADER, cell, code as markdown_code, diagnostic_row, escape as markdown_escape,
-    findings_row, render_markdown,
+    Budget, COMMENT_LIMIT, FINDINGS_HEADER, cell, code as markdown_code, diagnostic_row,
+    escape as markdown_escape, findings_row, per_environment, render_markdown,
+    render_markdown_within, see_report,
 };
 pub use sarif::{SarifLog, render_sarif, render_sarif_fingerprinted, sarif_log};
 pub use text::{SourceLookup, render_text, render_text_styled};

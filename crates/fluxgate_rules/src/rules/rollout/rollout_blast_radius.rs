@@ -6,8 +6,12 @@ use fluxgate_diagnostics::{Diagnostic, Location};
 use fluxgate_model::Release;
 use fluxgate_yaml::{Node, Value};
 
-use crate::support::{node_count, setting_strings};
+use crate::support::setting_strings;
 use crate::{RuleContext, Severity};
+
+/// The environment's node count and where it came from, as this rule counts them (the HTML
+/// report shows the same figures).
+pub use crate::support::node_count;
 
 crate::declare_rule! {
     /// ## What it checks
@@ -58,6 +62,13 @@ crate::declare_rule! {
 
 const VALUES_PATH: &str = "updateStrategy.rollingUpdate.maxUnavailable";
 
+/// Whether the DaemonSet `name` is critical under the rule's `settings` (the built-in names
+/// and `settings.daemonsets`).
+#[must_use]
+pub fn is_critical_daemonset(name: &str, settings: &fluxgate_model::config::RuleConfig) -> bool {
+    is_critical(name, &setting_strings(settings, "daemonsets"))
+}
+
 /// Names of DaemonSets that every node's networking, API endpoint or storage depends on.
 fn is_critical(name: &str, extra: &[String]) -> bool {
     matches!(
@@ -68,13 +79,15 @@ fn is_critical(name: &str, extra: &[String]) -> bool {
 }
 
 /// max(1, floor((N-1)/2)).
-fn limit(nodes: usize) -> usize {
+#[must_use]
+pub fn limit(nodes: usize) -> usize {
     (nodes.saturating_sub(1) / 2).max(1)
 }
 
 /// How many nodes a maxUnavailable value lets go at once on `nodes` nodes (percentages round
 /// up); `None` when it is not a number or percentage.
-fn nodes_at_once(v: &Node, nodes: usize) -> Option<usize> {
+#[must_use]
+pub fn nodes_at_once(v: &Node, nodes: usize) -> Option<usize> {
     match &v.value {
         Value::Int(i) => usize::try_from(*i).ok(),
         Value::String(s) => {
