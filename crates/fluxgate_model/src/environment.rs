@@ -71,6 +71,9 @@ pub struct Environment {
     /// `namespace/name` -> release, in render order.
     pub releases: IndexMap<String, Release>,
     pub bootstrap: Option<Bootstrap>,
+    /// The helmfiles that bootstrap the environment (`helmfile:` of its configuration), each
+    /// loaded: their releases are installed before Flux adopts them.
+    pub helmfiles: Vec<fluxgate_helmfile::Helmfile>,
     /// Everything that could not be rendered, typed; the rules decide how each is reported
     /// (`render`, `substitution-undefined`).
     pub problems: Vec<Problem>,
@@ -319,6 +322,7 @@ fn load(
     drop(objects);
     problems.extend(crate::charts::notes(&releases));
 
+    let helmfile_fs = ansible_fs.clone();
     let bootstrap = env.ansible.as_ref().map(|a| {
         let project = Project::load(&fluxgate_ansible::Options {
             root: root.to_path_buf(),
@@ -348,11 +352,33 @@ fn load(
         }
     });
 
+    let helmfiles: Vec<fluxgate_helmfile::Helmfile> = env
+        .helmfile
+        .iter()
+        .map(|h| {
+            let mut opts = fluxgate_helmfile::Options::new(root, h.path.as_str());
+            if let Some(e) = &h.environment {
+                opts.environment.clone_from(e);
+            }
+            opts.env.clone_from(&h.env);
+            opts.fs = helmfile_fs.clone();
+            fluxgate_helmfile::load(&opts)
+        })
+        .collect();
+    for hf in &helmfiles {
+        problems.extend(
+            hf.problems
+                .iter()
+                .map(|p| p.clone().map_kind(ProblemKind::Helmfile)),
+        );
+    }
+
     let mut environment = Environment {
         config: env.clone(),
         tree,
         releases,
         bootstrap,
+        helmfiles,
         problems,
         creators,
         parity: Vec::new(),

@@ -38,6 +38,8 @@ pub use model::{Documents, Model, Schemas};
 pub use problem::{Problem, ProblemKind};
 pub use walk::yaml_files;
 
+/// The helmfile layer, for the rules that read [`Environment::helmfiles`].
+pub use fluxgate_helmfile as helmfile;
 /// The confined filesystem the model reads a repository through (symlinks that leave the
 /// root are refused), for readers that open a repository themselves (tests, benchmarks).
 pub use fluxgate_kustomize::RealFs;

@@ -4,6 +4,7 @@
 
 pub use fluxgate_ansible::ProblemKind as AnsibleKind;
 pub use fluxgate_flux::problem::ProblemKind as FluxKind;
+pub use fluxgate_helmfile::ProblemKind as HelmfileKind;
 pub use fluxgate_kustomize::ProblemKind as KustomizeKind;
 
 /// A problem of one environment.
@@ -28,6 +29,8 @@ pub enum ProblemKind {
     /// condition or loop, a fact gathered at run time): what it writes is not checked. The
     /// kind is the failure's own.
     TemplateUnchecked(fluxgate_ansible::ProblemKind),
+    /// From loading a helmfile that bootstraps the environment.
+    Helmfile(fluxgate_helmfile::ProblemKind),
 }
 
 impl From<fluxgate_flux::problem::ProblemKind> for ProblemKind {
@@ -39,6 +42,12 @@ impl From<fluxgate_flux::problem::ProblemKind> for ProblemKind {
 impl From<fluxgate_kustomize::ProblemKind> for ProblemKind {
     fn from(kind: fluxgate_kustomize::ProblemKind) -> Self {
         ProblemKind::Flux(kind.into())
+    }
+}
+
+impl From<fluxgate_helmfile::ProblemKind> for ProblemKind {
+    fn from(kind: fluxgate_helmfile::ProblemKind) -> Self {
+        ProblemKind::Helmfile(kind)
     }
 }
 

@@ -290,6 +290,7 @@ fn kube_proxy_disabled(env: &Environment, renders: &[Render], topo: &Topology) -
 }
 
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
+    super::helmfile_order::check(ctx, out);
     let Some(boot) = &ctx.env.bootstrap else {
         return;
     };
