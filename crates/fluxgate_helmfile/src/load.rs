@@ -211,7 +211,12 @@ impl Loader<'_> {
             let Some(node) = node else {
                 continue;
             };
+            // A later part's releases replace the earlier parts' (mergo with override).
+            let earlier = std::mem::take(&mut out.releases);
             self.part(&node, &rel, &dir, depth, &mut out);
+            if out.releases.is_empty() {
+                out.releases = earlier;
+            }
         }
         Some(out)
     }
@@ -372,11 +377,14 @@ impl Loader<'_> {
         {
             entries.extend(v);
         }
+        // Values files render with the values this state inherited, not with the entries
+        // before them in the same list (helmfile's default merge strategy).
+        let inherited = out.values.clone();
         for e in entries {
             let layer = match &e.value {
                 Y::Map(_) => Some(vec![e.clone()]),
                 Y::String(p) => {
-                    let so_far = out.values.clone();
+                    let so_far = inherited.clone();
                     let data = state_data(self.env, so_far.as_ref());
                     self.values_file(p, &e.loc, dir, &data, so_far.as_ref())
                 }
@@ -660,8 +668,30 @@ impl Loader<'_> {
         if let Some(m) = own.as_map_mut() {
             m.shift_remove("inherit");
         }
-        fill(&mut merged, &own);
+        overlay(&mut merged, &own);
         Some(merged)
+    }
+}
+
+/// The release over its inherited templates: its own fields win, lists append to the
+/// templates' (what helmfile v1 does, checked against it).
+fn overlay(dst: &mut Node, src: &Node) {
+    let (Some(d), Some(s)) = (dst.as_map_mut(), src.as_map()) else {
+        return;
+    };
+    for (k, v) in s {
+        match d.get_mut(k) {
+            None => {
+                d.insert(k.clone(), v.clone());
+            }
+            Some(existing) => match (&mut existing.value, &v.value) {
+                (Y::Seq(a), Y::Seq(b)) => a.extend(b.iter().cloned()),
+                (Y::Map(_), Y::Map(_)) => overlay(existing, v),
+                (_, Y::Null) => {}
+                (_, Y::String(x)) if x.is_empty() => {}
+                _ => *existing = v.clone(),
+            },
+        }
     }
 }
 

@@ -160,11 +160,12 @@ fn cni_waits(ctx: &RuleContext<'_>, state: &State, out: &mut Vec<Diagnostic>) {
             .map_or_else(|| cni.loc.clone(), |n| n.loc.clone());
         let mut d = ctx
             .finding(format!(
-                "bootstrap deadlock: the CNI {} (chart {}) waits for {}; {} runs pods that need \
-                 pod networking, which only the CNI brings, and helm waits for it to be ready: \
-                 helmfile never installs the CNI",
+                "bootstrap deadlock: the CNI {} (chart {}) waits for {} ({}); {} runs pods \
+                 that need pod networking, which only the CNI brings, and helm waits for them \
+                 to be ready: helmfile never installs the CNI",
                 cni.id(),
                 cni.chart_name(),
+                blocker.id(),
                 chain.join(" needs "),
                 blocker.id()
             ))
