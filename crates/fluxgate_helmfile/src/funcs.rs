@@ -118,9 +118,8 @@ pub(crate) fn funcs(ctx: &Ctx, base: &Path, pre_render: bool) -> Funcs {
                 break;
             }
             let next = cur.borrow().get(*k).cloned();
-            let next = match next {
-                Some(Value::Map(m)) => m,
-                _ => return Err(format!("failed to set value at path \"{path}\"").into()),
+            let Some(Value::Map(next)) = next else {
+                return Err(format!("failed to set value at path \"{path}\"").into());
             };
             cur = next;
         }
@@ -136,17 +135,15 @@ pub(crate) fn funcs(ctx: &Ctx, base: &Path, pre_render: bool) -> Funcs {
     let c = ctx.clone();
     f.insert("requiredEnv", Arity::Exact(1), move |_, a| {
         let name = arg_str(a, 0)?;
-        match env.get(&name).filter(|v| !v.is_empty()) {
-            Some(v) => Ok(Value::from(v.clone())),
-            None => {
-                c.note(format!(
-                    "requiredEnv \"{name}\": the variable is not in the helmfile's `env:` set"
-                ));
-                Err(FuncError(format!(
-                    "required env var `{name}` is not set ({LIMIT} the caller's environment)"
-                )))
-            }
+        if let Some(v) = env.get(&name).filter(|v| !v.is_empty()) {
+            return Ok(Value::from(v.clone()));
         }
+        c.note(format!(
+            "requiredEnv \"{name}\": the variable is not in the helmfile's `env:` set"
+        ));
+        Err(FuncError(format!(
+            "required env var `{name}` is not set ({LIMIT} the caller's environment)"
+        )))
     });
     let env = ctx.env.clone();
     f.insert("expandenv", Arity::Exact(1), move |_, a| {

@@ -127,6 +127,19 @@ impl Loader<'_> {
         for n in log.unevaluated {
             p = p.note(n);
         }
+        // `fromYaml` of a file of several documents reads the first one only.
+        for r in &log.reads {
+            let docs = self
+                .ctx
+                .fs
+                .read(&self.ctx.root.join(r))
+                .map_or(0, |t| parse_stream(r, &t, Schema::Kube).docs.len());
+            if docs > 1 && !limited {
+                p = p.note(format!(
+                    "{r} holds {docs} YAML documents; fromYaml reads the first one only"
+                ));
+            }
+        }
         self.problems.push(p);
     }
 
@@ -202,7 +215,7 @@ impl Loader<'_> {
                 parse_part(&rel, part, offset)
                     .map_err(|d| {
                         self.problems
-                            .push(Problem::from_diagnostic(ProblemKind::Invalid, d));
+                            .push(Problem::from_diagnostic(ProblemKind::Invalid, *d));
                     })
                     .ok()
                     .flatten()
@@ -238,15 +251,15 @@ impl Loader<'_> {
         let data = state_data(self.env, values.as_ref());
         if let Ok(first) = render(self.ctx, dir, rel, &padded, &data, true) {
             self.ctx.take();
-            if let Ok(docs) = docs_with_origins(self.ctx, rel, &first, values.as_ref(), &[]) {
-                if let Some(n) = docs.first() {
-                    let mut pre = Doc {
-                        values: out.values.clone(),
-                        ..Doc::default()
-                    };
-                    self.env_values(n, dir, &mut pre);
-                    out.values = pre.values;
-                }
+            if let Ok(docs) = docs_with_origins(self.ctx, rel, &first, values.as_ref(), &[])
+                && let Some(n) = docs.first()
+            {
+                let mut pre = Doc {
+                    values: out.values.clone(),
+                    ..Doc::default()
+                };
+                self.env_values(n, dir, &mut pre);
+                out.values = pre.values;
             }
         }
         let data = state_data(self.env, out.values.as_ref());
@@ -264,7 +277,7 @@ impl Loader<'_> {
                 match docs_with_origins(self.ctx, rel, &t, out.values.as_ref(), &log.reads) {
                     Ok(docs) => docs.into_iter().next(),
                     Err(d) => {
-                        let mut p = Problem::from_diagnostic(ProblemKind::Invalid, d);
+                        let mut p = Problem::from_diagnostic(ProblemKind::Invalid, *d);
                         p.message = format!("{rel} renders to invalid YAML: {}", p.message);
                         self.problems.push(p);
                         None
@@ -460,7 +473,7 @@ impl Loader<'_> {
                         Some(docs)
                     }
                     Err(d) => {
-                        let mut p = Problem::from_diagnostic(ProblemKind::Invalid, d);
+                        let mut p = Problem::from_diagnostic(ProblemKind::Invalid, *d);
                         p.message = format!("{rel} renders to invalid YAML: {}", p.message);
                         self.problems.push(p.related(at.clone(), "used here"));
                         None
@@ -469,6 +482,12 @@ impl Loader<'_> {
             }
             Err(e) => {
                 self.template_failure(&format!("values file {rel}"), &e, &rel);
+                if let Some(p) = self.problems.last_mut() {
+                    p.related.push(fluxgate_diagnostics::Related {
+                        location: at.clone(),
+                        message: "the release's values entry".to_string(),
+                    });
+                }
                 None
             }
         }
@@ -722,7 +741,7 @@ fn parse_part(
     rel: &str,
     part: &str,
     offset: u32,
-) -> Result<Option<Node>, fluxgate_diagnostics::Diagnostic> {
+) -> Result<Option<Node>, Box<fluxgate_diagnostics::Diagnostic>> {
     let padded = format!("{}{part}", "\n".repeat(offset as usize));
     let stream = parse_stream(rel, &padded, Schema::Kube);
     if let Some(d) = stream
@@ -730,7 +749,7 @@ fn parse_part(
         .into_iter()
         .find(|d| d.severity == fluxgate_diagnostics::Severity::Error)
     {
-        return Err(d);
+        return Err(Box::new(d));
     }
     Ok(stream.docs.into_iter().find(|d| !d.is_null()))
 }

@@ -163,14 +163,14 @@ pub(crate) fn docs_with_origins(
     traced: &Traced,
     values: Option<&Node>,
     reads: &[String],
-) -> Result<Vec<Node>, fluxgate_diagnostics::Diagnostic> {
+) -> Result<Vec<Node>, Box<fluxgate_diagnostics::Diagnostic>> {
     let stream = parse_stream(file, &traced.text, Schema::Kube);
     if let Some(d) = stream
         .diagnostics
         .into_iter()
         .find(|d| d.severity == fluxgate_diagnostics::Severity::Error)
     {
-        return Err(d);
+        return Err(Box::new(d));
     }
     let origins = line_origins(traced, values);
     let fallback = Location::new(file.to_string(), 1, 1);
@@ -218,11 +218,15 @@ fn collect_subtrees<'n>(n: &'n Node, out: &mut Vec<&'n Node>) {
     match &n.value {
         Y::Seq(s) if !s.is_empty() => {
             out.push(n);
-            s.iter().for_each(|x| collect_subtrees(x, out));
+            for x in s {
+                collect_subtrees(x, out);
+            }
         }
         Y::Map(m) if !m.is_empty() => {
             out.push(n);
-            m.values().for_each(|x| collect_subtrees(x, out));
+            for x in m.values() {
+                collect_subtrees(x, out);
+            }
         }
         _ => {}
     }

@@ -21,15 +21,51 @@ use fluxgate_yaml::{Node, Schema, parse_one};
 
 /// (corpus repository or `cases/` folder, state file, recording name).
 const CASES: &[(&str, &str, &str)] = &[
-    ("gitops/onedr0p__home-ops-head", "bootstrap/helmfile/apps.yaml", "onedr0p-apps"),
-    ("gitops/onedr0p__home-ops-head", "bootstrap/helmfile/crds.yaml", "onedr0p-crds"),
-    ("gitops/bjw-s-labs__home-ops", "kubernetes/bootstrap/helmfile/apps.yaml", "bjw-s-apps"),
-    ("gitops/bjw-s-labs__home-ops", "kubernetes/bootstrap/helmfile/crds.yaml", "bjw-s-crds"),
-    ("gitops/mirceanton__home-ops", "bootstrap/helmfile.yaml", "mirceanton"),
-    ("gitops/mirceanton__home-ops", "bootstrap/crds/helmfile.yaml", "mirceanton-crds"),
-    ("gitops/ahinko__home-ops", "infrastructure/talos/bootstrap/helmfile.yaml", "ahinko"),
-    ("gitops/billimek__k8s-gitops", "setup/bootstrap/helmfile.d/00-crds.yaml", "billimek-crds"),
-    ("gitops/billimek__k8s-gitops", "setup/bootstrap/helmfile.d/01-apps.yaml", "billimek-apps"),
+    (
+        "gitops/onedr0p__home-ops-head",
+        "bootstrap/helmfile/apps.yaml",
+        "onedr0p-apps",
+    ),
+    (
+        "gitops/onedr0p__home-ops-head",
+        "bootstrap/helmfile/crds.yaml",
+        "onedr0p-crds",
+    ),
+    (
+        "gitops/bjw-s-labs__home-ops",
+        "kubernetes/bootstrap/helmfile/apps.yaml",
+        "bjw-s-apps",
+    ),
+    (
+        "gitops/bjw-s-labs__home-ops",
+        "kubernetes/bootstrap/helmfile/crds.yaml",
+        "bjw-s-crds",
+    ),
+    (
+        "gitops/mirceanton__home-ops",
+        "bootstrap/helmfile.yaml",
+        "mirceanton",
+    ),
+    (
+        "gitops/mirceanton__home-ops",
+        "bootstrap/crds/helmfile.yaml",
+        "mirceanton-crds",
+    ),
+    (
+        "gitops/ahinko__home-ops",
+        "infrastructure/talos/bootstrap/helmfile.yaml",
+        "ahinko",
+    ),
+    (
+        "gitops/billimek__k8s-gitops",
+        "setup/bootstrap/helmfile.d/00-crds.yaml",
+        "billimek-crds",
+    ),
+    (
+        "gitops/billimek__k8s-gitops",
+        "setup/bootstrap/helmfile.d/01-apps.yaml",
+        "billimek-apps",
+    ),
     ("cases/environments", "helmfile.yaml.gotmpl", "environments"),
     ("cases/bases", "helmfile.yaml", "bases"),
     ("cases/inherit", "helmfile.yaml", "inherit"),
@@ -56,7 +92,9 @@ fn recorded(name: &str) -> Result<Vec<Node>, String> {
     }
     let text = std::fs::read_to_string(dir.join(format!("{name}.yaml")))
         .unwrap_or_else(|_| panic!("no recording for {name}"));
-    let doc = parse_one(name, &text, Schema::Kube).0.expect("the recording parses");
+    let doc = parse_one(name, &text, Schema::Kube)
+        .0
+        .expect("the recording parses");
     Ok(doc
         .get("releases")
         .and_then(Node::as_seq)
@@ -114,7 +152,11 @@ fn compare(root: &Path, path: &str, name: &str) -> (usize, usize, Vec<String>) {
         Err(e) => {
             // A failure counts as one comparison: both fail, or they disagree.
             return if invalid.is_empty() {
-                (1, 0, vec![format!("{name}: helmfile fails ({e}), fluxgate does not")])
+                (
+                    1,
+                    0,
+                    vec![format!("{name}: helmfile fails ({e}), fluxgate does not")],
+                )
             } else {
                 (1, 1, Vec::new())
             };
@@ -192,12 +234,25 @@ fn agrees_with_helmfile() {
     assert!(total >= 20, "too few releases compared: {total}");
 }
 
+/// `PATH` with the folder of `bin` first.
+fn path_with(bin: &Path) -> std::ffi::OsString {
+    let mut dirs: Vec<PathBuf> = bin.parent().map(Path::to_path_buf).into_iter().collect();
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap_or_default()
+}
+
 /// The recording without what names this machine (absolute paths).
 fn normalized(text: &str) -> String {
-    text.lines()
-        .filter(|l| !l.starts_with("#  Source:") && !l.trim_start().starts_with("chartPath:"))
-        .map(|l| format!("{l}\n"))
-        .collect()
+    let mut out = String::new();
+    for l in text.lines() {
+        if !l.starts_with("#  Source:") && !l.trim_start().starts_with("chartPath:") {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 #[test]
@@ -222,7 +277,8 @@ fn recording_is_helmfiles_output() {
         return;
     };
     let corpus = fluxgate_testkit::corpus("recording_is_helmfiles_output");
-    let cache = std::env::temp_dir().join(format!("fluxgate-helmfile-cache-{}", std::process::id()));
+    let cache =
+        std::env::temp_dir().join(format!("fluxgate-helmfile-cache-{}", std::process::id()));
     let mut stale = Vec::new();
     for (src, path, name) in CASES {
         let Some(root) = root_of(src, corpus.as_deref()) else {
@@ -246,7 +302,8 @@ fn recording_is_helmfiles_output() {
             .args(["-f", path, "build", "--embed-values"])
             .current_dir(&root)
             .env("HELMFILE_CACHE_HOME", &cache)
-            .env("HELMFILE_HELM_BINARY", &helm)
+            // On the PATH rather than named, so the output says `helmBinary: helm`.
+            .env("PATH", path_with(&helm))
             .output()
             .expect("the oracle runs");
         let dir = here().join("oracle");
@@ -271,5 +328,8 @@ fn recording_is_helmfiles_output() {
         }
     }
     let _ = std::fs::remove_dir_all(&cache);
-    assert!(stale.is_empty(), "recordings differ from helmfile: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "recordings differ from helmfile: {stale:?}"
+    );
 }

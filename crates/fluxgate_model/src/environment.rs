@@ -361,7 +361,7 @@ fn load(
                 opts.environment.clone_from(e);
             }
             opts.env.clone_from(&h.env);
-            opts.fs = helmfile_fs.clone();
+            opts.fs.clone_from(&helmfile_fs);
             fluxgate_helmfile::load(&opts)
         })
         .collect();

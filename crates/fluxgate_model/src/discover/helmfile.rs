@@ -49,6 +49,7 @@ pub(super) fn attach(index: &RepoIndex, envs: &mut [EnvConfig]) {
 
 /// The helmfile paths of the repository, in path order: state files by name, `helmfile.d`
 /// folders, and folders named `helmfile` that hold a state file with `releases:`.
+#[allow(clippy::case_sensitive_file_extension_comparisons)] // helmfile reads `.yaml`/`.yml` case-sensitively
 fn candidates(index: &RepoIndex) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let root = index.root();
