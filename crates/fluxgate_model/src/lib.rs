@@ -30,7 +30,8 @@ pub mod vip;
 mod walk;
 
 pub use environment::{
-    Bootstrap, Environment, Release, load_environment, load_environment_in, object_id,
+    Bootstrap, Environment, HelmfileInstall, Release, load_environment, load_environment_in,
+    object_id,
 };
 pub use error::Error;
 pub use index::{IndexedFile, RepoIndex};

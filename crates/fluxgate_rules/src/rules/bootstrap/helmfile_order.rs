@@ -107,15 +107,40 @@ fn path_back(state: &State, start: usize) -> Option<Vec<usize>> {
     None
 }
 
-/// Whether a release's pods need pod networking: every release but the CNI, a CRD-only chart
-/// and a host-network VIP provider.
-fn needs_networking(r: &Release) -> bool {
+/// Whether a release's pods need pod networking. When its chart rendered (the chart cache
+/// holds it): it installs a workload whose pods are not on the host network. Otherwise by
+/// name: every release but the CNI, a CRD-only chart and a host-network VIP provider.
+fn needs_networking(ctx: &RuleContext<'_>, state: &State, r: &Release) -> bool {
+    if !r.installed {
+        return false;
+    }
+    let id = r.id();
+    if let Some(i) = ctx
+        .env
+        .helmfile_installs
+        .iter()
+        .find(|i| i.state == state.file && i.release == id)
+    {
+        return i.installed.objects.iter().any(pod_network_workload);
+    }
     let chart = r.chart_name().to_ascii_lowercase();
     !(is_cni_name(&chart)
         || chart.ends_with("crds")
         || chart.ends_with("-crd")
-        || chart.contains("kube-vip")
-        || !r.installed)
+        || chart.contains("kube-vip"))
+}
+
+/// A workload whose pods use the pod network (not `hostNetwork: true`).
+fn pod_network_workload(obj: &fluxgate_yaml::Node) -> bool {
+    let spec = match obj.str_at(&["kind"]) {
+        Some("Pod") => obj.get("spec"),
+        Some("Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job") => {
+            obj.path(&["spec", "template", "spec"])
+        }
+        Some("CronJob") => obj.path(&["spec", "jobTemplate", "spec", "template", "spec"]),
+        _ => None,
+    };
+    spec.is_some_and(|s| s.get("hostNetwork").and_then(fluxgate_yaml::Node::as_bool) != Some(true))
 }
 
 /// The CNI (transitively) needs a release that waits for pod networking.
@@ -139,7 +164,7 @@ fn cni_waits(ctx: &RuleContext<'_>, state: &State, out: &mut Vec<Diagnostic>) {
                 let mut p = here.clone();
                 p.push(t);
                 let r = &state.releases[t];
-                if needs_networking(r) && r.wait {
+                if needs_networking(ctx, state, r) && r.wait {
                     found = Some(p);
                     break;
                 }
