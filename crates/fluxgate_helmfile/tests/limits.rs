@@ -89,7 +89,8 @@ fn read_file_stays_in_the_repository() {
 
 #[test]
 fn hooks_are_read_never_run() {
-    let state = "releases:\n  - name: app\n    chart: repo/app\n    hooks:\n      - events: [presync]\n        command: sh\n        args: [scripts/missing.sh, \"{{ .Release.Name }}\"]\n      - events: [postsync]\n        command: bash\n        args: [-c, \"exit 1\"]\n";
+    // A `.gotmpl` state escapes the hook's own template (helmfile renders it at the event).
+    let state = "releases:\n  - name: app\n    chart: repo/app\n    hooks:\n      - events: [presync]\n        command: sh\n        args: [scripts/missing.sh, '{{ \"{{\" }} .Release.Name }}']\n      - events: [postsync]\n        command: bash\n        args: [-c, \"exit 1\"]\n";
     let hf = run(&[("helmfile.yaml.gotmpl", state)], &[]);
     let hooks = &hf.states[0].releases[0].hooks;
     assert_eq!(hooks[0].args, ["scripts/missing.sh", "app"]);

@@ -231,7 +231,9 @@ fn agrees_with_helmfile() {
     }
     eprintln!("helmfile agreement: {agree}/{total} releases (failures count as one)");
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-    assert!(total >= 20, "too few releases compared: {total}");
+    // The four cases of our own hold 8 releases; the corpus adds 46.
+    let least = if corpus.is_some() { 50 } else { 8 };
+    assert!(total >= least, "too few releases compared: {total}");
 }
 
 /// `PATH` with the folder of `bin` first.
