@@ -285,6 +285,12 @@ impl Funcs {
         self.map.get(name)
     }
 
+    /// Adds (or replaces) `name` with a function of the table under another name (an alias,
+    /// as helmfile keeps sprig's `get` as `sprigGet`).
+    pub fn insert_func(&mut self, name: &str, func: Func) {
+        self.map.insert(name.to_string(), func);
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         self.map.contains_key(name)
     }

@@ -125,6 +125,22 @@ pub struct EnvConfig {
     /// `discover`); `None` when nothing says, or for a range meaning the newest (`2.x`).
     /// `flux_version:` of fluxgate.yaml wins over it.
     pub flux_version: Option<FluxVersion>,
+    /// The helmfiles that bootstrap this environment (`helmfile:` of fluxgate.yaml, or
+    /// found by discovery: see `discover`).
+    pub helmfile: Vec<HelmfileConfig>,
+}
+
+/// One helmfile of an environment: a state file or a folder of them (`helmfile.d`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HelmfileConfig {
+    /// Relative to the repository root.
+    pub path: String,
+    /// helmfile's `--environment` (`default` when none).
+    pub environment: Option<String>,
+    /// What the templates' `env` and `requiredEnv` read: this set only, never fluxgate's
+    /// own environment.
+    pub env: std::collections::BTreeMap<String, String>,
+    pub loc: Location,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -563,11 +579,12 @@ impl Reader {
             loc: node.loc.clone(),
             reason: format!("declared in {}", self.file),
             flux_version: None,
+            helmfile: Vec::new(),
         };
         for (k, v) in self.entries(
             node,
             &format!("environment `{name}`"),
-            &["flux", "vip", "nodes", "ansible", "talos"],
+            &["flux", "vip", "nodes", "ansible", "talos", "helmfile"],
         ) {
             match k {
                 "flux" => {
@@ -594,6 +611,7 @@ impl Reader {
                         .path(v, "talos", PathKind::Any)
                         .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string());
                 }
+                "helmfile" => env.helmfile = self.helmfiles(v),
                 "nodes" => match v.as_i64().and_then(|n| u32::try_from(n).ok()) {
                     Some(n) => env.nodes = Some(n),
                     None => self.error(&v.loc, "nodes must be a positive number"),
@@ -641,6 +659,59 @@ impl Reader {
             return None;
         }
         Some(env)
+    }
+
+    /// `helmfile:` of an environment: a path, a mapping (`path`, `environment`, `env`), or a
+    /// list of either.
+    fn helmfiles(&mut self, node: &Node) -> Vec<HelmfileConfig> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Seq(items) => items.iter().collect(),
+            _ => vec![node],
+        };
+        let mut out = Vec::new();
+        for item in items {
+            if let Value::String(_) = &item.value {
+                if let Some(path) = self.path(item, "helmfile", PathKind::Any) {
+                    out.push(HelmfileConfig {
+                        path: path.trim_start_matches("./").to_string(),
+                        environment: None,
+                        env: std::collections::BTreeMap::new(),
+                        loc: item.loc.clone(),
+                    });
+                }
+                continue;
+            }
+            let mut h = HelmfileConfig {
+                path: String::new(),
+                environment: None,
+                env: std::collections::BTreeMap::new(),
+                loc: item.loc.clone(),
+            };
+            for (k, v) in self.entries(item, "helmfile", &["path", "environment", "env"]) {
+                match k {
+                    "path" => {
+                        h.path = self
+                            .path(v, "helmfile", PathKind::Any)
+                            .unwrap_or_default()
+                            .trim_start_matches("./")
+                            .to_string();
+                    }
+                    "environment" => h.environment = self.string(v, "helmfile environment"),
+                    _ => {
+                        for (name, value) in self.entries(v, "helmfile env", &[]) {
+                            let text = value.scalar_text().unwrap_or_default();
+                            h.env.insert(name.to_string(), text);
+                        }
+                    }
+                }
+            }
+            if h.path.is_empty() {
+                self.error(&item.loc, "helmfile needs `path`");
+            } else {
+                out.push(h);
+            }
+        }
+        out
     }
 
     fn rule(&mut self, node: &Node) -> RuleConfig {

@@ -11,6 +11,7 @@
 
 mod ansible;
 mod flux_version;
+mod helmfile;
 mod roots;
 mod seeded;
 mod talos;
@@ -265,6 +266,7 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 reason: format!("no Flux root; Ansible inventory {}", a.inventory),
                 ansible: Some(a),
                 flux_version: None,
+                helmfile: Vec::new(),
             })
             .into_iter()
             .collect();
@@ -294,9 +296,11 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
                 loc: r.loc,
                 reason,
                 flux_version: None,
+                helmfile: Vec::new(),
             }
         })
         .collect();
+    helmfile::attach(index, &mut out.environments);
     out
 }
 

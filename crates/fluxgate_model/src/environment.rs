@@ -39,6 +39,16 @@ pub struct Release {
     pub installed: Option<crate::charts::Installed>,
 }
 
+/// What one helmfile release installs, rendered from the chart cache.
+#[derive(Clone, Debug)]
+pub struct HelmfileInstall {
+    /// The state file (relative to the repository).
+    pub state: String,
+    /// The release's `namespace/name`.
+    pub release: String,
+    pub installed: crate::charts::Installed,
+}
+
 /// The bootstrap side of an environment.
 #[derive(Clone)]
 pub struct Bootstrap {
@@ -74,6 +84,13 @@ pub struct Environment {
     /// The Talos layer (`talos:` of the environment, or discovered): nodes, endpoint, VIPs,
     /// KubePrism, certSANs, inline manifests.
     pub talos: Option<Arc<fluxgate_talos::Cluster>>,
+    /// The helmfiles that bootstrap the environment (`helmfile:` of its configuration), each
+    /// loaded: their releases are installed before Flux adopts them.
+    pub helmfiles: Vec<fluxgate_helmfile::Helmfile>,
+    /// What the helmfiles' releases install, for the releases whose chart the chart cache
+    /// holds (in helmfile order): kept apart from [`Environment::objects`], which is the
+    /// steady state Flux reconciles.
+    pub helmfile_installs: Vec<HelmfileInstall>,
     /// Everything that could not be rendered, typed; the rules decide how each is reported
     /// (`render`, `substitution-undefined`).
     pub problems: Vec<Problem>,
@@ -339,6 +356,7 @@ fn load(
     drop(objects);
     problems.extend(crate::charts::notes(&releases));
 
+    let helmfile_fs = ansible_fs.clone();
     let bootstrap = env.ansible.as_ref().map(|a| {
         let project = Project::load(&fluxgate_ansible::Options {
             root: root.to_path_buf(),
@@ -378,6 +396,27 @@ fn load(
         );
         Arc::new(cluster)
     });
+    let helmfiles: Vec<fluxgate_helmfile::Helmfile> = env
+        .helmfile
+        .iter()
+        .map(|h| {
+            let mut opts = fluxgate_helmfile::Options::new(root, h.path.as_str());
+            if let Some(e) = &h.environment {
+                opts.environment.clone_from(e);
+            }
+            opts.env.clone_from(&h.env);
+            opts.fs.clone_from(&helmfile_fs);
+            fluxgate_helmfile::load(&opts)
+        })
+        .collect();
+    for hf in &helmfiles {
+        problems.extend(
+            hf.problems
+                .iter()
+                .map(|p| p.clone().map_kind(ProblemKind::Helmfile)),
+        );
+    }
+    let helmfile_installs = helmfile_installs(&setup, &charts, &helmfiles, &mut problems);
 
     let mut environment = Environment {
         config: env.clone(),
@@ -385,12 +424,90 @@ fn load(
         releases,
         bootstrap,
         talos,
+        helmfiles,
+        helmfile_installs,
         problems,
         creators,
         parity: Vec::new(),
     };
     environment.parity = crate::parity::load_groups(&environment, fs, root, &config.parity);
     environment
+}
+
+/// Renders the chart of each installed helmfile release the chart cache holds, with the
+/// release's values, as `helm install` would (a render failure is the install's failure).
+fn helmfile_installs(
+    setup: &crate::charts::Setup<'_>,
+    charts: &ChartCache<'_>,
+    helmfiles: &[fluxgate_helmfile::Helmfile],
+    problems: &mut Vec<Problem>,
+) -> Vec<HelmfileInstall> {
+    let mut out = Vec::new();
+    for hf in helmfiles {
+        for state in hf.states.iter().filter(|s| !s.crds_only()) {
+            for r in state.releases.iter().filter(|r| r.installed) {
+                let Some(chart) = charts
+                    .lookup(r.chart_name(), r.version.as_deref())
+                    .filter(|c| c.problems.is_empty())
+                else {
+                    continue;
+                };
+                // The release as helm-controller would name it: what the chart renderer reads.
+                let at = r.loc.clone();
+                let mut meta = fluxgate_yaml::Map::new();
+                meta.insert("name".into(), Node::string(r.name.clone(), at.clone()));
+                meta.insert(
+                    "namespace".into(),
+                    Node::string(
+                        if r.namespace.is_empty() {
+                            "default".to_string()
+                        } else {
+                            r.namespace.clone()
+                        },
+                        at.clone(),
+                    ),
+                );
+                let mut spec = fluxgate_yaml::Map::new();
+                spec.insert(
+                    "releaseName".into(),
+                    Node::string(r.name.clone(), at.clone()),
+                );
+                let mut obj = fluxgate_yaml::Map::new();
+                obj.insert("kind".into(), Node::string("HelmRelease", at.clone()));
+                obj.insert(
+                    "metadata".into(),
+                    Node::new(fluxgate_yaml::Value::Map(meta), at.clone()),
+                );
+                obj.insert(
+                    "spec".into(),
+                    Node::new(fluxgate_yaml::Value::Map(spec), at.clone()),
+                );
+                let obj = Node::new(fluxgate_yaml::Value::Map(obj), at);
+                let values = Values {
+                    tree: r.values.clone(),
+                    origins: fluxgate_flux::helm::Origins::default(),
+                    user: r.values.clone(),
+                    chart: Some(fluxgate_flux::helm::ChartRef {
+                        name: r.chart_name().to_string(),
+                        version: r.version.clone(),
+                        found: Some(chart.source.clone()),
+                        found_version: Some(chart.version.clone()),
+                        location: r.chart_loc.clone(),
+                    }),
+                    problems: Vec::new(),
+                };
+                match crate::charts::install(setup, &chart, &obj, &values) {
+                    Ok(installed) => out.push(HelmfileInstall {
+                        state: state.file.clone(),
+                        release: r.id(),
+                        installed,
+                    }),
+                    Err(p) => problems.extend(p),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A chart's defaults as Helm coalesces them: a `null` in values.yaml leaves the key unset.

@@ -30,7 +30,8 @@ pub mod vip;
 mod walk;
 
 pub use environment::{
-    Bootstrap, Environment, Release, load_environment, load_environment_in, object_id,
+    Bootstrap, Environment, HelmfileInstall, Release, load_environment, load_environment_in,
+    object_id,
 };
 pub use error::Error;
 pub use index::{IndexedFile, RepoIndex};
@@ -38,6 +39,8 @@ pub use model::{Documents, Model, Schemas};
 pub use problem::{Problem, ProblemKind};
 pub use walk::yaml_files;
 
+/// The helmfile layer, for the rules that read [`Environment::helmfiles`].
+pub use fluxgate_helmfile as helmfile;
 /// The confined filesystem the model reads a repository through (symlinks that leave the
 /// root are refused), for readers that open a repository themselves (tests, benchmarks).
 pub use fluxgate_kustomize::RealFs;

@@ -4,6 +4,7 @@
 
 pub use fluxgate_ansible::ProblemKind as AnsibleKind;
 pub use fluxgate_flux::problem::ProblemKind as FluxKind;
+pub use fluxgate_helmfile::ProblemKind as HelmfileKind;
 pub use fluxgate_kustomize::ProblemKind as KustomizeKind;
 
 /// A problem of one environment.
@@ -30,6 +31,8 @@ pub enum ProblemKind {
     TemplateUnchecked(fluxgate_ansible::ProblemKind),
     /// From reading the Talos layer (talconfig.yaml, machine configs, patches).
     Talos(fluxgate_talos::ProblemKind),
+    /// From loading a helmfile that bootstraps the environment.
+    Helmfile(fluxgate_helmfile::ProblemKind),
 }
 
 impl From<fluxgate_flux::problem::ProblemKind> for ProblemKind {
@@ -41,6 +44,12 @@ impl From<fluxgate_flux::problem::ProblemKind> for ProblemKind {
 impl From<fluxgate_kustomize::ProblemKind> for ProblemKind {
     fn from(kind: fluxgate_kustomize::ProblemKind) -> Self {
         ProblemKind::Flux(kind.into())
+    }
+}
+
+impl From<fluxgate_helmfile::ProblemKind> for ProblemKind {
+    fn from(kind: fluxgate_helmfile::ProblemKind) -> Self {
+        ProblemKind::Helmfile(kind)
     }
 }
 

@@ -126,6 +126,7 @@ mod tests {
             loc: Location::file("fluxgate.yaml"),
             reason: String::new(),
             flux_version: None,
+            helmfile: Vec::new(),
         }
     }
 

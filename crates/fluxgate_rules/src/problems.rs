@@ -55,6 +55,17 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         | ProblemKind::Talos(fluxgate_talos::ProblemKind::UndefinedVariable) => {
             (&RENDER, Severity::Warning)
         }
+        // helmfile fails on what is invalid; what fluxgate does not evaluate (a program,
+        // an environment variable outside the set) is a warning; what it does not read, a
+        // note.
+        ProblemKind::Helmfile(k) => (
+            &RENDER,
+            match k {
+                fluxgate_model::problem::HelmfileKind::Invalid => Severity::Error,
+                fluxgate_model::problem::HelmfileKind::Unevaluated => Severity::Warning,
+                fluxgate_model::problem::HelmfileKind::Unsupported => Severity::Note,
+            },
+        ),
     }
 }
 

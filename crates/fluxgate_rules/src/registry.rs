@@ -172,6 +172,7 @@ pub static RULES: &[&Rule] = &[
     &rules::config::config::CONFIG,
     &rules::config::contract::CONTRACT,
     &rules::ha::ha_endpoint::HA_ENDPOINT,
+    &rules::bootstrap::hook_path::HOOK_PATH,
     &rules::parity::parity::PARITY,
     &rules::secrets::plaintext_secret::PLAINTEXT_SECRET,
     &rules::config::policy::POLICY,

@@ -213,6 +213,15 @@ const JUDGED_TRUE: &[(&str, &str, &str, u32, &str)] = &[
          local proxy): adoption re-points every agent in a rollout",
     ),
     (
+        "ahinko__home-ops",
+        "render",
+        "infrastructure/talos/bootstrap/helmfile.yaml",
+        50,
+        "the Talos bootstrap helmfile's spegel release reads ../../../apps/system/spegel/app/\
+         values.yaml, which does not exist (the apps moved under kubernetes/main/apps): helmfile \
+         v1.8.0 fails the same way (values file matching ... does not exist)",
+    ),
+    (
         "angelnu__k8s-gitops",
         "plaintext-secret",
         "apps/longhorn-system/operator/app/cifs-secret.yaml",
@@ -227,6 +236,43 @@ const JUDGED_TRUE: &[(&str, &str, &str, u32, &str)] = &[
         "`${SECRET_DOMAIN}` appears nowhere else in the repository (the others use \
          CLUSTER_DOMAIN): lidarr's external-dns target is blanked, or the Kustomization fails \
          under Flux >= 2.9; seen in prod and test, one finding",
+    ),
+    (
+        "billimek__k8s-gitops",
+        "render",
+        "setup/bootstrap/templates/cert-manager-values.yaml.gotmpl",
+        1,
+        "the bootstrap values template takes `(fromYaml (readFile X)).spec.values`, but X now \
+         starts with the OCIRepository document and fromYaml reads the first document only: \
+         helmfile v1.8.0 fails with the same `map has no entry for key \"values\"`",
+    ),
+    (
+        "billimek__k8s-gitops",
+        "render",
+        "setup/bootstrap/templates/cilium-values.yaml.gotmpl",
+        1,
+        "as above",
+    ),
+    (
+        "billimek__k8s-gitops",
+        "render",
+        "setup/bootstrap/templates/coredns-values.yaml.gotmpl",
+        1,
+        "as above",
+    ),
+    (
+        "billimek__k8s-gitops",
+        "render",
+        "setup/bootstrap/templates/flux-instance-values.yaml.gotmpl",
+        1,
+        "as above",
+    ),
+    (
+        "billimek__k8s-gitops",
+        "render",
+        "setup/bootstrap/templates/flux-operator-values.yaml.gotmpl",
+        1,
+        "as above",
     ),
     (
         "jfroy__flatops",

@@ -11,6 +11,7 @@ mod math;
 pub mod semver;
 mod strings;
 pub mod time;
+pub use encoding::parse_yaml;
 pub use strings::path_base;
 
 use fluxgate_gotemplate::{FuncError, Funcs, Ty, Value, format};

@@ -28,6 +28,13 @@ crate::declare_rule! {
     /// flannel, k3s*/rke2*, flux*) and by what they render or run; the settings `k3s`, `vip`,
     /// `cni` and `flux` may name more roles.
     ///
+    /// A helmfile that bootstraps the environment is ordered by its releases' `needs:`: a
+    /// cycle, or a need that names no release of the state, fails helmfile before it installs
+    /// anything; a CNI release (by chart name) that transitively needs a release that helm
+    /// waits for (`wait`) and whose pods need pod networking (anything but a CRD chart or a
+    /// host-network VIP provider) is never installed. Each is reported at the `needs` line,
+    /// with the chain.
+    ///
     /// ## Why it matters
     /// A cold bootstrap runs once, under pressure, after a disaster. A CNI pointed at a VIP that
     /// nothing announces yet never becomes ready; Flux without pod networking never starts. The
@@ -290,6 +297,7 @@ fn kube_proxy_disabled(env: &Environment, renders: &[Render], topo: &Topology) -
 }
 
 fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
+    super::helmfile_order::check(ctx, out);
     let Some(boot) = &ctx.env.bootstrap else {
         return;
     };

@@ -65,12 +65,17 @@ struct Installed {
 
 pub(crate) fn check(ctx: &RuleContext<'_>, out: &mut Vec<Diagnostic>) {
     let env = ctx.env;
-    if env.bootstrap.is_none() || env.releases.is_empty() {
+    if (env.bootstrap.is_none() && env.helmfiles.is_empty()) || env.releases.is_empty() {
         return;
     }
-    let topo = topology(env, &[]);
-    let renders = bootstrap_renders(env, &topo);
-    for installed in installed_charts(&renders) {
+    let mut all = Vec::new();
+    if env.bootstrap.is_some() {
+        let topo = topology(env, &[]);
+        let renders = bootstrap_renders(env, &topo);
+        all.extend(installed_charts(&renders));
+    }
+    all.extend(helmfile_charts(env));
+    for installed in all {
         let Some(keys) = ADOPTED_KEYS
             .iter()
             .find(|(c, _)| *c == installed.chart)
@@ -104,6 +109,31 @@ fn installed_charts(renders: &[Render]) -> Vec<Installed> {
                 chart,
                 values,
             });
+        }
+    }
+    out
+}
+
+/// Charts the environment's helmfiles install: each installed release of a state that is not
+/// only templated for its CRDs, whose values were all evaluated.
+fn helmfile_charts(env: &Environment) -> Vec<Installed> {
+    let mut out = Vec::new();
+    for hf in &env.helmfiles {
+        for state in hf.states.iter().filter(|s| !s.crds_only()) {
+            for r in &state.releases {
+                if !r.installed || !r.unevaluated.is_empty() {
+                    continue;
+                }
+                out.push(Installed {
+                    chart: r.chart_name().to_string(),
+                    version: r
+                        .version
+                        .as_ref()
+                        .map(|v| Node::string(v.clone(), r.version_loc.clone())),
+                    values: r.values.clone(),
+                    what: format!("the helmfile release {} ({})", r.id(), state.file),
+                });
+            }
         }
     }
     out
