@@ -55,6 +55,7 @@ pub fn classify(kind: &ProblemKind) -> (&'static Rule, Severity) {
         | ProblemKind::Talos(fluxgate_talos::ProblemKind::UndefinedVariable) => {
             (&RENDER, Severity::Warning)
         }
+        ProblemKind::Talos(fluxgate_talos::ProblemKind::Unknown) => (&RENDER, Severity::Note),
         // helmfile fails on what is invalid; what fluxgate does not evaluate (a program,
         // an environment variable outside the set) is a warning; what it does not read, a
         // note.

@@ -107,6 +107,9 @@ pub enum ProblemKind {
     /// A `${VAR}` that no env file defines (talhelper fails unless the caller's environment
     /// sets it), or that is defined empty.
     UndefinedVariable,
+    /// Values the checks need (endpoint, VIPs, SANs, node addresses) that are not known
+    /// offline (from an encrypted file, a template): what depends on them is not judged.
+    Unknown,
 }
 
 pub type Problem = fluxgate_diagnostics::Problem<ProblemKind>;
@@ -243,13 +246,50 @@ fn shift(node: &mut Node, lines: u32, cols: u32) {
 pub fn load(fs: &dyn Fs, root: &Path, path: &str) -> Cluster {
     let rel = path.trim_start_matches("./").trim_end_matches('/');
     let abs = root.join(rel);
-    if fs.is_dir(&abs) {
-        for name in ["talconfig.yaml", "talconfig.yml"] {
-            if fs.is_file(&abs.join(name)) {
-                return talconfig::load(fs, root, &format!("{rel}/{name}"));
+    let mut cluster = 'read: {
+        if fs.is_dir(&abs) {
+            for name in ["talconfig.yaml", "talconfig.yml"] {
+                if fs.is_file(&abs.join(name)) {
+                    break 'read talconfig::load(fs, root, &format!("{rel}/{name}"));
+                }
             }
+            break 'read folder::load(fs, root, rel);
         }
-        return folder::load(fs, root, rel);
+        talconfig::load(fs, root, rel)
+    };
+    if let Some(note) = unknown_note(&cluster) {
+        cluster.problems.push(note);
     }
-    talconfig::load(fs, root, rel)
+    cluster
+}
+
+/// One note naming the values the cross-layer checks need that are not known offline, so a
+/// check that skips them is never a silent pass.
+fn unknown_note(c: &Cluster) -> Option<Problem> {
+    let mut unknown: Vec<(&str, &Val)> = Vec::new();
+    unknown.extend(c.endpoints.iter().map(|f| ("the endpoint", &f.value)));
+    unknown.extend(c.vips.iter().map(|f| ("a VIP", &f.value)));
+    unknown.extend(c.cert_sans.iter().map(|f| ("a certSAN", &f.value)));
+    unknown.extend(
+        c.nodes
+            .iter()
+            .filter_map(|n| n.address.as_ref())
+            .map(|v| ("a node address", v)),
+    );
+    unknown.retain(|(_, v)| !v.known);
+    let (_, first) = unknown.first()?;
+    let mut what: Vec<&str> = unknown.iter().map(|(w, _)| *w).collect();
+    what.dedup();
+    Some(Problem::new(
+        ProblemKind::Unknown,
+        format!(
+            "{} value{} of the Talos layer ({}) {} not known offline (an encrypted file or a template), so ha-endpoint, tls-san and address-conflict do not judge what depends on {}",
+            unknown.len(),
+            if unknown.len() == 1 { "" } else { "s" },
+            what.join(", "),
+            if unknown.len() == 1 { "is" } else { "are" },
+            if unknown.len() == 1 { "it" } else { "them" },
+        ),
+        Some(first.loc.clone()),
+    ))
 }

@@ -440,7 +440,14 @@ mod tests {
         let p = c.proxy_disabled().unwrap();
         assert!(p.value);
         assert_eq!(p.loc.line, 33);
-        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        // The encrypted VIP is said to be unknown, once, at its line: no check skips it silently.
+        assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+        assert_eq!(c.problems[0].kind, ProblemKind::Unknown);
+        assert!(
+            c.problems[0].message.contains("a VIP"),
+            "{}",
+            c.problems[0].message
+        );
         // Nothing encrypted reaches the result.
         assert!(!format!("{c:?}").contains("NP4"));
     }

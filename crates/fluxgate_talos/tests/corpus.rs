@@ -53,7 +53,9 @@ fn corpus_talos_layers() {
     assert_eq!(prism(&c, "cp01"), Some((true, 7445, false)));
     assert_eq!(prism(&c, "w01"), Some((true, 7445, false)));
     assert_eq!(c.cert_sans.len(), 2);
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(only_unknown_notes(&c), "{:?}", c.problems);
+    // Its endpoint and VIPs come from the encrypted talenv: one note says they are unknown.
+    assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
     assert!(!format!("{c:?}").contains("ENC["));
 
     // jfroy: three control planes, a DNS endpoint, no VIP; talosVersion v1.13.7 generates
@@ -69,7 +71,7 @@ fn corpus_talos_layers() {
     assert_eq!(prism(&c, "kantai2"), Some((true, 7445, true)));
     assert!(c.proxy_disabled().is_some_and(|p| p.value));
     assert_eq!(c.cert_sans.len(), 3);
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(only_unknown_notes(&c), "{:?}", c.problems);
 
     // mirceanton: one control plane; every patch is an `@./patches/...` file, all present.
     let c = read(&corpus, "mirceanton__home-ops", "talos/talconfig.yaml");
@@ -83,7 +85,7 @@ fn corpus_talos_layers() {
     assert_eq!(kp.loc.line, 5); // the file opens with `---`
     let proxy = c.proxy_disabled().expect("proxy");
     assert_eq!(&*proxy.loc.file, "talos/patches/disable-kube-proxy.yaml");
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(only_unknown_notes(&c), "{:?}", c.problems);
 
     // coolguy1771: ten nodes, three control planes; KubePrism comes from RFC 6902 `add`
     // patches in both role sections (line 417 for the workers), proxy.disabled from one on
@@ -103,7 +105,7 @@ fn corpus_talos_layers() {
         .expect("k8s-5");
     assert_eq!(c.kube_prism_on(w).map(|f| f.loc.line), Some(419));
     assert!(c.proxy_disabled().is_some_and(|p| p.value));
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(only_unknown_notes(&c), "{:?}", c.problems);
 
     // billimek: one control plane and seven workers; proxy.disabled in a controller patch
     // file; its `{{ .MachineConfig... }}` annotations are talhelper templates, not `${}`.
@@ -122,7 +124,7 @@ fn corpus_talos_layers() {
         Some("setup/talos/patches/controller/cluster.yaml".into())
     );
     assert_eq!(c.cert_sans.len(), 3);
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(only_unknown_notes(&c), "{:?}", c.problems);
 
     // bjw-s: no talhelper; Jinja machine configs with the newer documents: one node file
     // (delta, a control plane), KubePrismConfig in the base, KubeProxyConfig disabled and
@@ -138,5 +140,12 @@ fn corpus_talos_layers() {
     assert_eq!(prism(&c, "delta"), Some((true, 7445, false)));
     assert!(c.proxy_disabled().is_some_and(|p| p.value));
     assert_eq!(c.cert_sans.len(), 2);
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(only_unknown_notes(&c), "{:?}", c.problems);
+}
+
+/// No problem but the one note that names values not known offline (encrypted, templated).
+fn only_unknown_notes(c: &fluxgate_talos::Cluster) -> bool {
+    c.problems
+        .iter()
+        .all(|p| p.kind == fluxgate_talos::ProblemKind::Unknown)
 }
