@@ -129,13 +129,10 @@ pub(crate) fn install(
         Some(bytes) => Arc::new(Ok(Source::Archive(bytes.to_vec()))),
         None => setup.files.get(setup.fs, setup.root, source),
     };
-    let files = match files.as_ref() {
-        Ok(f) => f,
-        Err(e) => {
-            let message = format!("HelmRelease {id}: chart {source} cannot be read: {e}");
-            return Err(vec![failure::at_release(message, &at)]);
-        }
-    };
+    if let Err(e) = files.as_ref() {
+        let message = format!("HelmRelease {id}: chart {source} cannot be read: {e}");
+        return Err(vec![failure::at_release(message, &at)]);
+    }
     let release_name = release_name(release);
     let namespace = release_namespace(release);
     let include_crds = installs_crds(release);
@@ -152,7 +149,7 @@ pub(crate) fn install(
             .and_then(Node::as_bool)
             == Some(true),
     };
-    let rendered = render(setup, files, request)
+    let rendered = render(setup, files.clone(), request)
         .map_err(|failed| failure::problems(failed, &id, source, values, &at))?;
     let mut crds = Vec::new();
     let mut rest = Vec::new();
@@ -198,14 +195,20 @@ struct Request<'a> {
 
 /// `helm template` of the chart in `files` for `request`, traced. A schema that cannot be read
 /// offline (a `$ref` helm would fetch) is rendered without, and said.
-fn render(setup: &Setup<'_>, files: &Source, request: Request<'_>) -> Result<Render, Failed> {
-    let source = request.source;
+fn render(
+    setup: &Setup<'_>,
+    files: Arc<Result<Source, files::ReadError>>,
+    request: Request<'_>,
+) -> Result<Render, Failed> {
+    let source = request.source.to_string();
     let (kube_version, api_versions) = (setup.kube_version.clone(), setup.api_versions.clone());
     // Charts hold `Rc`s: each render loads its own copy on a render thread.
-    let job = move || -> Result<Render, Failed> {
-        let chart = match files {
-            Source::Archive(bytes) => fluxgate_helm::Chart::from_archive(bytes, source),
-            Source::Folder(f) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+    let work = move || -> Result<Render, Failed> {
+        let source = source.as_str();
+        let chart = match files.as_ref() {
+            Ok(Source::Archive(bytes)) => fluxgate_helm::Chart::from_archive(bytes, source),
+            Ok(Source::Folder(f)) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+            Err(e) => return Err(Failed::Text(e.to_string())),
         }
         .map_err(|e| Failed::Text(e.to_string()))?;
         let opts = fluxgate_helm::Options {
@@ -237,23 +240,51 @@ fn render(setup: &Setup<'_>, files: &Source, request: Request<'_>) -> Result<Ren
             Err(e) => Err(Failed::from(e)),
         }
     };
-    let Some(pool) = RENDERERS.as_ref() else {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job: Job = Box::new(move || {
+        let _ = tx.send(work());
+    });
+    let sent = RENDERERS
+        .as_ref()
+        .is_some_and(|queue| queue.lock().is_ok_and(|q| q.send(job).is_ok()));
+    if !sent {
         return Err(Failed::Text("cannot start the chart render threads".into()));
-    };
-    // A panic inside a render is that release's failure, not the run's.
-    pool.install(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)))
+    }
+    // A render that panicked dropped its sender: that release's failure, not the run's.
+    rx.recv()
         .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())))
 }
 
-/// The threads charts render on, with deep stacks, kept for the whole run: a fresh thread per
-/// render paid for its allocator's fresh pages every time.
-static RENDERERS: std::sync::LazyLock<Option<rayon::ThreadPool>> = std::sync::LazyLock::new(|| {
-    rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("helm-release-{i}"))
-        .stack_size(STACK)
-        .build()
-        .ok()
-});
+/// One render, run on a render thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The threads charts render on, with deep stacks, kept for the whole run (a fresh thread per
+/// render paid for its allocator's fresh pages every time). A caller waits for its own render
+/// and does nothing else meanwhile, so renders never nest on a caller's (small) stack.
+static RENDERERS: std::sync::LazyLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<Job>>>> =
+    std::sync::LazyLock::new(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let rx = Arc::new(std::sync::Mutex::new(rx));
+        let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        for i in 0..threads {
+            let rx = rx.clone();
+            std::thread::Builder::new()
+                .name(format!("helm-release-{i}"))
+                .stack_size(STACK)
+                .spawn(move || {
+                    loop {
+                        let next = match rx.lock() {
+                            Ok(queue) => queue.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(job) = next else { return };
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    }
+                })
+                .ok()?;
+        }
+        Some(std::sync::Mutex::new(tx))
+    });
 
 fn set_namespace(obj: &mut Node, namespace: &str) {
     let api = obj.str_at(&["apiVersion"]).unwrap_or_default();
