@@ -11,6 +11,12 @@
 //! Fields are separated by one space: the source URL (as the source object writes it, without
 //! a trailing `/`), the chart name, the resolved version and the sha256 of the chart archive.
 //! One source may pin several versions of one chart (environments that pin differently).
+//!
+//! A GitRepository chart's version is the ref the source asks for and the commit it resolved
+//! to, `<ref>@<commit>` ([`git_version`]): `refs/heads/main@<commit>`,
+//! `refs/tags/v1.2.0@<commit>`, `semver:>=1.0.0%20<2.0.0@<commit>` (`%` and whitespace
+//! percent-encoded so the line keeps four fields), or the bare commit for `ref.commit`. An
+//! edited ref no longer matches its old line, so the chart is resolved again (or refused).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -182,6 +188,66 @@ impl Lock {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// The lock version of a GitRepository chart that `want` (its `ref`) resolved to `commit`.
+#[must_use]
+pub fn git_version(want: &crate::sources::Want, commit: &str) -> String {
+    match git_ref_text(want) {
+        Some(r) => format!("{r}@{commit}"),
+        None => commit.to_string(),
+    }
+}
+
+/// How a GitRepository `ref` is written in the lock; `None` for a commit (its own version).
+#[must_use]
+pub fn git_ref_text(want: &crate::sources::Want) -> Option<String> {
+    use crate::sources::Want;
+    let encode = |s: &str| {
+        let mut out = String::new();
+        for ch in s.chars() {
+            match ch {
+                '%' => out.push_str("%25"),
+                c if c.is_whitespace() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        let _ = write!(out, "%{b:02X}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    match want {
+        Want::GitRev(rev) if is_commit(rev) => None,
+        Want::GitRev(rev) => Some(encode(rev.trim())),
+        Want::Semver(range) => Some(format!("semver:{}", encode(range.trim()))),
+        Want::Tag(t) => Some(format!("tag:{}", encode(t.trim()))),
+        Want::Digest(d) => Some(format!("digest:{}", encode(d.trim()))),
+    }
+}
+
+/// The ref and the commit of a GitRepository chart's lock version (`<ref>@<commit>`, or a
+/// bare commit, whose ref is `None`).
+#[must_use]
+pub fn split_git_version(version: &str) -> (Option<&str>, &str) {
+    match version.rsplit_once('@') {
+        Some((r, commit)) => (Some(r), commit),
+        None => (None, version),
+    }
+}
+
+/// Whether the lock version of a GitRepository chart was resolved for `want` (the same ref;
+/// for a commit, that commit).
+#[must_use]
+pub fn git_entry_matches(want: &crate::sources::Want, version: &str) -> bool {
+    let (_, commit) = split_git_version(version);
+    is_commit(commit) && git_version(want, commit) == version
+}
+
+fn is_commit(rev: &str) -> bool {
+    rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Whether two written versions name the same release (`v1.2.3` is `1.2.3`, as Helm reads it).

@@ -197,7 +197,12 @@ fn load(
         .map_or_else(ChartCache::none, |dir| ChartCache::with_fs(fs, root, dir));
     // What `fluxgate fetch` pinned in fluxgate.lock, verified against the lock before use.
     let charts = match fluxgate_fetch::FetchedCharts::open(root, None) {
-        Ok(Some(fetched)) => charts.with_fetched(Arc::new(fetched)),
+        // Only what the sources ask for now: a GitRepository whose ref was edited since the
+        // fetch has no chart until it is fetched again.
+        Ok(Some(fetched)) => {
+            let (requests, _) = fluxgate_fetch::sources::chart_requests(tree.objects());
+            charts.with_fetched(Arc::new(fetched.restricted_to(&requests)))
+        }
         Ok(None) => charts,
         Err(e) => {
             problems.push(
