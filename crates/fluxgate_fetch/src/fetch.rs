@@ -489,31 +489,10 @@ fn no_match(r: &ChartRequest, constraint: &str, versions: &[String]) -> Error {
     }
 }
 
-/// The lock entry that satisfies `r`: for a constraint, the highest locked version it admits.
+/// The lock entry that satisfies `r` (see [`Lock::satisfying`]).
 #[must_use]
 pub fn locked_entry<'l>(r: &ChartRequest, lock: &'l Lock) -> Option<&'l LockEntry> {
-    let mut candidates = lock.versions(&r.source, &r.chart).into_iter();
-    match &r.want {
-        Want::Tag(t) | Want::Digest(t) => candidates.find(|e| &e.version == t),
-        // A branch, tag or semver range stays at the locked commit until the lock is updated,
-        // or until the ref is edited: the lock records the ref it resolved.
-        want if r.protocol == Protocol::Git => {
-            candidates.find(|e| crate::lock::git_entry_matches(want, &e.version))
-        }
-        Want::GitRev(_) => None,
-        Want::Semver(c) => {
-            let constraint = Constraint::parse(c).ok()?;
-            let matching: Vec<&LockEntry> = candidates
-                .filter(|e| {
-                    e.version == *c
-                        || parse_version(&e.version).is_some_and(|v| constraint.matches(&v))
-                })
-                .collect();
-            let versions: Vec<&str> = matching.iter().map(|e| e.version.as_str()).collect();
-            let best = highest(&constraint, versions.iter().copied())?;
-            matching.into_iter().find(|e| e.version == best)
-        }
-    }
+    lock.satisfying(r)
 }
 
 #[cfg(test)]

@@ -178,6 +178,36 @@ impl Lock {
             .collect()
     }
 
+    /// The entry that satisfies `r`: for a constraint, the highest locked version it admits;
+    /// for a GitRepository, the line locked for the same ref.
+    #[must_use]
+    pub fn satisfying(&self, r: &crate::sources::ChartRequest) -> Option<&LockEntry> {
+        use crate::constraint::{Constraint, highest, parse_version};
+        use crate::sources::{Protocol, Want};
+        let mut candidates = self.versions(&r.source, &r.chart).into_iter();
+        match &r.want {
+            Want::Tag(t) | Want::Digest(t) => candidates.find(|e| &e.version == t),
+            // A branch, tag or semver range stays at the locked commit until the lock is updated,
+            // or until the ref is edited: the lock records the ref it resolved.
+            want if r.protocol == Protocol::Git => {
+                candidates.find(|e| git_entry_matches(want, &e.version))
+            }
+            Want::GitRev(_) => None,
+            Want::Semver(c) => {
+                let constraint = Constraint::parse(c).ok()?;
+                let matching: Vec<&LockEntry> = candidates
+                    .filter(|e| {
+                        e.version == *c
+                            || parse_version(&e.version).is_some_and(|v| constraint.matches(&v))
+                    })
+                    .collect();
+                let versions: Vec<&str> = matching.iter().map(|e| e.version.as_str()).collect();
+                let best = highest(&constraint, versions.iter().copied())?;
+                matching.into_iter().find(|e| e.version == best)
+            }
+        }
+    }
+
     /// Every entry, in order.
     #[must_use]
     pub fn entries(&self) -> &[LockEntry] {

@@ -140,6 +140,23 @@ impl FetchedCharts {
         self
     }
 
+    /// The requests among `requests` whose source and chart the lock pins, but not for what
+    /// they ask now (a range, tag or GitRepository `ref` edited since `fetch`): the lock no
+    /// longer matches the repository's sources, and their charts must not be taken from it.
+    #[must_use]
+    pub fn outdated<'r>(
+        &self,
+        requests: &'r [crate::sources::ChartRequest],
+    ) -> Vec<&'r crate::sources::ChartRequest> {
+        requests
+            .iter()
+            .filter(|r| {
+                !self.lock.versions(&r.source, &r.chart).is_empty()
+                    && self.lock.satisfying(r).is_none()
+            })
+            .collect()
+    }
+
     /// `chart` `version` from `source`, verified (see [`verified_chart`]).
     pub fn chart_from(
         &self,
