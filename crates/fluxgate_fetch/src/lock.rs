@@ -357,4 +357,38 @@ mod tests {
         assert_eq!(Lock::read(&path).expect("read"), lock);
         let _ = std::fs::remove_dir_all(dir);
     }
+
+    #[test]
+    fn git_lines_record_the_ref() {
+        use crate::sources::Want;
+        let c = "0123456789abcdef0123456789abcdef01234567";
+        let range = Want::Semver(">=1.0.0 <2.0.0".into());
+        let v = git_version(&range, c);
+        assert_eq!(v, format!("semver:>=1.0.0%20<2.0.0@{c}"));
+        assert_eq!(split_git_version(&v), (Some("semver:>=1.0.0%20<2.0.0"), c));
+        assert!(git_entry_matches(&range, &v));
+        assert!(!git_entry_matches(&Want::Semver(">=2.0.0".into()), &v));
+        let branch = Want::GitRev("refs/heads/main".into());
+        let tag = Want::GitRev("refs/tags/v1".into());
+        let on_branch = git_version(&branch, c);
+        assert_eq!(on_branch, format!("refs/heads/main@{c}"));
+        assert!(git_entry_matches(&branch, &on_branch) && !git_entry_matches(&tag, &on_branch));
+        // A commit ref is the bare commit; a bare commit (an old lock) matches no branch.
+        let pin = Want::GitRev(c.into());
+        assert_eq!(git_version(&pin, c), c);
+        assert!(git_entry_matches(&pin, c) && !git_entry_matches(&branch, c));
+        assert_eq!(
+            git_version(&Want::Semver("%x".into()), c),
+            format!("semver:%25x@{c}")
+        );
+        // The line parses back into the same four fields.
+        let mut lock = Lock::default();
+        lock.insert(LockEntry {
+            source: "https://git.example/charts".into(),
+            chart: "charts/demo".into(),
+            version: v,
+            digest: Digest::of(b"x"),
+        });
+        assert_eq!(Lock::parse(&lock.to_text(), "t").expect("parses"), lock);
+    }
 }
