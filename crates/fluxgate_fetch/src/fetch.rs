@@ -224,7 +224,8 @@ impl Ctx<'_> {
         }
         let (version, bytes) = if r.protocol == Protocol::Git {
             // One shallow fetch both resolves the ref and reads the chart.
-            self.git(r, &r.want)?
+            let (commit, bytes) = self.git(r, &r.want)?;
+            (crate::lock::git_version(&r.want, &commit), bytes)
         } else {
             let version = self.resolve(r, index)?;
             let (bytes, _) = self.download(r, &version, index)?;
@@ -259,7 +260,9 @@ impl Ctx<'_> {
         index: &mut Option<Result<Index, Error>>,
     ) -> Result<String, Error> {
         match (&r.protocol, &r.want) {
-            (Protocol::Git, want) => self.git(r, want).map(|(commit, _)| commit),
+            (Protocol::Git, want) => self
+                .git(r, want)
+                .map(|(commit, _)| crate::lock::git_version(want, &commit)),
             (_, Want::GitRev(_)) => Err(Error::Unsupported {
                 source_url: display_url(&r.source),
                 message: "a git revision is asked of a source that is not a GitRepository".into(),
@@ -328,7 +331,8 @@ impl Ctx<'_> {
     ) -> Result<(Vec<u8>, Digest), Error> {
         match r.protocol {
             Protocol::Git => {
-                let (_, bytes) = self.git(r, &Want::GitRev(version.to_string()))?;
+                let commit = crate::lock::split_git_version(version).1;
+                let (_, bytes) = self.git(r, &Want::GitRev(commit.to_string()))?;
                 let digest = Digest::of(&bytes);
                 Ok((bytes, digest))
             }
@@ -485,29 +489,10 @@ fn no_match(r: &ChartRequest, constraint: &str, versions: &[String]) -> Error {
     }
 }
 
-/// The lock entry that satisfies `r`: for a constraint, the highest locked version it admits.
+/// The lock entry that satisfies `r` (see [`Lock::satisfying`]).
 #[must_use]
 pub fn locked_entry<'l>(r: &ChartRequest, lock: &'l Lock) -> Option<&'l LockEntry> {
-    let mut candidates = lock.versions(&r.source, &r.chart).into_iter();
-    match &r.want {
-        Want::Tag(t) | Want::Digest(t) => candidates.find(|e| &e.version == t),
-        // A branch, tag or semver range stays at the locked commit until the lock is updated.
-        Want::GitRev(rev) if crate::git::is_commit(rev) => candidates.find(|e| &e.version == rev),
-        Want::GitRev(_) => candidates.next(),
-        Want::Semver(_) if r.protocol == Protocol::Git => candidates.next(),
-        Want::Semver(c) => {
-            let constraint = Constraint::parse(c).ok()?;
-            let matching: Vec<&LockEntry> = candidates
-                .filter(|e| {
-                    e.version == *c
-                        || parse_version(&e.version).is_some_and(|v| constraint.matches(&v))
-                })
-                .collect();
-            let versions: Vec<&str> = matching.iter().map(|e| e.version.as_str()).collect();
-            let best = highest(&constraint, versions.iter().copied())?;
-            matching.into_iter().find(|e| e.version == best)
-        }
-    }
+    lock.satisfying(r)
 }
 
 #[cfg(test)]

@@ -53,5 +53,8 @@ mod verify;
 
 pub use cache::{Cache, Digest, cache_dir};
 pub use error::{Error, display_url};
-pub use lock::{LOCK_FILE, Lock, LockEntry, source_key};
+pub use lock::{
+    LOCK_FILE, Lock, LockEntry, git_entry_matches, git_ref_text, git_version, source_key,
+    split_git_version,
+};
 pub use verify::{FetchedCharts, VerifiedChart, verified_chart};

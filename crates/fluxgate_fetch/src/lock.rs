@@ -11,6 +11,12 @@
 //! Fields are separated by one space: the source URL (as the source object writes it, without
 //! a trailing `/`), the chart name, the resolved version and the sha256 of the chart archive.
 //! One source may pin several versions of one chart (environments that pin differently).
+//!
+//! A GitRepository chart's version is the ref the source asks for and the commit it resolved
+//! to, `<ref>@<commit>` ([`git_version`]): `refs/heads/main@<commit>`,
+//! `refs/tags/v1.2.0@<commit>`, `semver:>=1.0.0%20<2.0.0@<commit>` (`%` and whitespace
+//! percent-encoded so the line keeps four fields), or the bare commit for `ref.commit`. An
+//! edited ref no longer matches its old line, so the chart is resolved again (or refused).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -172,6 +178,36 @@ impl Lock {
             .collect()
     }
 
+    /// The entry that satisfies `r`: for a constraint, the highest locked version it admits;
+    /// for a GitRepository, the line locked for the same ref.
+    #[must_use]
+    pub fn satisfying(&self, r: &crate::sources::ChartRequest) -> Option<&LockEntry> {
+        use crate::constraint::{Constraint, highest, parse_version};
+        use crate::sources::{Protocol, Want};
+        let mut candidates = self.versions(&r.source, &r.chart).into_iter();
+        match &r.want {
+            Want::Tag(t) | Want::Digest(t) => candidates.find(|e| &e.version == t),
+            // A branch, tag or semver range stays at the locked commit until the lock is updated,
+            // or until the ref is edited: the lock records the ref it resolved.
+            want if r.protocol == Protocol::Git => {
+                candidates.find(|e| git_entry_matches(want, &e.version))
+            }
+            Want::GitRev(_) => None,
+            Want::Semver(c) => {
+                let constraint = Constraint::parse(c).ok()?;
+                let matching: Vec<&LockEntry> = candidates
+                    .filter(|e| {
+                        e.version == *c
+                            || parse_version(&e.version).is_some_and(|v| constraint.matches(&v))
+                    })
+                    .collect();
+                let versions: Vec<&str> = matching.iter().map(|e| e.version.as_str()).collect();
+                let best = highest(&constraint, versions.iter().copied())?;
+                matching.into_iter().find(|e| e.version == best)
+            }
+        }
+    }
+
     /// Every entry, in order.
     #[must_use]
     pub fn entries(&self) -> &[LockEntry] {
@@ -182,6 +218,66 @@ impl Lock {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// The lock version of a GitRepository chart that `want` (its `ref`) resolved to `commit`.
+#[must_use]
+pub fn git_version(want: &crate::sources::Want, commit: &str) -> String {
+    match git_ref_text(want) {
+        Some(r) => format!("{r}@{commit}"),
+        None => commit.to_string(),
+    }
+}
+
+/// How a GitRepository `ref` is written in the lock; `None` for a commit (its own version).
+#[must_use]
+pub fn git_ref_text(want: &crate::sources::Want) -> Option<String> {
+    use crate::sources::Want;
+    let encode = |s: &str| {
+        let mut out = String::new();
+        for ch in s.chars() {
+            match ch {
+                '%' => out.push_str("%25"),
+                c if c.is_whitespace() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        let _ = write!(out, "%{b:02X}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    match want {
+        Want::GitRev(rev) if is_commit(rev) => None,
+        Want::GitRev(rev) => Some(encode(rev.trim())),
+        Want::Semver(range) => Some(format!("semver:{}", encode(range.trim()))),
+        Want::Tag(t) => Some(format!("tag:{}", encode(t.trim()))),
+        Want::Digest(d) => Some(format!("digest:{}", encode(d.trim()))),
+    }
+}
+
+/// The ref and the commit of a GitRepository chart's lock version (`<ref>@<commit>`, or a
+/// bare commit, whose ref is `None`).
+#[must_use]
+pub fn split_git_version(version: &str) -> (Option<&str>, &str) {
+    match version.rsplit_once('@') {
+        Some((r, commit)) => (Some(r), commit),
+        None => (None, version),
+    }
+}
+
+/// Whether the lock version of a GitRepository chart was resolved for `want` (the same ref;
+/// for a commit, that commit).
+#[must_use]
+pub fn git_entry_matches(want: &crate::sources::Want, version: &str) -> bool {
+    let (_, commit) = split_git_version(version);
+    is_commit(commit) && git_version(want, commit) == version
+}
+
+fn is_commit(rev: &str) -> bool {
+    rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Whether two written versions name the same release (`v1.2.3` is `1.2.3`, as Helm reads it).
@@ -260,5 +356,39 @@ mod tests {
         lock.write(&path).expect("written");
         assert_eq!(Lock::read(&path).expect("read"), lock);
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn git_lines_record_the_ref() {
+        use crate::sources::Want;
+        let c = "0123456789abcdef0123456789abcdef01234567";
+        let range = Want::Semver(">=1.0.0 <2.0.0".into());
+        let v = git_version(&range, c);
+        assert_eq!(v, format!("semver:>=1.0.0%20<2.0.0@{c}"));
+        assert_eq!(split_git_version(&v), (Some("semver:>=1.0.0%20<2.0.0"), c));
+        assert!(git_entry_matches(&range, &v));
+        assert!(!git_entry_matches(&Want::Semver(">=2.0.0".into()), &v));
+        let branch = Want::GitRev("refs/heads/main".into());
+        let tag = Want::GitRev("refs/tags/v1".into());
+        let on_branch = git_version(&branch, c);
+        assert_eq!(on_branch, format!("refs/heads/main@{c}"));
+        assert!(git_entry_matches(&branch, &on_branch) && !git_entry_matches(&tag, &on_branch));
+        // A commit ref is the bare commit; a bare commit (an old lock) matches no branch.
+        let pin = Want::GitRev(c.into());
+        assert_eq!(git_version(&pin, c), c);
+        assert!(git_entry_matches(&pin, c) && !git_entry_matches(&branch, c));
+        assert_eq!(
+            git_version(&Want::Semver("%x".into()), c),
+            format!("semver:%25x@{c}")
+        );
+        // The line parses back into the same four fields.
+        let mut lock = Lock::default();
+        lock.insert(LockEntry {
+            source: "https://git.example/charts".into(),
+            chart: "charts/demo".into(),
+            version: v,
+            digest: Digest::of(b"x"),
+        });
+        assert_eq!(Lock::parse(&lock.to_text(), "t").expect("parses"), lock);
     }
 }

@@ -112,6 +112,51 @@ impl FetchedCharts {
         &self.cache
     }
 
+    /// These charts without the GitRepository entries no request among `requests` (what the
+    /// repository's sources ask for now) resolves to: a GitRepository whose `ref` was edited
+    /// since `fetch` no longer finds its old commit, so its chart is missing, not stale (fail
+    /// closed). Entries of other sources are kept (their lookups match versions already).
+    #[must_use]
+    pub fn restricted_to(mut self, requests: &[crate::sources::ChartRequest]) -> FetchedCharts {
+        use crate::sources::Protocol;
+        let git_sources: Vec<&crate::sources::ChartRequest> = requests
+            .iter()
+            .filter(|r| r.protocol == Protocol::Git)
+            .collect();
+        let git_urls: std::collections::BTreeSet<String> = git_sources
+            .iter()
+            .map(|r| crate::lock::source_key(&r.source))
+            .collect();
+        self.lock.retain(|e| {
+            let (_, commit) = crate::lock::split_git_version(&e.version);
+            let is_git = git_urls.contains(&e.source) || is_commit_id(commit);
+            !is_git
+                || git_sources.iter().any(|r| {
+                    crate::lock::source_key(&r.source) == e.source
+                        && r.chart == e.chart
+                        && crate::lock::git_entry_matches(&r.want, &e.version)
+                })
+        });
+        self
+    }
+
+    /// The requests among `requests` whose source and chart the lock pins, but not for what
+    /// they ask now (a range, tag or GitRepository `ref` edited since `fetch`): the lock no
+    /// longer matches the repository's sources, and their charts must not be taken from it.
+    #[must_use]
+    pub fn outdated<'r>(
+        &self,
+        requests: &'r [crate::sources::ChartRequest],
+    ) -> Vec<&'r crate::sources::ChartRequest> {
+        requests
+            .iter()
+            .filter(|r| {
+                !self.lock.versions(&r.source, &r.chart).is_empty()
+                    && self.lock.satisfying(r).is_none()
+            })
+            .collect()
+    }
+
     /// `chart` `version` from `source`, verified (see [`verified_chart`]).
     pub fn chart_from(
         &self,
@@ -148,7 +193,7 @@ impl FetchedCharts {
                 (None, _) => true,
                 // A GitRepository chart is locked by commit; Flux ignores a release's version
                 // for it (the chart's own Chart.yaml says it), so any version asked is its.
-                (Some(_), _) if is_commit_id(&e.version) => true,
+                (Some(_), _) if is_commit_id(crate::lock::split_git_version(&e.version).1) => true,
                 (Some(v), _)
                     if e.version.trim_start_matches('v') == v.trim().trim_start_matches('v') =>
                 {

@@ -19,7 +19,7 @@ use common::{TempDir, files_under};
 use fluxgate_fetch::creds::Credentials;
 use fluxgate_fetch::fetch::{Options, Outcome, fetch};
 use fluxgate_fetch::sources::{ChartRequest, Protocol, Want};
-use fluxgate_fetch::{Cache, FetchedCharts, Lock};
+use fluxgate_fetch::{Cache, FetchedCharts, Lock, split_git_version};
 
 const TEST: &str = "git_remote";
 
@@ -112,7 +112,7 @@ fn wait_for(port: u16) {
 }
 
 /// The served repositories: `<root>/charts.git` (tags v1.0.0, v1.2.0, v2.0.0-rc.1 and
-/// `main`), `<root>/link.git` (a chart with a symlink), `<root>/dotdot.git` (a chart whose
+/// v2.0.0 on one commit, and `main`), `<root>/link.git` (a chart with a symlink), `<root>/dotdot.git` (a chart whose
 /// tree has a `..` entry).
 struct Served {
     dir: TempDir,
@@ -142,6 +142,7 @@ fn make_repositories() -> Option<Served> {
     write(&work, "charts/demo/Chart.yaml", &chart_yaml("2.0.0-rc.1"));
     git(&work, &["commit", "-qam", "three"]);
     git(&work, &["tag", "v2.0.0-rc.1"]);
+    git(&work, &["tag", "v2.0.0"]);
     git(&work, &["tag", "not-a-version"]);
     let c3 = git(&work, &["rev-parse", "HEAD"])?;
     let root = dir.0.join("served");
@@ -408,7 +409,8 @@ fn unpacked(out: &Outcome, cache: &Cache, dir: &Path) -> (Vec<String>, String) {
         .chart("demo", None)
         .expect("by its last segment")
         .expect("verified");
-    let to = dir.join(format!("unpacked-{}", out.lock.entries()[0].version));
+    let commit = fluxgate_fetch::split_git_version(&out.lock.entries()[0].version).1;
+    let to = dir.join(format!("unpacked-{commit}"));
     let _ = std::fs::remove_dir_all(&to);
     fluxgate_fetch::extract::extract_tgz(
         &chart.bytes,
@@ -436,7 +438,11 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
     );
     assert!(out.errors.is_empty(), "{base}: {}", errors(&out));
     let entry = out.lock.entries()[0].clone();
-    assert_eq!(entry.version, *c3, "{base}: the branch's tip");
+    assert_eq!(
+        entry.version,
+        format!("refs/heads/main@{c3}"),
+        "{base}: the branch's tip, under the ref that asked for it"
+    );
     let (files, text) = unpacked(&out, &cache, scratch);
     assert_eq!(
         files,
@@ -478,7 +484,11 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
         &options(),
     );
     assert!(file_semver.errors.is_empty(), "{}", errors(&file_semver));
-    assert_eq!(file_semver.lock.entries()[0].version, *c2, "file:// ^1.0");
+    assert_eq!(
+        file_semver.lock.entries()[0].version,
+        format!("semver:^1.0@{c2}"),
+        "file:// ^1.0"
+    );
 
     // A lightweight tag and an annotated one (peeled to its commit).
     for (tag, commit) in [("v1.0.0", c1), ("v1.2.0", c2)] {
@@ -489,7 +499,11 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
             &options(),
         );
         assert!(out.errors.is_empty(), "{base} {tag}: {}", errors(&out));
-        assert_eq!(out.lock.entries()[0].version, **commit, "{base} {tag}");
+        assert_eq!(
+            out.lock.entries()[0].version,
+            format!("refs/tags/{tag}@{commit}"),
+            "{base} {tag}"
+        );
     }
 
     // A semver range over the tags: the highest it admits (a prerelease only when asked).
@@ -501,7 +515,11 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
             &options(),
         );
         assert!(out.errors.is_empty(), "{base} {range}: {}", errors(&out));
-        assert_eq!(out.lock.entries()[0].version, **commit, "{base} {range}");
+        assert_eq!(
+            split_git_version(&out.lock.entries()[0].version),
+            (Some(format!("semver:{range}").as_str()), commit.as_str()),
+            "{base} {range}"
+        );
     }
     let none = errors(&run(
         &[request(&url, Want::Semver(">=3".into()))],
@@ -524,6 +542,7 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
         &options(),
     );
     assert!(pinned.errors.is_empty(), "{base}: {}", errors(&pinned));
+    // A commit is its own ref: the lock line holds the bare commit.
     assert_eq!(pinned.lock.entries()[0].version, *c1);
     let (_, text) = unpacked(&pinned, &cache, scratch);
     assert!(text.contains("version: 1.0.0"), "{base}: {text}");
@@ -581,6 +600,112 @@ fn cases(base: &str, served: &Served, scratch: &Path) {
         before,
         "{base}: nothing stored"
     );
+
+    ref_edits(&url, &cache, served);
+}
+
+/// A GitRepository whose `ref` is edited after the lock was written: the old line no longer
+/// satisfies it, so `--locked` refuses naming the source and a plain fetch resolves the new ref
+/// (and drops the old line).
+fn ref_edits(url: &str, cache: &Cache, served: &Served) {
+    let [_, c2, c3] = &served.commits;
+    let locked = Options {
+        locked: true,
+        ..options()
+    };
+    for (before, after, old_commit, new_version) in [
+        (
+            Want::Semver(">=1.0.0 <2.0.0".into()),
+            Want::Semver(">=2.0.0".into()),
+            c2,
+            format!("semver:>=2.0.0@{c3}"),
+        ),
+        (
+            rev("refs/heads/main"),
+            rev("refs/tags/v1.2.0"),
+            c3,
+            format!("refs/tags/v1.2.0@{c2}"),
+        ),
+    ] {
+        let first = run(
+            &[request(url, before.clone())],
+            &Lock::default(),
+            cache,
+            &options(),
+        );
+        assert!(
+            first.errors.is_empty(),
+            "{url} {before:?}: {}",
+            errors(&first)
+        );
+        let old = first.lock.entries()[0].clone();
+        assert_eq!(
+            split_git_version(&old.version).1,
+            old_commit.as_str(),
+            "{before:?}"
+        );
+        // The lock's text keeps four fields a line (a range's spaces are encoded).
+        let text = first.lock.to_text();
+        let parsed = Lock::parse(&text, "fluxgate.lock").expect("parses");
+        assert_eq!(parsed, first.lock, "{text}");
+        if let Want::Semver(_) = before {
+            assert!(
+                text.contains(&format!(
+                    "{url} charts/demo semver:>=1.0.0%20<2.0.0@{c2} sha256:"
+                )),
+                "{text}"
+            );
+        }
+
+        // Unchanged: the lock holds, offline.
+        let same = run(&[request(url, before.clone())], &first.lock, cache, &locked);
+        assert!(same.errors.is_empty(), "{before:?}: {}", errors(&same));
+        assert_eq!((same.downloaded.len(), same.reused), (0, 1));
+
+        // Edited: `--locked` refuses, naming the source and the new ref; the lock is kept.
+        let refused = run(&[request(url, after.clone())], &first.lock, cache, &locked);
+        let message = errors(&refused);
+        assert!(
+            message.contains(&format!("{url} charts/demo"))
+                && message.contains(
+                    "is not satisfied by fluxgate.lock (GitRepository flux-system/charts)"
+                )
+                && message.contains("is locked but no release uses it"),
+            "{before:?} -> {after:?}: {message}"
+        );
+        assert_eq!(refused.lock, first.lock);
+
+        // A plain fetch resolves the new ref; the old line leaves the lock.
+        let moved = run(
+            &[request(url, after.clone())],
+            &first.lock,
+            cache,
+            &options(),
+        );
+        assert!(moved.errors.is_empty(), "{after:?}: {}", errors(&moved));
+        let versions: Vec<&str> = moved
+            .lock
+            .entries()
+            .iter()
+            .map(|e| e.version.as_str())
+            .collect();
+        assert_eq!(versions, [new_version.as_str()], "{before:?} -> {after:?}");
+
+        // The offline side agrees: charts restricted to what the sources now ask for find no
+        // chart under the old lock (fail closed), and find the new one under the new lock.
+        let stale = FetchedCharts::new(first.lock.clone(), cache.clone())
+            .restricted_to(&[request(url, after.clone())]);
+        assert!(
+            stale.chart("demo", None).is_none(),
+            "{before:?} -> {after:?}"
+        );
+        let fresh = FetchedCharts::new(moved.lock.clone(), cache.clone())
+            .restricted_to(&[request(url, after.clone())]);
+        assert!(
+            fresh.chart("demo", None).is_some_and(|c| c.is_ok()),
+            "{after:?}"
+        );
+    }
 }
 
 #[test]
@@ -696,7 +821,10 @@ fn private_smart_http_needs_a_login() {
     };
     let out = run(std::slice::from_ref(&req), &Lock::default(), &cache, &opts);
     assert!(out.errors.is_empty(), "{}", errors(&out));
-    assert_eq!(out.lock.entries()[0].version, served.commits[2]);
+    assert_eq!(
+        out.lock.entries()[0].version,
+        format!("refs/heads/main@{}", served.commits[2])
+    );
 
     // A wrong password: refused, and the password is in no message.
     std::fs::write(

@@ -103,7 +103,7 @@ fn charts_from_a_local_git_repository() {
     let entry = out.lock.entries()[0].clone();
     assert_eq!(
         (entry.chart.as_str(), entry.version.as_str()),
-        ("charts/demo", first.as_str())
+        ("charts/demo", format!("refs/heads/main@{first}").as_str())
     );
 
     // Packed the same way every time: another cache gets the same digest.
@@ -142,7 +142,7 @@ fn charts_from_a_local_git_repository() {
     assert!(warm.errors.is_empty(), "{}", errors(&warm));
     assert_eq!((warm.downloaded.len(), warm.reused), (0, 1));
     let moved = run(&requests[..1], &Lock::default(), &cache);
-    assert_ne!(moved.lock.entries()[0].version, first);
+    assert_ne!(moved.lock.entries()[0].version, entry.version);
 
     // A commit pins exactly; a missing path, a missing ref and a symlink are errors.
     let pinned = run(

@@ -214,7 +214,32 @@ fn load(
         .map_or_else(ChartCache::none, |dir| ChartCache::with_fs(fs, root, dir));
     // What `fluxgate fetch` pinned in fluxgate.lock, verified against the lock before use.
     let charts = match fluxgate_fetch::FetchedCharts::open(root, None) {
-        Ok(Some(fetched)) => charts.with_fetched(Arc::new(fetched)),
+        // Only what the sources ask for now: a GitRepository whose ref was edited since the
+        // fetch has no chart until it is fetched again.
+        Ok(Some(fetched)) => {
+            let (requests, _) = fluxgate_fetch::sources::chart_requests(tree.objects());
+            // A source the lock pins, edited since: the lock does not match it (fail closed).
+            for r in fetched.outdated(&requests) {
+                problems.push(
+                    Problem::new(
+                        ProblemKind::ChartRender,
+                        format!(
+                            "{}: chart {} is pinned in {}, but not for what {} asks now ({}): the lock does not match the repository's sources",
+                            fluxgate_fetch::display_url(&r.source),
+                            r.chart,
+                            fluxgate_fetch::LOCK_FILE,
+                            r.source_object,
+                            want_text(&r.want),
+                        ),
+                        Some(fluxgate_diagnostics::Location::file(
+                            fluxgate_fetch::LOCK_FILE,
+                        )),
+                    )
+                    .help("run `fluxgate fetch` to resolve it again and commit the updated lock"),
+                );
+            }
+            charts.with_fetched(Arc::new(fetched.restricted_to(&requests)))
+        }
         Ok(None) => charts,
         Err(e) => {
             problems.push(
@@ -682,6 +707,17 @@ fn expression_heads(line: &str) -> Vec<&str> {
             .then_some(name)
         })
         .collect()
+}
+
+/// What a chart request asks for, as a message names it.
+fn want_text(want: &fluxgate_fetch::sources::Want) -> String {
+    use fluxgate_fetch::sources::Want;
+    match want {
+        Want::Semver(c) => format!("version `{c}`"),
+        Want::Tag(t) => format!("tag `{t}`"),
+        Want::Digest(d) => format!("digest `{d}`"),
+        Want::GitRev(rev) => format!("ref `{rev}`"),
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! A chart from a remote GitRepository, end to end: `git daemon` on loopback serves a
-//! repository whose `charts/demo` folder is the chart; `fluxgate fetch` locks its commit; with
-//! the daemon stopped, `render` renders the chart from the cache.
+//! repository whose `charts/demo` folder is the chart; `fluxgate fetch` locks the ref and its
+//! commit; an edited ref (a semver range, a branch turned tag) is refused by `--locked`, fails
+//! `check` closed and is resolved anew by `fetch`; with the daemon stopped, `render` renders
+//! the chart from the cache.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,20 +41,30 @@ fn a_chart_from_git_daemon_renders_offline() {
     let work = repo.0.join("work");
     std::fs::create_dir_all(work.join("charts/demo/templates")).expect("mkdir");
     git(&work, &["init", "-q"]);
-    std::fs::write(
-        work.join("charts/demo/Chart.yaml"),
-        "apiVersion: v2\nname: demo\nversion: 0.3.0\n",
-    )
-    .expect("write");
-    std::fs::write(work.join("charts/demo/values.yaml"), "replicas: 3\n").expect("write");
+    let commit_chart = |version: &str, replicas: u32| {
+        std::fs::write(
+            work.join("charts/demo/Chart.yaml"),
+            format!("apiVersion: v2\nname: demo\nversion: {version}\n"),
+        )
+        .expect("write");
+        std::fs::write(
+            work.join("charts/demo/values.yaml"),
+            format!("replicas: {replicas}\n"),
+        )
+        .expect("write");
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-qm", version]);
+        git(&work, &["tag", &format!("v{version}")]);
+        git(&work, &["rev-parse", "HEAD"])
+    };
     std::fs::write(
         work.join("charts/demo/templates/deployment.yaml"),
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n  selector: {matchLabels: {app: demo}}\n  template:\n    metadata: {labels: {app: demo}}\n    spec: {containers: [{name: demo, image: 'registry.example/demo:1.0'}]}\n",
     )
     .expect("write");
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-qm", "chart"]);
-    let commit = git(&work, &["rev-parse", "HEAD"]);
+    // v1.0.0 (3 replicas), then v2.0.0 (5 replicas) at the tip of `main`.
+    let c1 = commit_chart("1.0.0", 3);
+    let c2 = commit_chart("2.0.0", 5);
     let served = repo.0.join("served");
     std::fs::create_dir_all(&served).expect("mkdir");
     git(
@@ -96,10 +108,12 @@ fn a_chart_from_git_daemon_renders_offline() {
         "fluxgate.yaml",
         "environments:\n  dev:\n    flux: clusters/dev\n",
     );
-    repo.write(
-        "clusters/dev/source.yaml",
-        &format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: charts, namespace: flux-system}}\nspec: {{url: '{url}', interval: 1h, ref: {{branch: main}}}}\n"),
-    );
+    let source = |git_ref: &str| {
+        repo.write(
+            "clusters/dev/source.yaml",
+            &format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: charts, namespace: flux-system}}\nspec: {{url: '{url}', interval: 1h, ref: {{{git_ref}}}}}\n"),
+        );
+    };
     repo.write(
         "clusters/dev/release.yaml",
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: demo, namespace: apps}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/demo\n      sourceRef: {kind: GitRepository, name: charts, namespace: flux-system}\n",
@@ -114,15 +128,116 @@ fn a_chart_from_git_daemon_renders_offline() {
             .output()
             .expect("the fluxgate binary runs")
     };
-    let out = run(&["fetch", root.as_str()]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let lock = std::fs::read_to_string(repo.0.join("fluxgate.lock")).expect("lock");
-    assert!(
-        lock.lines()
-            .any(|l| l.starts_with(&format!("{url} charts/demo {commit} sha256:"))),
-        "{lock}"
-    );
+    let read_lock = || std::fs::read_to_string(repo.0.join("fluxgate.lock")).expect("lock");
+    let locked_line = |version: &str| {
+        let lock = read_lock();
+        assert!(
+            lock.lines()
+                .any(|l| l.starts_with(&format!("{url} charts/demo {version} sha256:"))),
+            "{version}:\n{lock}"
+        );
+    };
+    let rendered = |replicas: u32| {
+        let out = run(&[
+            "render",
+            root.as_str(),
+            "--env",
+            "dev",
+            "--kind",
+            "Deployment",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&format!("replicas: {replicas}")),
+            "replicas {replicas}: {}",
+            text(&out)
+        );
+    };
 
+    // Each ref, then its edit: `--locked` refuses naming the source and leaves the lock as it
+    // was; the gate fails closed (the old commit is not rendered); a plain fetch resolves the
+    // new ref and the release renders the chart it names.
+    for (before, before_version, before_replicas, after, after_version, after_replicas) in [
+        (
+            "semver: '>=1.0.0 <2.0.0'",
+            format!("semver:>=1.0.0%20<2.0.0@{c1}"),
+            3,
+            "semver: '>=2.0.0'",
+            format!("semver:>=2.0.0@{c2}"),
+            5,
+        ),
+        (
+            "branch: main",
+            format!("refs/heads/main@{c2}"),
+            5,
+            "tag: v1.0.0",
+            format!("refs/tags/v1.0.0@{c1}"),
+            3,
+        ),
+    ] {
+        source(before);
+        let out = run(&["fetch", root.as_str()]);
+        assert_eq!(out.status.code(), Some(0), "{before}: {}", text(&out));
+        locked_line(&before_version);
+        let out = run(&["check", root.as_str()]);
+        assert_eq!(out.status.code(), Some(0), "{before}: {}", text(&out));
+        rendered(before_replicas);
+
+        source(after);
+        let lock = read_lock();
+        let out = run(&["fetch", root.as_str(), "--locked"]);
+        assert_eq!(out.status.code(), Some(1), "{after}: {}", text(&out));
+        assert!(
+            text(&out).contains("fluxgate.lock does not match the repository's sources")
+                && text(&out).contains(&format!(
+                    "{url} charts/demo {before_version} is locked but no release uses it"
+                ))
+                && text(&out).contains(
+                    "is not satisfied by fluxgate.lock (GitRepository flux-system/charts)"
+                ),
+            "{after}: {}",
+            text(&out)
+        );
+        assert_eq!(read_lock(), lock, "{after}: --locked changed the lock");
+        let out = run(&["check", root.as_str()]);
+        assert_eq!(out.status.code(), Some(1), "{after}: {}", text(&out));
+        assert!(
+            text(&out).contains("MERGE GATE: FAIL")
+                && text(&out).contains(&format!(
+                    "{url}: chart charts/demo is pinned in fluxgate.lock, but not for what GitRepository flux-system/charts asks now"
+                ))
+                && text(&out).contains("the lock does not match the repository's sources"),
+            "{after}: {}",
+            text(&out)
+        );
+        let out = run(&[
+            "render",
+            root.as_str(),
+            "--env",
+            "dev",
+            "--kind",
+            "Deployment",
+        ]);
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains(&format!("replicas: {before_replicas}")),
+            "{after}: the old commit rendered: {}",
+            text(&out)
+        );
+
+        let out = run(&["fetch", root.as_str()]);
+        assert_eq!(out.status.code(), Some(0), "{after}: {}", text(&out));
+        locked_line(&after_version);
+        assert!(
+            !read_lock().contains(&before_version),
+            "{after}: the old line stays:\n{}",
+            read_lock()
+        );
+        let out = run(&["check", root.as_str()]);
+        assert_eq!(out.status.code(), Some(0), "{after}: {}", text(&out));
+        rendered(after_replicas);
+    }
+
+    // Offline: the lock holds and the chart renders from the cache.
     drop(daemon);
     let out = run(&["fetch", root.as_str(), "--locked"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -131,18 +246,5 @@ fn a_chart_from_git_daemon_renders_offline() {
         "{}",
         text(&out)
     );
-    let out = run(&[
-        "render",
-        root.as_str(),
-        "--env",
-        "dev",
-        "--kind",
-        "Deployment",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("replicas: 3"),
-        "{}",
-        text(&out)
-    );
+    rendered(3);
 }

@@ -161,9 +161,11 @@ impl<'a> ChartCache<'a> {
         match self.fetched.as_ref()?.chart(chart, version)? {
             Ok(verified) => {
                 let e = &verified.entry;
-                let rel = format!("{}/{}-{}.tgz", e.source, e.chart, e.version);
+                // A GitRepository chart's version is `<ref>@<commit>`: it is named by its commit.
+                let version = fluxgate_fetch::split_git_version(&e.version).1;
+                let rel = format!("{}/{}-{version}.tgz", e.source, e.chart);
                 let mut chart =
-                    chart_from_archive(rel, read_tgz(&verified.bytes), (&e.chart, &e.version));
+                    chart_from_archive(rel, read_tgz(&verified.bytes), (&e.chart, version));
                 chart.archive = Some(Arc::from(verified.bytes));
                 Some(chart)
             }
