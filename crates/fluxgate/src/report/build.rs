@@ -385,7 +385,8 @@ fn names(text: &str, id: &str) -> bool {
 
 /// The cold-bootstrap order of `env`: each play of the site playbook that targets its hosts,
 /// in order, with the manifests k3s applies from its auto-deploy folder hanging off the play
-/// that writes them (or installs k3s), then Flux.
+/// that writes them (or installs k3s), then the helmfile releases in their `needs` order,
+/// then Flux.
 pub fn bootstrap_graph(env: &Environment, findings: &[&Diagnostic]) -> Graph {
     let mut g = Graph::default();
     let mut last: Option<usize> = None;
@@ -485,9 +486,73 @@ pub fn bootstrap_graph(env: &Environment, findings: &[&Diagnostic]) -> Graph {
             }
         }
     }
-    // The helmfile bootstrap layer goes here: its releases, in helmfile's order (`needs:`
-    // edges), after the plays and before Flux. The model has no helmfile yet; when it does,
-    // push a `NodeKind::Helmfile` node per release and chain them like the plays above.
+    // The helmfile layer: each installed release after the plays, ordered by its `needs`
+    // (a release that needs nothing follows the plays), and Flux after the releases that
+    // nothing needs.
+    let mut helmfile_leaves: Vec<usize> = Vec::new();
+    for hf in &env.helmfiles {
+        for state in &hf.states {
+            let first = g.nodes.len();
+            for r in &state.releases {
+                let failures = findings
+                    .iter()
+                    .filter(|d| {
+                        d.location
+                            .iter()
+                            .chain(d.related.iter().map(|r| &r.location))
+                            .any(|l| {
+                                std::iter::once(&r.loc)
+                                    .chain(r.needs.iter().map(|n| &n.loc))
+                                    .chain(r.hooks.iter().map(|h| &h.loc))
+                                    .any(|at| at.file == l.file && at.line == l.line)
+                            })
+                    })
+                    .map(|d| short(d))
+                    .collect();
+                let version = r
+                    .version
+                    .as_deref()
+                    .map_or(String::new(), |v| format!(" {v}"));
+                g.nodes.push(Node {
+                    id: format!("{}/{}", r.namespace, r.name),
+                    kind: Some(NodeKind::Helmfile),
+                    group: state.file.clone(),
+                    failures,
+                    detail: format!(
+                        "{}{version}; {}:{}{}",
+                        r.chart,
+                        r.loc.file,
+                        r.loc.line,
+                        if r.installed {
+                            ""
+                        } else {
+                            "; installed: false"
+                        }
+                    ),
+                });
+            }
+            let mut needed = vec![false; state.releases.len()];
+            for (k, r) in state.releases.iter().enumerate() {
+                let targets: Vec<usize> = r.needs.iter().filter_map(|n| n.target).collect();
+                if targets.is_empty()
+                    && let Some(p) = last
+                {
+                    g.edges.push((p, first + k, EdgeKind::Order));
+                }
+                for t in targets.into_iter().filter(|&t| t < needed.len()) {
+                    needed[t] = true;
+                    g.edges.push((first + t, first + k, EdgeKind::Order));
+                }
+            }
+            helmfile_leaves.extend(
+                needed
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| !**n)
+                    .map(|(k, _)| first + k),
+            );
+        }
+    }
     if let Some(entry) = env.config.flux.as_deref() {
         let i = g.nodes.len();
         g.nodes.push(Node {
@@ -502,6 +567,11 @@ pub fn bootstrap_graph(env: &Environment, findings: &[&Diagnostic]) -> Graph {
             ),
         });
         match last {
+            _ if !helmfile_leaves.is_empty() => {
+                for &h in &helmfile_leaves {
+                    g.edges.push((h, i, EdgeKind::Order));
+                }
+            }
             Some(p) => g.edges.push((p, i, EdgeKind::Order)),
             // No play to order them: what k3s deploys by itself still comes before Flux.
             None => {

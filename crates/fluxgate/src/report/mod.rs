@@ -88,9 +88,7 @@ pub enum NodeKind {
     Play,
     /// A manifest k3s applies from its auto-deploy folder.
     AutoDeploy,
-    /// A release of a helmfile bootstrap layer (filled in by the helmfile model, when the
-    /// model has one: see [`build::bootstrap_graph`]).
-    #[allow(dead_code)] // the helmfile layer, being added beside this, is what constructs it
+    /// A release of a helmfile that bootstraps the environment.
     Helmfile,
     /// Flux taking over: the steady state.
     Flux,
