@@ -539,7 +539,8 @@ pub fn bootstrap_graph(env: &Environment, findings: &[&Diagnostic]) -> Graph {
                 {
                     g.edges.push((p, first + k, EdgeKind::Order));
                 }
-                for t in targets.into_iter().filter(|&t| t < needed.len()) {
+                let count = needed.len();
+                for t in targets.into_iter().filter(|&t| t < count) {
                     needed[t] = true;
                     g.edges.push((first + t, first + k, EdgeKind::Order));
                 }
