@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{TempDir, files_under};
+use common::{TempDir, files_under, write};
 use fluxgate_fetch::creds::Credentials;
 use fluxgate_fetch::fetch::{Options, Outcome, fetch};
 use fluxgate_fetch::sources::{ChartRequest, Protocol, Want};
@@ -23,34 +23,8 @@ use fluxgate_fetch::{Cache, FetchedCharts, Lock, split_git_version};
 
 const TEST: &str = "git_remote";
 
-/// `git` with a fixed identity; `None` (reported, failing under CI) when git is missing.
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output();
-    match out {
-        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).trim().to_string()),
-        Ok(o) => panic!("git {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => {
-            fluxgate_testkit::missing(TEST, &format!("the git command (the test's server): {e}"));
-            None
-        }
-    }
-}
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let p = dir.join(path);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(p, text).expect("write");
+    common::git(TEST, dir, args)
 }
 
 fn chart_yaml(version: &str) -> String {

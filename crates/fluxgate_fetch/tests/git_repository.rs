@@ -6,9 +6,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::{TempDir, files_under};
+use common::{TempDir, files_under, write};
 use fluxgate_fetch::fetch::{Options, Outcome, fetch};
 use fluxgate_fetch::sources::{ChartRequest, Protocol, Want};
 use fluxgate_fetch::{Cache, FetchedCharts, Lock};
@@ -16,35 +15,7 @@ use fluxgate_fetch::{Cache, FetchedCharts, Lock};
 const TEST: &str = "git_repository";
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output();
-    match out {
-        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).trim().to_string()),
-        Ok(o) => panic!("git {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => {
-            fluxgate_testkit::missing(
-                TEST,
-                &format!("the git command (to make the test repository): {e}"),
-            );
-            None
-        }
-    }
-}
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let p = dir.join(path);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(p, text).expect("write");
+    common::git(TEST, dir, args)
 }
 
 fn request(url: &str, chart: &str, rev: &str) -> ChartRequest {

@@ -1,5 +1,5 @@
 //! What the fetch tests share: chart archives and index.yaml files built in memory, temporary
-//! folders. The loopback HTTP server is fluxgate_testkit's.
+//! folders, git repositories made with the git command. The loopback HTTP server is fluxgate_testkit's.
 
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
@@ -108,4 +108,36 @@ pub fn files_under(dir: &std::path::Path) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// `git` in `dir` with a fixed identity and default branch; `None` (reported as missing for
+/// `test`, which fails under CI) when git cannot run.
+pub fn git(test: &str, dir: &std::path::Path, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        Ok(o) => panic!("git {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => {
+            fluxgate_testkit::missing(test, &format!("the git command: {e}"));
+            None
+        }
+    }
+}
+
+/// Writes `text` to `path` below `dir`, making its folders.
+pub fn write(dir: &std::path::Path, path: &str, text: &str) {
+    let p = dir.join(path);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, text).expect("write");
 }
