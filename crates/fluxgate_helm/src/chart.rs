@@ -51,6 +51,23 @@ pub struct Chart {
 const MAX_CHART_BYTES: u64 = 256 << 20;
 
 impl Chart {
+    /// A copy to render: its values (and its subcharts') share nothing with this chart's, as a
+    /// render coalesces into them; the rest (files, templates) is read-only and may be shared.
+    #[must_use]
+    pub fn detached(&self) -> Chart {
+        Chart {
+            meta: self.meta.clone(),
+            name: self.name.clone(),
+            version: self.version.clone(),
+            templates: self.templates.clone(),
+            files: self.files.clone(),
+            values: self.values.deep_copy(),
+            dependencies: self.dependencies.clone(),
+            subcharts: self.subcharts.iter().map(Chart::detached).collect(),
+            schema: self.schema.clone(),
+        }
+    }
+
     /// Loads the chart at `path`: a folder or a `.tgz`.
     pub fn load(path: &Path) -> Result<Chart, Error> {
         let io = |e: std::io::Error| Error::Io {

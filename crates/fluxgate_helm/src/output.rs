@@ -225,7 +225,15 @@ fn split_manifests(text: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// The document's `kind` and `helm.sh/hook` annotation, as Helm reads them to sort.
 fn head(doc: &str) -> (String, Option<String>) {
+    match plain_kind(doc) {
+        Some(kind) => (kind, None),
+        None => parsed_head(doc),
+    }
+}
+
+fn parsed_head(doc: &str) -> (String, Option<String>) {
     let stream = parse_stream("manifest", doc, Schema::GoYamlV2);
     let Some(d) = stream.docs.first() else {
         return (String::new(), None);
@@ -238,6 +246,101 @@ fn head(doc: &str) -> (String, Option<String>) {
         .path(&["metadata", "annotations", "helm.sh/hook"])
         .and_then(Node::scalar_text);
     (kind, hook)
+}
+
+/// The `kind` of a document read off its lines, without parsing it, when the text is plain
+/// enough that a parse could read nothing else: a block mapping at column 0, every top-level
+/// line a `key: value` with a simple key and a value that ends on its line (or opens a block),
+/// one `kind:` whose value is a plain word that resolves to a string; no `hook` anywhere (so
+/// no `helm.sh/hook` annotation, however written) and no backslash (no escaped key). `None`
+/// asks for the parse. Most rendered documents are this plain, and parsing each one only for
+/// its head was a tenth of a chart's render.
+fn plain_kind(doc: &str) -> Option<String> {
+    if doc.contains("hook") || doc.contains('\\') {
+        return None;
+    }
+    let mut kind = None;
+    let mut keyed = false;
+    let mut lines = doc.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(c) = line.chars().next() else {
+            continue;
+        };
+        if c == '#' || line.trim().is_empty() {
+            continue;
+        }
+        if c == ' ' || c == '\t' {
+            if !keyed {
+                // Indented content before the first key: not a plain block mapping.
+                return None;
+            }
+            continue;
+        }
+        // A quoted, complex (`?`), merge (`<<`), anchored or flow key, a document marker, a
+        // directive, a sequence: the parse decides.
+        if !c.is_ascii_alphabetic() {
+            return None;
+        }
+        let (key, value) = split_key(line)?;
+        keyed = true;
+        if key != "kind" {
+            continue;
+        }
+        let plain = value
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && matches!(
+                fluxgate_yaml::resolve_plain(value, Schema::GoYamlV2),
+                fluxgate_yaml::Value::String(_)
+            );
+        // A value continued on the next (indented) line is a longer scalar.
+        let continued = lines
+            .peek()
+            .is_some_and(|next| next.starts_with([' ', '\t']) && !next.trim().is_empty());
+        if kind.is_some() || !plain || continued {
+            return None;
+        }
+        kind = Some(value.to_string());
+    }
+    // No `kind:` line: a parse finds none either (or fails, which reads as no kind).
+    Some(kind.unwrap_or_default())
+}
+
+/// A top-level `key: value` line as its key and its value (comment cut, trimmed), when the key
+/// is simple and the value ends on this line or opens an indented block.
+fn split_key(line: &str) -> Option<(&str, &str)> {
+    let colon = line.find(':')?;
+    let key = &line[..colon];
+    let rest = &line[colon + 1..];
+    if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
+        // `a:b` is one plain scalar, not a key.
+        return None;
+    }
+    if !key
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+    {
+        // `kind :`, a key with spaces or quotes.
+        return None;
+    }
+    let value = match rest.find(" #").or_else(|| rest.find("\t#")) {
+        Some(at) => &rest[..at],
+        None => rest,
+    }
+    .trim();
+    let closed = match value.chars().next() {
+        None | Some('|' | '>') => true,
+        Some(q @ ('"' | '\'')) => value.len() > 1 && value.ends_with(q),
+        Some('[') => value.ends_with(']'),
+        Some('{') => value.ends_with('}'),
+        Some('&' | '*' | '!' | '%' | '@' | '`') => false,
+        Some(_) => true,
+    };
+    closed.then_some((key, value))
 }
 
 fn kind_rank(kind: &str) -> (usize, String) {
@@ -518,6 +621,61 @@ mod tests {
             err.to_string(),
             "parse error at (c/templates/a.yaml:3): unclosed action"
         );
+    }
+
+    #[test]
+    fn plain_kinds_read_off_the_lines_agree_with_the_parse() {
+        let docs = [
+            (
+                "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n",
+                Some("Service"),
+            ),
+            (
+                "# c\n\nkind: ConfigMap # trailing\ndata:\n  kind: x\n",
+                Some("ConfigMap"),
+            ),
+            ("apiVersion: v1\nmetadata: {name: a}\n", Some("")),
+            (
+                "kind: Deployment\nspec:\n  template: |\n    kind: Pod\n",
+                Some("Deployment"),
+            ),
+            ("kind: 'Service'\n", None),
+            ("kind: \"Service\"\n", None),
+            ("\"kind\": Service\n", None),
+            ("kind : Service\n", None),
+            ("kind: true\n", None),
+            ("kind: Null\n", None),
+            ("kind: Yes\n", None),
+            ("kind: Ser\n  vice\n", None),
+            ("kind: A\nkind: B\n", None),
+            ("base: &b\n  kind: Service\n<<: *b\n", None),
+            ("? kind\n: Service\n", None),
+            ("  kind: Service\n", None),
+            ("- kind: Service\n", None),
+            ("{kind: Service}\n", None),
+            ("a: \"x\nkind: Service\ny\"\n", None),
+            ("a: [1,\nkind: Service]\n", None),
+            (
+                "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n",
+                None,
+            ),
+            (
+                "kind: Job\nmetadata:\n  annotations:\n    \"helm.sh/h\\x6fok\": test\n",
+                None,
+            ),
+            (
+                "kind: Job\nmetadata:\n  annotations: &a\n    x: y\n",
+                Some("Job"),
+            ),
+            ("kind: Job\nx: *a\n", None),
+        ];
+        for (doc, want) in docs {
+            let got = plain_kind(doc);
+            assert_eq!(got.as_deref(), want, "{doc:?}");
+            if let Some(kind) = got {
+                assert_eq!(parsed_head(doc), (kind, None), "{doc:?}");
+            }
+        }
     }
 
     #[test]

@@ -1,17 +1,18 @@
 //! Span- and comment-preserving YAML for fluxgate.
 //!
-//! Every [`Node`] knows the file, line and column that set it; streams keep their comments by
-//! line so that `# [parity]` tags can be found; anchors, aliases and merge keys are expanded
-//! under a hard budget; plain scalars resolve with the rules of the tool that reads them
+//! Every [`Node`] knows the file, line and column that set it; [`Comments::scan`] finds a
+//! text's comments by line (only when asked: most parses need none) so that `# [parity]` tags
+//! can be found; anchors, aliases and merge keys are expanded under a hard budget; plain scalars resolve with the rules of the tool that reads them
 //! ([`Schema::Kube`] for kustomize and Flux, [`Schema::Yaml11`] for Ansible).
 //!
 //! ```
-//! use fluxgate_yaml::{parse_stream, Schema};
-//! let s = parse_stream("values.yaml", "k8sServiceHost: 192.168.2.9 # [parity]\n", Schema::Kube);
+//! use fluxgate_yaml::{parse_stream, Comments, Schema};
+//! let text = "k8sServiceHost: 192.168.2.9 # [parity]\n";
+//! let s = parse_stream("values.yaml", text, Schema::Kube);
 //! let host = s.docs[0].get("k8sServiceHost").unwrap();
 //! assert_eq!(host.as_str(), Some("192.168.2.9"));
 //! assert_eq!(host.loc.line, 1);
-//! assert!(s.comments.has_tag(1, "parity"));
+//! assert!(Comments::scan(text).has_tag(1, "parity"));
 //! ```
 
 mod comments;

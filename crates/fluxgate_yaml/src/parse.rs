@@ -8,7 +8,6 @@ use std::sync::Arc;
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
-use crate::comments::Comments;
 use crate::lenient;
 use crate::node::{Map, Node, Value};
 use crate::scalar::{Schema, resolve_plain};
@@ -26,7 +25,6 @@ pub const MAX_DEPTH: usize = 256;
 #[derive(Debug, Default)]
 pub struct Stream {
     pub docs: Vec<Node>,
-    pub comments: Comments,
     /// Syntax errors, duplicate keys, exhausted budgets. When one is an error the documents
     /// after the failure point are missing.
     pub diagnostics: Vec<Diagnostic>,
@@ -59,7 +57,6 @@ pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
     }
     Stream {
         docs,
-        comments: Comments::scan(text),
         diagnostics: builder.diagnostics,
     }
 }
@@ -86,7 +83,6 @@ fn parse_relaxed(text: &str, file: &Arc<str>, schema: Schema) -> Option<Stream> 
                 }
                 return Some(Stream {
                     docs,
-                    comments: Comments::scan(text),
                     diagnostics: builder.diagnostics,
                 });
             }

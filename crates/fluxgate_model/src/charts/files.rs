@@ -17,6 +17,9 @@ const MAX_DEPTH: usize = 32;
 #[derive(Default)]
 pub(crate) struct ChartFiles {
     read: Mutex<HashMap<String, Arc<Result<Source, ReadError>>>>,
+    /// Fetched archives (already in memory) by address, held so that it is not reused: one
+    /// source per archive, so that render threads know it again.
+    fetched: Mutex<HashMap<usize, (Arc<[u8]>, Arc<Result<Source, ReadError>>)>>,
 }
 
 /// Why a chart's files could not be read: the member (or the bound) and the cause, as the
@@ -44,6 +47,18 @@ impl ChartFiles {
         let done = Arc::new(read_source(fs, root, rel));
         memo().insert(rel.to_string(), done.clone());
         done
+    }
+}
+
+impl ChartFiles {
+    /// The source of a fetched chart's archive, the same for every release of one archive.
+    pub(crate) fn fetched(&self, bytes: &Arc<[u8]>) -> Arc<Result<Source, ReadError>> {
+        let mut memo = self.fetched.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = bytes.as_ptr() as usize;
+        memo.entry(key)
+            .or_insert_with(|| (bytes.clone(), Arc::new(Ok(Source::Archive(bytes.to_vec())))))
+            .1
+            .clone()
     }
 }
 

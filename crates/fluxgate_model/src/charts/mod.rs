@@ -126,7 +126,7 @@ pub(crate) fn install(
     let id = crate::environment::object_id(release);
     let files = match &chart.archive {
         // A fetched chart, verified against the lock: already in memory.
-        Some(bytes) => Arc::new(Ok(Source::Archive(bytes.to_vec()))),
+        Some(bytes) => setup.files.fetched(bytes),
         None => setup.files.get(setup.fs, setup.root, source),
     };
     if let Err(e) = files.as_ref() {
@@ -205,12 +205,7 @@ fn render(
     // Charts hold `Rc`s: each render loads its own copy on a render thread.
     let work = move || -> Result<Render, Failed> {
         let source = source.as_str();
-        let chart = match files.as_ref() {
-            Ok(Source::Archive(bytes)) => fluxgate_helm::Chart::from_archive(bytes, source),
-            Ok(Source::Folder(f)) => fluxgate_helm::Chart::from_folder(f.clone(), source),
-            Err(e) => return Err(Failed::Text(e.to_string())),
-        }
-        .map_err(|e| Failed::Text(e.to_string()))?;
+        let chart = loaded(&files, source)?;
         let opts = fluxgate_helm::Options {
             release_name: request.release_name,
             namespace: request.namespace,
@@ -253,6 +248,48 @@ fn render(
     // A render that panicked dropped its sender: that release's failure, not the run's.
     rx.recv()
         .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())))
+}
+
+/// How many loaded charts each render thread keeps.
+const LOADED_CHARTS: usize = 8;
+
+thread_local! {
+    /// The charts this render thread loaded last, by the files they were loaded from (held,
+    /// so that the address is not reused): the releases of one chart (app-template above all)
+    /// load it once per thread, not once each. Most recent last.
+    static LOADED: std::cell::RefCell<Vec<(ChartSource, fluxgate_helm::Chart)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+type ChartSource = Arc<Result<Source, files::ReadError>>;
+
+/// The chart in `files`, loaded (or reused from this thread's last loads), detached for one
+/// render.
+fn loaded(files: &ChartSource, source: &str) -> Result<fluxgate_helm::Chart, Failed> {
+    let hit = LOADED.with_borrow_mut(|memo| {
+        let i = memo.iter().position(|(f, _)| Arc::ptr_eq(f, files))?;
+        let entry = memo.remove(i);
+        let chart = entry.1.detached();
+        memo.push(entry);
+        Some(chart)
+    });
+    if let Some(chart) = hit {
+        return Ok(chart);
+    }
+    let chart = match files.as_ref() {
+        Ok(Source::Archive(bytes)) => fluxgate_helm::Chart::from_archive(bytes, source),
+        Ok(Source::Folder(f)) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+        Err(e) => return Err(Failed::Text(e.to_string())),
+    }
+    .map_err(|e| Failed::Text(e.to_string()))?;
+    let detached = chart.detached();
+    LOADED.with_borrow_mut(|memo| {
+        if memo.len() >= LOADED_CHARTS {
+            memo.remove(0);
+        }
+        memo.push((files.clone(), chart));
+    });
+    Ok(detached)
 }
 
 /// One render, run on a render thread.
