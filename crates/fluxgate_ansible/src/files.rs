@@ -164,7 +164,7 @@ impl Root {
             return None;
         };
         if text.trim_start().starts_with("$ANSIBLE_VAULT") {
-            return Some(VarMap::new());
+            return Some(VarMap::default());
         }
         let stream = parse_stream(&rel, &text, Schema::Yaml11);
         diags.extend(
@@ -176,7 +176,7 @@ impl Root {
         let doc = stream.docs.into_iter().next()?;
         match doc.value {
             fluxgate_yaml::Value::Map(m) => Some(m),
-            fluxgate_yaml::Value::Null => Some(VarMap::new()),
+            fluxgate_yaml::Value::Null => Some(VarMap::default()),
             _ => {
                 diags.push(Problem::new(
                     ProblemKind::Invalid,

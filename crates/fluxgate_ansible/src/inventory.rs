@@ -119,7 +119,7 @@ impl Inventory {
     fn add_host(&mut self, name: &str, loc: &Location) -> &mut Host {
         self.hosts.entry(name.to_string()).or_insert_with(|| Host {
             name: name.to_string(),
-            vars: VarMap::new(),
+            vars: VarMap::default(),
             loc: loc.clone(),
             representative: false,
         })
@@ -598,7 +598,7 @@ fn parse_ini(inv: &mut Inventory, file: &str, text: &str, diags: &mut Vec<Proble
                 let Some((first, rest)) = tokens.split_first() else {
                     continue;
                 };
-                let mut hvars = VarMap::new();
+                let mut hvars = VarMap::default();
                 for t in rest {
                     match t.split_once('=') {
                         Some((k, v)) => {

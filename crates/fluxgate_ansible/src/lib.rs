@@ -59,7 +59,7 @@ pub use resolve::{Origin, ResolveError, Resolved, Scope};
 pub use values::{OPAQUE, symbolic, symbolic_var};
 
 /// Variables by name, in file order, each node knowing where it was written.
-pub type VarMap = IndexMap<String, Node>;
+pub type VarMap = fluxgate_yaml::Map;
 
 /// Every variable of one host, resolved: the values that resolved and the errors of those
 /// that did not (one bad variable never hides the others).

@@ -136,7 +136,7 @@ impl Inherit {
                 .cloned()
                 .unwrap_or_default(),
             vars_loc: keywords.get("vars").map(|v| v.loc.clone()),
-            keywords: VarMap::new(),
+            keywords: VarMap::default(),
         };
         for k in INHERITED_KEYWORDS {
             if let Some(v) = keywords.get(*k) {
@@ -476,8 +476,8 @@ impl Loader<'_> {
             Value::String(s) => Some(RoleRef {
                 name: s.clone(),
                 loc: r.loc.clone(),
-                params: VarMap::new(),
-                keywords: VarMap::new(),
+                params: VarMap::default(),
+                keywords: VarMap::default(),
             }),
             Value::Map(m) => {
                 let name = m
@@ -485,8 +485,8 @@ impl Loader<'_> {
                     .or_else(|| m.get("name"))
                     .and_then(Node::as_str)?
                     .to_string();
-                let mut params = VarMap::new();
-                let mut keywords = VarMap::new();
+                let mut params = VarMap::default();
+                let mut keywords = VarMap::default();
                 for (k, v) in m {
                     if matches!(k.as_str(), "role" | "name" | "vars") {
                         continue;
@@ -807,7 +807,7 @@ impl Loader<'_> {
     fn task(&mut self, item: &Node, dir: &Path, role: Option<(&str, &Path)>) -> Option<Task> {
         let map = item.as_map()?;
         let mut module = None;
-        let mut keywords = VarMap::new();
+        let mut keywords = VarMap::default();
         for (k, v) in map {
             if TASK_KEYWORDS.contains(&k.as_str()) {
                 keywords.insert(k.clone(), v.clone());
@@ -896,7 +896,7 @@ fn is_free_form_kv(module: &str) -> bool {
 
 /// `key=value key2="v 2"` module arguments as a mapping; other text is left as it is.
 fn kv_args(s: &str, loc: &Location) -> Node {
-    let mut map = VarMap::new();
+    let mut map = VarMap::default();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
     let mut parts = Vec::new();

@@ -620,7 +620,7 @@ impl Data {
     fn inventory_source_vars(&self, h: &crate::inventory::Host) -> VarMap {
         let file = normalize(&self.root.dir.join(&*h.loc.file));
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut m = VarMap::new();
+        let mut m = VarMap::default();
         m.insert(
             "inventory_file".into(),
             Node::string(file.display().to_string(), h.loc.clone()),

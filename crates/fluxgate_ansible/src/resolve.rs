@@ -350,7 +350,7 @@ fn template_node(
             Ok((Node::new(Y::Seq(out), node.loc.clone()), opaque))
         }
         Y::Map(m) => {
-            let mut out = fluxgate_yaml::Map::new();
+            let mut out = fluxgate_yaml::Map::default();
             let mut opaque = false;
             for (k, v) in m {
                 let (n, o) = template_node(data, scope, host, v)?;

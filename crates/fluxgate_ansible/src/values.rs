@@ -74,7 +74,7 @@ fn value_to_node_depth(v: &Value, loc: &Location, depth: usize) -> Node {
                 Y::String(v.as_str().map_or_else(|| v.to_string(), str::to_string))
             }
             ValueKind::Map => {
-                let mut m = fluxgate_yaml::Map::new();
+                let mut m = fluxgate_yaml::Map::default();
                 if let Ok(iter) = v.try_iter() {
                     for k in iter {
                         let val = v.get_item(&k).unwrap_or_default();

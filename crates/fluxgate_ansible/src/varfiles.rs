@@ -222,7 +222,7 @@ pub fn include_vars(
             continue;
         };
         if let Some(name) = &args.name {
-            let mut wrapped = VarMap::new();
+            let mut wrapped = VarMap::default();
             wrapped.insert(name.clone(), Node::new(Value::Map(vars), task.loc.clone()));
             vars = wrapped;
         }
@@ -282,7 +282,7 @@ fn load_dir(
         .collect();
     let mut files = root.walk(&base);
     files.sort_by(|a, b| (a.parent(), a.file_name()).cmp(&(b.parent(), b.file_name())));
-    let mut merged = VarMap::new();
+    let mut merged = VarMap::default();
     for f in files {
         let Ok(rel_in) = f.strip_prefix(&base) else {
             continue;

@@ -732,7 +732,7 @@ impl Renderer<'_> {
         }
         let mut resources = Vec::new();
         self.scan(dir, dir, &mut resources);
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert(
             "resources".into(),
             Node::new(

@@ -63,7 +63,7 @@ pub enum Ty {
 impl Ty {
     /// Go's message when a constant cannot be passed as this type (`found` is the constant
     /// as written).
-    pub fn check_constant(self, kind: ConstKind, found: &str) -> Option<String> {
+    pub fn check_constant(self, kind: ConstKind, found: &dyn std::fmt::Display) -> Option<String> {
         let ok = matches!(
             (self, kind),
             (Ty::Any, _)

@@ -63,7 +63,7 @@ fn to_yaml_node(v: &Value, loc: &Location, depth: usize) -> Node {
                     .collect(),
             ),
             Value::Map(m) => {
-                let mut out = Map::new();
+                let mut out = Map::default();
                 for (k, x) in m.borrow().iter() {
                     out.insert(k.clone(), to_yaml_node(x, loc, depth + 1));
                 }

@@ -3,6 +3,8 @@
 //! install order of kinds, CRDs (`crds/`) first, each printed under its `# Source:` line.
 //! [`render_manifests`] gives the same documents one by one with the origin of each piece.
 
+use std::sync::Arc;
+
 use fluxgate_gotemplate::trace::slice_spans;
 use fluxgate_gotemplate::{Origin, Traced};
 use fluxgate_yaml::{Node, Schema, parse_stream};
@@ -114,7 +116,7 @@ pub enum SpanOrigin {
     /// (`cilium/templates/_helpers.tpl`), 1-based line and 1-based column (characters).
     /// A file of `crds/` points at its own lines.
     Template {
-        file: String,
+        file: Arc<str>,
         line: u32,
         column: u32,
     },
@@ -123,20 +125,18 @@ pub enum SpanOrigin {
     /// subchart's `.Values.x` is `<alias-or-name>.x`, globals `global.x`). A map or list
     /// printed whole (`toYaml .Values.x | nindent 4`) has the path of its root: what is
     /// below it has its YAML path within the block.
-    Values { path: String },
+    Values { path: Arc<str> },
 }
 
 impl From<&Origin> for SpanOrigin {
     fn from(o: &Origin) -> SpanOrigin {
         match o {
             Origin::Template { file, line, column } => SpanOrigin::Template {
-                file: file.to_string(),
+                file: file.clone(),
                 line: *line,
                 column: *column,
             },
-            Origin::Value { path } => SpanOrigin::Values {
-                path: path.to_string(),
-            },
+            Origin::Value { path } => SpanOrigin::Values { path: path.clone() },
         }
     }
 }
@@ -251,12 +251,11 @@ fn parsed_head(doc: &str) -> (String, Option<String>) {
 /// The `kind` of a document read off its lines, without parsing it, when the text is plain
 /// enough that a parse could read nothing else: a block mapping at column 0, every top-level
 /// line a `key: value` with a simple key and a value that ends on its line (or opens a block),
-/// one `kind:` whose value is a plain word that resolves to a string; no `hook` anywhere (so
-/// no `helm.sh/hook` annotation, however written) and no backslash (no escaped key). `None`
-/// asks for the parse. Most rendered documents are this plain, and parsing each one only for
+/// one `kind:` whose value is a plain word that resolves to a string; no `helm.sh/hook`
+/// anywhere and no key that could spell it with escapes ([`may_hide_a_key`]). `None` asks for the parse. Most rendered documents are this plain, and parsing each one only for
 /// its head was a tenth of a chart's render.
 fn plain_kind(doc: &str) -> Option<String> {
-    if doc.contains("hook") || doc.contains('\\') {
+    if doc.contains("helm.sh/hook") || doc.lines().any(may_hide_a_key) {
         return None;
     }
     let mut kind = None;
@@ -310,6 +309,12 @@ fn plain_kind(doc: &str) -> Option<String> {
     Some(kind.unwrap_or_default())
 }
 
+/// Whether `line` could hold a key the text does not spell out: a double-quoted one with an
+/// escape (`"helm.sh/ho\x6fk":`), or an explicit `? key` (which may be escaped over lines).
+fn may_hide_a_key(line: &str) -> bool {
+    line.trim_start().starts_with('?') || line.contains('\\') && line.contains("\":")
+}
+
 /// A top-level `key: value` line as its key and its value (comment cut, trimmed), when the key
 /// is simple and the value ends on this line or opens an indented block.
 fn split_key(line: &str) -> Option<(&str, &str)> {
@@ -332,13 +337,14 @@ fn split_key(line: &str) -> Option<(&str, &str)> {
         None => rest,
     }
     .trim();
+    // Nothing, a block scalar's header or a plain scalar ends here; quotes and brackets must
+    // close on the line.
     let closed = match value.chars().next() {
-        None | Some('|' | '>') => true,
         Some(q @ ('"' | '\'')) => value.len() > 1 && value.ends_with(q),
         Some('[') => value.ends_with(']'),
         Some('{') => value.ends_with('}'),
         Some('&' | '*' | '!' | '%' | '@' | '`') => false,
-        Some(_) => true,
+        _ => true,
     };
     closed.then_some((key, value))
 }
@@ -437,6 +443,7 @@ fn trim_last_printed(manifests: &mut [Manifest], include_crds: bool) {
 
 /// The spans of a file printed as it is: each line at its own line.
 fn file_spans(path: &str, data: &str) -> Vec<Span> {
+    let file: Arc<str> = Arc::from(path);
     let mut out = Vec::new();
     let mut at = 0;
     for (n, line) in data.split_inclusive('\n').enumerate() {
@@ -444,7 +451,7 @@ fn file_spans(path: &str, data: &str) -> Vec<Span> {
             start: at,
             end: at + line.len(),
             origin: SpanOrigin::Template {
-                file: path.to_string(),
+                file: file.clone(),
                 line: u32::try_from(n + 1).unwrap_or(u32::MAX),
                 column: 1,
             },

@@ -64,7 +64,7 @@ fn cilium_origins() {
     );
     let (origin, _) = origin_of(&defaults, "updateStrategy:");
     assert!(
-        matches!(&origin, SpanOrigin::Template { file, line: 45, .. } if file == "cilium/templates/cilium-agent/daemonset.yaml"),
+        matches!(&origin, SpanOrigin::Template { file, line: 45, .. } if &**file == "cilium/templates/cilium-agent/daemonset.yaml"),
         "{origin:?}"
     );
 

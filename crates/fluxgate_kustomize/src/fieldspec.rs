@@ -96,7 +96,7 @@ pub fn visit(
                 let fresh = if rest.is_empty() {
                     Node::null(loc.clone())
                 } else {
-                    Node::new(Value::Map(Map::new()), loc.clone())
+                    Node::new(Value::Map(Map::default()), loc.clone())
                 };
                 map.insert((*first).to_string(), fresh);
             }

@@ -191,11 +191,11 @@ pub fn generate(
         }
     }
     let opts = Options::from_node(entry.get("options")).merged_with_global(global);
-    let mut obj = Map::new();
+    let mut obj = Map::default();
     obj.insert("apiVersion".into(), Node::string("v1", loc.clone()));
     let kind = if secret { "Secret" } else { "ConfigMap" };
     obj.insert("kind".into(), Node::string(kind, loc.clone()));
-    let mut meta = Map::new();
+    let mut meta = Map::default();
     meta.insert("name".into(), Node::string(name, loc.clone()));
     if let Some(ns) = entry.get("namespace").filter(|n| n.as_str().is_some()) {
         meta.insert("namespace".into(), ns.clone());

@@ -69,13 +69,13 @@ pub fn transform(b: &mut Builder<'_>, dir: &Path, cfg: &Node, acc: &mut Vec<Reso
         }
         "PatchTransformer" => {
             // The config is one `patches:` entry of a kustomization.
-            let mut entry = Map::new();
+            let mut entry = Map::default();
             for k in ["path", "patch", "target", "options"] {
                 if let Some(v) = cfg.get(k) {
                     entry.insert(k.to_string(), v.clone());
                 }
             }
-            let mut kust = Map::new();
+            let mut kust = Map::default();
             kust.insert(
                 "patches".into(),
                 Node::new(

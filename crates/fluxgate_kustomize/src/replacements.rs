@@ -98,7 +98,7 @@ fn selected_by(id: &ResId, sel: &Node) -> bool {
 
 /// A selector's `labelSelector` and `annotationSelector` (a selector without them matches).
 fn meta_selected(obj: &Node, sel: &Node) -> Result<bool, Error> {
-    let mut only = Map::new();
+    let mut only = Map::default();
     for k in ["labelSelector", "annotationSelector"] {
         if let Some(v) = sel.get(k) {
             only.insert(k.to_string(), v.clone());
@@ -382,7 +382,7 @@ fn visit_mut(
                 n += visit_mut(el, rest, create, loc, f, false)?;
             }
             if !any && create {
-                let mut el = Map::new();
+                let mut el = Map::default();
                 el.insert(k.to_string(), Node::string(v, loc.clone()));
                 items.push(Node::new(Value::Map(el), loc.clone()));
                 if let Some(el) = items.last_mut() {

@@ -157,7 +157,7 @@ pub struct RuleConfig {
     pub severity: Option<Severity>,
     pub requirements: Vec<String>,
     /// Rule-specific settings (for example the role names of `bootstrap-order`).
-    pub settings: IndexMap<String, Node>,
+    pub settings: fluxgate_yaml::Map,
 }
 
 #[derive(Clone, Debug)]

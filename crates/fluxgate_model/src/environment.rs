@@ -479,7 +479,7 @@ fn helmfile_installs(
                 };
                 // The release as helm-controller would name it: what the chart renderer reads.
                 let at = r.loc.clone();
-                let mut meta = fluxgate_yaml::Map::new();
+                let mut meta = fluxgate_yaml::Map::default();
                 meta.insert("name".into(), Node::string(r.name.clone(), at.clone()));
                 meta.insert(
                     "namespace".into(),
@@ -492,12 +492,12 @@ fn helmfile_installs(
                         at.clone(),
                     ),
                 );
-                let mut spec = fluxgate_yaml::Map::new();
+                let mut spec = fluxgate_yaml::Map::default();
                 spec.insert(
                     "releaseName".into(),
                     Node::string(r.name.clone(), at.clone()),
                 );
-                let mut obj = fluxgate_yaml::Map::new();
+                let mut obj = fluxgate_yaml::Map::default();
                 obj.insert("kind".into(), Node::string("HelmRelease", at.clone()));
                 obj.insert(
                     "metadata".into(),

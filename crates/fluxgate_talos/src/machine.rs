@@ -296,7 +296,7 @@ fn nest(keys: &[&str], value: Node, loc: &Location) -> Node {
         node = if key == "-" || key.chars().all(|c| c.is_ascii_digit()) && !key.is_empty() {
             Node::new(Value::Seq(vec![node]), loc.clone())
         } else {
-            let mut m = fluxgate_yaml::Map::new();
+            let mut m = fluxgate_yaml::Map::default();
             m.insert(key, node);
             Node::new(Value::Map(m), loc.clone())
         };

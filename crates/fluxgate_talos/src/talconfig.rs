@@ -240,17 +240,17 @@ fn role_section(
 /// A talconfig `networkInterfaces` item as the machine config document it becomes.
 fn wrap_interface(iface: &Node) -> Node {
     let loc = iface.loc.clone();
-    let mut network = fluxgate_yaml::Map::new();
+    let mut network = fluxgate_yaml::Map::default();
     network.insert(
         "interfaces".into(),
         Node::new(Value::Seq(vec![iface.clone()]), loc.clone()),
     );
-    let mut machine = fluxgate_yaml::Map::new();
+    let mut machine = fluxgate_yaml::Map::default();
     machine.insert(
         "network".into(),
         Node::new(Value::Map(network), loc.clone()),
     );
-    let mut doc = fluxgate_yaml::Map::new();
+    let mut doc = fluxgate_yaml::Map::default();
     doc.insert(
         "machine".into(),
         Node::new(Value::Map(machine), loc.clone()),

@@ -59,6 +59,26 @@ fn entries(node: &Node, opts: EmitOptions) -> Vec<(&String, &Node)> {
 /// other characters, and runs of digits compared as numbers (`a9` before `a10`).
 fn go_yaml_key_order(a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
+    // ASCII keys that first differ in a letter (most keys): decided there, without
+    // collecting characters.
+    if a.is_ascii() && b.is_ascii() {
+        let (ab, bb) = (a.as_bytes(), b.as_bytes());
+        match ab.iter().zip(bb).position(|(x, y)| x != y) {
+            None => return ab.len().cmp(&bb.len()),
+            Some(i) => match (ab[i].is_ascii_alphabetic(), bb[i].is_ascii_alphabetic()) {
+                (true, true) => return ab[i].cmp(&bb[i]),
+                (true, false) => return Ordering::Greater,
+                (false, true) => return Ordering::Less,
+                (false, false) => {}
+            },
+        }
+    }
+    char_order(a, b)
+}
+
+/// go-yaml v2's `keyList.Less` over characters.
+fn char_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
     let (ar, br): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     let less = |yes: bool| {
         if yes {
@@ -442,6 +462,18 @@ const BEST_WIDTH: usize = 80;
 /// the indent never folds (keys are never folded).
 fn write_folded(out: &mut String, s: &str, style: Style, indent: usize) {
     let allow_breaks = indent != usize::MAX;
+    // Only a space can fold: without one (or where folding is off) plain and single-quoted
+    // text is written as it is.
+    if style != Style::Double && (!allow_breaks || !s.contains(' ')) {
+        if style == Style::Plain {
+            out.push_str(s);
+        } else {
+            out.push('\'');
+            out.push_str(&s.replace('\'', "''"));
+            out.push('\'');
+        }
+        return;
+    }
     let mut column = out
         .rsplit_once('\n')
         .map_or(out.as_str(), |(_, last)| last)
@@ -636,6 +668,19 @@ mod tests {
         assert_eq!(o, format!("k: \"{}\n  \\ b\"", "a".repeat(80)));
         // Keys never fold.
         assert_eq!(quote_string(&words), words);
+    }
+
+    #[test]
+    fn ascii_shortcut_orders_keys_as_the_character_comparison() {
+        let keys = [
+            "", "a", "A", "b", "ab", "a1", "a10", "a2", "a01", "a001", "1", "10", "01", "-", "_",
+            "a-b", "a_b", "a.b", "z", "Z9", "9z", "a b", "x0y", "x00y", "1a", "a1b2", "a1b10",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(go_yaml_key_order(a, b), char_order(a, b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

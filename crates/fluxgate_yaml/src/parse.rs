@@ -386,7 +386,7 @@ impl<'a> Builder<'a> {
     }
 
     fn mapping(&mut self, loc: Location, start: &Span, depth: usize) -> Result<Node, Failure> {
-        let mut map = Map::new();
+        let mut map = Map::default();
         let mut merges: Vec<Node> = Vec::new();
         while let Some((ev, kspan)) = self.next()? {
             if matches!(ev, Event::MappingEnd) {
@@ -446,7 +446,7 @@ impl<'a> Builder<'a> {
         if merges.is_empty() {
             return Ok(Node::new(Value::Map(map), loc));
         }
-        let mut merged = Map::new();
+        let mut merged = Map::default();
         for m in merges {
             let sources: Vec<Node> = match m.value {
                 Value::Map(_) => vec![m],

@@ -142,7 +142,7 @@ impl State<'_> {
                 Arg::Nil => Some(ConstKind::Nil),
                 _ => None,
             };
-            if let Some(msg) = kind.and_then(|k| func.param(i).check_constant(k, &a.to_string())) {
+            if let Some(msg) = kind.and_then(|k| func.param(i).check_constant(k, a)) {
                 return Err(self.error(last_at, &msg));
             }
             let (v, prov) = self.eval_arg(dot, a, *p)?;

@@ -36,7 +36,7 @@ impl State<'_> {
             Arg::Ident(name) => self.eval_function(dot, name, cmd, fin),
             Arg::Field(fields) => {
                 let recv = (dot.clone(), self.dot_prov.clone());
-                self.eval_chain(dot, recv, fields, first, pos, cmd, fin.as_ref())
+                self.eval_chain(dot, recv, fields, first, pos, Rest::of(cmd), fin.as_ref())
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
@@ -44,11 +44,11 @@ impl State<'_> {
                     self.not_a_function(cmd, rest, fin.as_ref())?;
                     return Ok(v);
                 }
-                self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
+                self.eval_chain(dot, v, fields, first, pos, Rest::of(cmd), fin.as_ref())
             }
             Arg::Chain(inner, fields) => {
                 let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
-                self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
+                self.eval_chain(dot, v, fields, first, pos, Rest::of(cmd), fin.as_ref())
             }
             Arg::Pipe(p) => {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
@@ -80,11 +80,6 @@ impl State<'_> {
 
     /// Evaluates an argument (not in function position).
     pub(super) fn eval_arg(&mut self, dot: &Value, arg: &Arg, pos: usize) -> R<TV> {
-        let single = || Command {
-            pos,
-            args: vec![arg.clone()],
-            arg_pos: vec![pos],
-        };
         Ok(match arg {
             Arg::Dot => (dot.clone(), self.dot_prov.clone()),
             Arg::Nil => (Value::Nil, Prov::None),
@@ -100,29 +95,36 @@ impl State<'_> {
             }
             Arg::Field(fields) => {
                 let recv = (dot.clone(), self.dot_prov.clone());
-                self.eval_chain(dot, recv, fields, arg, pos, &single(), None)?
+                self.eval_chain(dot, recv, fields, arg, pos, Rest::NONE, None)?
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
                 if fields.is_empty() {
                     v
                 } else {
-                    self.eval_chain(dot, v, fields, arg, pos, &single(), None)?
+                    self.eval_chain(dot, v, fields, arg, pos, Rest::NONE, None)?
                 }
             }
             Arg::Pipe(p) => self.eval_pipeline(dot, p)?,
             Arg::Chain(inner, fields) => {
                 let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
-                self.eval_chain(dot, v, fields, arg, pos, &single(), None)?
+                self.eval_chain(dot, v, fields, arg, pos, Rest::NONE, None)?
             }
-            Arg::Ident(name) => self.eval_function(dot, name, &single(), None)?,
+            Arg::Ident(name) => {
+                let single = Command {
+                    pos,
+                    args: vec![arg.clone()],
+                    arg_pos: vec![pos],
+                };
+                self.eval_function(dot, name, &single, None)?
+            }
         })
     }
 
     /// The arguments of a method call: the command's, then the piped value.
-    fn method_args(&mut self, dot: &Value, cmd: &Command, fin: Option<&TV>) -> R<Vec<Value>> {
+    fn method_args(&mut self, dot: &Value, rest: Rest<'_>, fin: Option<&TV>) -> R<Vec<Value>> {
         let mut argv = Vec::new();
-        for (a, p) in cmd.args[1..].iter().zip(&cmd.arg_pos[1..]) {
+        for (a, p) in rest.args.iter().zip(rest.pos) {
             argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?.0));
         }
         if let Some((f, _)) = fin {
@@ -141,7 +143,7 @@ impl State<'_> {
         fields: &[String],
         node: &Arg,
         at_pos: usize,
-        cmd: &Command,
+        rest: Rest<'_>,
         fin: Option<&TV>,
     ) -> R<TV> {
         let (mut cur, mut prov) = receiver;
@@ -149,7 +151,7 @@ impl State<'_> {
         if tracing && matches!(prov, Prov::None) {
             prov = self.known(&cur);
         }
-        let args = &cmd.args[1..];
+        let args = rest.args;
         let last = fields.len().saturating_sub(1);
         // The receiver of the first step is a concrete value; later ones come out of maps.
         let mut from_map = false;
@@ -197,7 +199,7 @@ impl State<'_> {
                         (has_key, self.set.map_methods.get(name.as_str()))
                     {
                         let argv = if is_last {
-                            self.method_args(dot, cmd, fin)?
+                            self.method_args(dot, rest, fin)?
                         } else {
                             Vec::new()
                         };
@@ -235,7 +237,7 @@ impl State<'_> {
                     let o = o.clone();
                     if o.has_method(name) {
                         let argv = if is_last {
-                            self.method_args(dot, cmd, fin)?
+                            self.method_args(dot, rest, fin)?
                         } else {
                             Vec::new()
                         };
@@ -294,5 +296,28 @@ fn nil_as_missing((v, p): TV) -> TV {
     match v {
         Value::Nil => (Value::Missing, p),
         v => (v, p),
+    }
+}
+
+/// The arguments of a command after its first (what a method at the end of a field chain
+/// gets), with their positions.
+#[derive(Clone, Copy)]
+pub(super) struct Rest<'a> {
+    args: &'a [Arg],
+    pos: &'a [usize],
+}
+
+impl<'a> Rest<'a> {
+    /// An argument evaluated on its own has none.
+    const NONE: Rest<'static> = Rest {
+        args: &[],
+        pos: &[],
+    };
+
+    fn of(cmd: &'a Command) -> Rest<'a> {
+        Rest {
+            args: cmd.args.get(1..).unwrap_or_default(),
+            pos: cmd.arg_pos.get(1..).unwrap_or_default(),
+        }
     }
 }

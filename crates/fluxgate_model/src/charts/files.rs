@@ -16,11 +16,17 @@ const MAX_DEPTH: usize = 32;
 /// installs the same chart (app-template above all).
 #[derive(Default)]
 pub(crate) struct ChartFiles {
-    read: Mutex<HashMap<String, Arc<Result<Source, ReadError>>>>,
+    read: Mutex<HashMap<String, Read>>,
     /// Fetched archives (already in memory) by address, held so that it is not reused: one
     /// source per archive, so that render threads know it again.
-    fetched: Mutex<HashMap<usize, (Arc<[u8]>, Arc<Result<Source, ReadError>>)>>,
+    fetched: Mutex<HashMap<usize, Fetched>>,
 }
+
+/// A fetched archive (held) and its source.
+type Fetched = (Arc<[u8]>, Read);
+
+/// One chart's files as read (shared by the releases that install it).
+pub(crate) type Read = Arc<Result<Source, ReadError>>;
 
 /// Why a chart's files could not be read: the member (or the bound) and the cause, as the
 /// release's diagnostic quotes it.
@@ -34,12 +40,7 @@ pub(crate) enum Source {
 }
 
 impl ChartFiles {
-    pub(crate) fn get(
-        &self,
-        fs: &dyn Fs,
-        root: &Path,
-        rel: &str,
-    ) -> Arc<Result<Source, ReadError>> {
+    pub(crate) fn get(&self, fs: &dyn Fs, root: &Path, rel: &str) -> Read {
         let memo = || self.read.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(done) = memo().get(rel) {
             return done.clone();
@@ -52,7 +53,7 @@ impl ChartFiles {
 
 impl ChartFiles {
     /// The source of a fetched chart's archive, the same for every release of one archive.
-    pub(crate) fn fetched(&self, bytes: &Arc<[u8]>) -> Arc<Result<Source, ReadError>> {
+    pub(crate) fn fetched(&self, bytes: &Arc<[u8]>) -> Read {
         let mut memo = self.fetched.lock().unwrap_or_else(PoisonError::into_inner);
         let key = bytes.as_ptr() as usize;
         memo.entry(key)

@@ -3,6 +3,7 @@
 //! template line and column.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use fluxgate_diagnostics::Location;
 use fluxgate_flux::helm::{Origins, Values};
@@ -36,6 +37,9 @@ pub(crate) struct Located<'a> {
     pub source: &'a str,
     pub manifest: &'a fluxgate_helm::Manifest,
     pub values: &'a Values,
+    /// The last template file's name in the cache ([`cache_file`]): the nodes of a document
+    /// mostly come from one template.
+    pub last_file: std::cell::RefCell<Option<(Arc<str>, Arc<str>)>>,
 }
 
 impl Located<'_> {
@@ -103,7 +107,7 @@ impl Located<'_> {
                 } else {
                     column.saturating_add(u32::try_from(before.chars().count()).unwrap_or(0))
                 };
-                Location::new(cache_file(self.source, file), *line, column)
+                Location::new(self.cache_file(file), *line, column)
             }
             Some((
                 i,
@@ -116,7 +120,7 @@ impl Located<'_> {
                 // the parent's; a node that starts a span starts at the span's path.
                 let at = match block {
                     Some((b, p)) if b == i => p.to_string(),
-                    _ => path.clone(),
+                    _ => path.to_string(),
                 };
                 let loc = self.origin(&at).unwrap_or_else(|| parent.clone());
                 here = Some((i, at));
@@ -150,6 +154,19 @@ impl Located<'_> {
             }
             _ => {}
         }
+    }
+
+    /// [`cache_file`] of `template`, remembered for the next node.
+    fn cache_file(&self, template: &Arc<str>) -> Arc<str> {
+        let mut last = self.last_file.borrow_mut();
+        if let Some((t, f)) = last.as_ref()
+            && Arc::ptr_eq(t, template)
+        {
+            return f.clone();
+        }
+        let file: Arc<str> = Arc::from(cache_file(self.source, template));
+        *last = Some((template.clone(), file.clone()));
+        file
     }
 
     /// Where the value at `path` of the release's values was set: the most direct origin of

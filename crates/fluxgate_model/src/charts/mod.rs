@@ -161,6 +161,7 @@ pub(crate) fn install(
             source,
             manifest: m,
             values,
+            last_file: std::cell::RefCell::default(),
         };
         for mut node in located.objects() {
             set_namespace(&mut node, &namespace);
@@ -257,15 +258,13 @@ thread_local! {
     /// The charts this render thread loaded last, by the files they were loaded from (held,
     /// so that the address is not reused): the releases of one chart (app-template above all)
     /// load it once per thread, not once each. Most recent last.
-    static LOADED: std::cell::RefCell<Vec<(ChartSource, fluxgate_helm::Chart)>> =
+    static LOADED: std::cell::RefCell<Vec<(files::Read, fluxgate_helm::Chart)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-type ChartSource = Arc<Result<Source, files::ReadError>>;
-
 /// The chart in `files`, loaded (or reused from this thread's last loads), detached for one
 /// render.
-fn loaded(files: &ChartSource, source: &str) -> Result<fluxgate_helm::Chart, Failed> {
+fn loaded(files: &files::Read, source: &str) -> Result<fluxgate_helm::Chart, Failed> {
     let hit = LOADED.with_borrow_mut(|memo| {
         let i = memo.iter().position(|(f, _)| Arc::ptr_eq(f, files))?;
         let entry = memo.remove(i);
