@@ -185,10 +185,16 @@ fn go_type(v: &Value) -> &'static str {
 }
 
 /// The errors of `values` against one schema document; `Err` when it cannot be compiled.
-fn check_one(schema: &[u8], tree: &Chart, values: &Value) -> Result<Vec<Node>, doc::LoadError> {
-    let (reg, root) = doc::Registry::compile(schema, tree)?;
+fn check_one(
+    schema: &std::rc::Rc<[u8]>,
+    tree: &Chart,
+    values: &Value,
+) -> Result<Vec<Node>, doc::LoadError> {
+    let compiled = doc::compile_cached(schema, tree);
+    let (reg, root) = compiled.as_ref().as_ref().map_err(Clone::clone)?;
     let instance = to_json(values, 0);
-    let mut v = Validator::new(&reg);
+    let mut v = Validator::new(reg);
+    let root = validate::Cur::at(reg, root);
     Ok(v.validate_root(&root, &instance))
 }
 
