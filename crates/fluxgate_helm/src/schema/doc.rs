@@ -439,9 +439,7 @@ fn has_ids(json: &Json, depth: usize) -> bool {
         // Too deep to look: assume there are some.
         _ if depth > MAX_DEPTH => true,
         Json::Object(o) => {
-            o.contains_key("$id")
-                || o.contains_key("id")
-                || o.values().any(|v| has_ids(v, depth + 1))
+            o.keys().any(|k| k == "$id" || k == "id") || o.values().any(|v| has_ids(v, depth + 1))
         }
         Json::Array(a) => a.iter().any(|v| has_ids(v, depth + 1)),
         _ => false,
