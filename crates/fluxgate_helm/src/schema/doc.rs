@@ -7,6 +7,7 @@
 //! file's top-level `$id` or by a path below such an `$id` (a schema `$ref`ing its sibling
 //! `schemas/pod.json`); a URL found nowhere is a load error, as it is for helm offline.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -25,6 +26,9 @@ pub struct Doc {
     pub url: String,
     pub json: Json,
     pub draft: u16,
+    /// Whether any object of the document has an `$id` or `id` member (when none has, a
+    /// subschema never changes the base URL).
+    pub ids: bool,
 }
 
 /// Where a schema is: a document, a JSON pointer in it and the base URL `$ref`s resolve against.
@@ -47,7 +51,99 @@ pub struct Registry {
     index: Option<Vec<(String, usize, String)>>,
 }
 
+#[derive(Clone, PartialEq)]
 struct FileSet(BTreeMap<String, Rc<[u8]>>);
+
+/// A schema compiled (or failing to compile), as [`compile_cached`] shares it.
+pub type Compiled = Rc<Result<(Registry, Loc), LoadError>>;
+
+/// What a compiled schema was compiled from: its bytes and, when it has references, the
+/// files of the chart tree they may load.
+struct CacheEntry {
+    schema: Rc<[u8]>,
+    has_refs: bool,
+    files: Vec<FileSet>,
+    compiled: Compiled,
+}
+
+/// Compiled schemas kept per thread (the releases of one chart share their schema).
+const CACHE_SIZE: usize = 8;
+
+thread_local! {
+    static CACHE: RefCell<Vec<CacheEntry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// [`Registry::compile_with`] once per schema and chart tree on a thread: an entry is reused
+/// only when the schema's bytes and (for a schema with references) every file of the tree
+/// are the same.
+pub fn compile_cached(schema: &Rc<[u8]>, tree: &Chart) -> Compiled {
+    let mut tree_files: Option<Vec<FileSet>> = None;
+    let hit = CACHE.with(|c| {
+        let c = c.borrow();
+        for e in c.iter() {
+            if *e.schema != **schema {
+                continue;
+            }
+            if !e.has_refs {
+                return Some(e.compiled.clone());
+            }
+            let files = tree_files.get_or_insert_with(|| {
+                let mut f = Vec::new();
+                collect_files(tree, &mut f, 0);
+                f
+            });
+            if e.files == *files {
+                return Some(e.compiled.clone());
+            }
+        }
+        None
+    });
+    if let Some(hit) = hit {
+        return hit;
+    }
+    let has_refs = has_refs(schema);
+    let files = if has_refs {
+        tree_files.unwrap_or_else(|| {
+            let mut f = Vec::new();
+            collect_files(tree, &mut f, 0);
+            f
+        })
+    } else {
+        Vec::new()
+    };
+    let compiled = Rc::new(Registry::compile_with(schema, has_refs, files.clone()));
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= CACHE_SIZE {
+            c.remove(0);
+        }
+        c.push(CacheEntry {
+            schema: schema.clone(),
+            has_refs,
+            files,
+            compiled: compiled.clone(),
+        });
+    });
+    compiled
+}
+
+/// Whether `schema` holds a `"$ref"`, `"$dynamicRef"` or `"$recursiveRef"` key (or text).
+fn has_refs(schema: &[u8]) -> bool {
+    let mut rest = schema;
+    while let Some(i) = rest.iter().position(|&b| b == b'$') {
+        let after = &rest[i + 1..];
+        if i > 0
+            && rest[i - 1] == b'"'
+            && (after.starts_with(b"ref\"")
+                || after.starts_with(b"dynamicRef\"")
+                || after.starts_with(b"recursiveRef\""))
+        {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
 
 /// A compile-time failure, in santhosh-tekuri/jsonschema's words.
 #[derive(Debug, Clone)]
@@ -56,16 +152,15 @@ pub struct LoadError(pub String);
 impl Registry {
     /// Loads `schema` (the bytes of a chart's values.schema.json) and everything it refers to;
     /// `tree` is the chart whose files may hold referenced documents.
-    pub fn compile(schema: &[u8], tree: &Chart) -> Result<(Registry, Loc), LoadError> {
-        // Without a reference there is nothing to resolve: no index of `$id`s and anchors, no
-        // look at the chart's other files.
-        let has_refs = contains(schema, b"\"$ref\"")
-            || contains(schema, b"\"$dynamicRef\"")
-            || contains(schema, b"\"$recursiveRef\"");
-        let mut files = Vec::new();
-        if has_refs {
-            collect_files(tree, &mut files, 0);
-        }
+    /// Loads `schema` (the bytes of a chart's values.schema.json) and, when it `has_refs`,
+    /// everything it refers to among `files` (the chart tree's). Without a reference there
+    /// is nothing to resolve: no index of `$id`s and anchors, no look at the chart's other
+    /// files.
+    fn compile_with(
+        schema: &[u8],
+        has_refs: bool,
+        files: Vec<FileSet>,
+    ) -> Result<(Registry, Loc), LoadError> {
         let mut reg = Registry {
             docs: Vec::new(),
             resources: HashMap::new(),
@@ -78,12 +173,20 @@ impl Registry {
         if has_refs {
             reg.load_refs(0)?;
         }
+        // Loaded: the files are no longer needed.
+        reg.files = Vec::new();
+        reg.index = None;
         Ok((reg, root))
     }
 
     /// The JSON at `loc`.
     pub fn get(&self, loc: &Loc) -> Option<&Json> {
         pointer(&self.docs.get(loc.doc)?.json, &loc.ptr)
+    }
+
+    /// Whether the document of `loc` has `$id`s (see [`Doc::ids`]).
+    pub fn ids(&self, loc: &Loc) -> bool {
+        self.docs.get(loc.doc).is_none_or(|d| d.ids)
     }
 
     pub fn draft(&self, loc: &Loc) -> u16 {
@@ -97,10 +200,12 @@ impl Registry {
             Some(id) => join(&url, id),
             None => url.clone(),
         };
+        let ids = has_ids(&json, 0);
         self.docs.push(Doc {
             url: url.clone(),
             json,
             draft,
+            ids,
         });
         let root = Loc {
             doc,
@@ -329,8 +434,16 @@ fn index(
     }
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+fn has_ids(json: &Json, depth: usize) -> bool {
+    match json {
+        // Too deep to look: assume there are some.
+        _ if depth > MAX_DEPTH => true,
+        Json::Object(o) => {
+            o.keys().any(|k| k == "$id" || k == "id") || o.values().any(|v| has_ids(v, depth + 1))
+        }
+        Json::Array(a) => a.iter().any(|v| has_ids(v, depth + 1)),
+        _ => false,
+    }
 }
 
 fn collect_files(chart: &Chart, out: &mut Vec<FileSet>, depth: usize) {
@@ -566,6 +679,17 @@ pub fn go_quote(s: &str) -> String {
 
 pub fn escape(tok: &str) -> String {
     tok.replace('~', "~0").replace('/', "~1")
+}
+
+/// [`escape`], appended to `out`.
+pub fn escape_into(tok: &str, out: &mut String) {
+    for c in tok.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }
 
 fn unescape(tok: &str) -> String {

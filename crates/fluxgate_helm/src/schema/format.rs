@@ -18,6 +18,9 @@ thread_local! {
 pub fn regex(pattern: &str) -> Option<Regex> {
     REGEXES.with(|c| {
         let mut c = c.borrow_mut();
+        if let Some(r) = c.get(pattern) {
+            return r.clone();
+        }
         if c.len() > 4096 {
             c.clear();
         }

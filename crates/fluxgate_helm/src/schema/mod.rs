@@ -185,10 +185,16 @@ fn go_type(v: &Value) -> &'static str {
 }
 
 /// The errors of `values` against one schema document; `Err` when it cannot be compiled.
-fn check_one(schema: &[u8], tree: &Chart, values: &Value) -> Result<Vec<Node>, doc::LoadError> {
-    let (reg, root) = doc::Registry::compile(schema, tree)?;
+fn check_one(
+    schema: &std::rc::Rc<[u8]>,
+    tree: &Chart,
+    values: &Value,
+) -> Result<Vec<Node>, doc::LoadError> {
+    let compiled = doc::compile_cached(schema, tree);
+    let (reg, root) = compiled.as_ref().as_ref().map_err(Clone::clone)?;
     let instance = to_json(values, 0);
-    let mut v = Validator::new(&reg);
+    let mut v = Validator::new(reg);
+    let root = validate::Cur::at(reg, root);
     Ok(v.validate_root(&root, &instance))
 }
 
@@ -324,6 +330,53 @@ mod tests {
     fn cycles_are_errors() {
         let f = check(r##"{"$ref": "#"}"##, "a: 1\n").expect_err("a cycle fails");
         assert!(f.text.contains("causing reference cycle"), "{}", f.text);
+    }
+
+    #[test]
+    fn cycles_name_the_pointer_below_a_ref_target() {
+        let f = check(
+            r##"{"properties": {"x": {"$ref": "#/properties/x"}}}"##,
+            "x: 1\n",
+        )
+        .expect_err("a cycle fails");
+        assert!(
+            f.text.contains(
+                "both /properties/x and /properties/x resolve to \"file:///values.schema.json#/properties/x\" causing reference cycle"
+            ),
+            "{}",
+            f.text
+        );
+    }
+
+    /// The compiled schema is shared only where the schema and the files its `$ref`s load
+    /// are the same: two charts with one schema text but different referenced files
+    /// validate differently, however often and in whatever order.
+    #[test]
+    fn cached_schemas_follow_the_referenced_files() {
+        let schema = br#"{"$id": "https://example.com/values.schema.json", "properties": {"a": {"$ref": "defs.json"}}}"#;
+        let chart = |defs: &str| {
+            let files = vec![
+                (
+                    "Chart.yaml".to_string(),
+                    b"apiVersion: v2\nname: c\nversion: 0.1.0\n".to_vec(),
+                ),
+                ("values.yaml".to_string(), b"a: 1\n".to_vec()),
+                ("values.schema.json".to_string(), schema.to_vec()),
+                ("defs.json".to_string(), defs.as_bytes().to_vec()),
+            ];
+            Chart::from_files(files, "c").expect("chart")
+        };
+        let strings = chart(r#"{"type": "string"}"#);
+        let integers = chart(r#"{"type": "integer"}"#);
+        let run = |c: &Chart| {
+            let vals = crate::values::coalesce_values_copy(c, &Value::empty_map()).expect("values");
+            validate(c, &vals)
+        };
+        for _ in 0..2 {
+            let f = run(&strings).expect_err("1 is no string");
+            assert_eq!(f.text, "c:\n- at '/a': got number, want string\n");
+            assert!(run(&integers).is_ok());
+        }
     }
 
     #[test]

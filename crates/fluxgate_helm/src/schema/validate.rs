@@ -20,11 +20,12 @@
 //! sibling member it visited last (the validator shares one slice between siblings), which
 //! changes from run to run.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 use serde_json::{Map, Number, Value as Json};
 
-use super::doc::{Loc, Registry, escape, join, split_fragment};
+use super::doc::{Loc, Registry, escape_into, join, split_fragment};
 use super::format;
 use super::text::{display, float, int, join_quoted, quote};
 
@@ -62,9 +63,8 @@ impl Uneval {
     /// What a schema starts with for `v`: everything, if the schema itself or its caller
     /// needs to know, less what the schema's own `additionalProperties`/`items` evaluate
     /// wholesale (`unevalFrom`).
-    fn start(schema: &Json, v: &Json, draft: u16, caller_needs: bool) -> Uneval {
+    fn start(obj: Option<Obj<'_>>, v: &Json, draft: u16, caller_needs: bool) -> Uneval {
         let mut u = Uneval::default();
-        let obj = schema.as_object();
         let has = |k: &str| {
             obj.is_some_and(|o| o.contains_key(k) && !(draft < 2019 && o.contains_key("$ref")))
         };
@@ -111,20 +111,233 @@ impl Uneval {
     }
 }
 
+/// A schema object, with the keywords it holds noted once: most lookups of the validator are
+/// for keywords a schema does not have, and those are answered without hashing.
+#[derive(Clone, Copy)]
+struct Obj<'r> {
+    map: &'r Map<String, Json>,
+    mask: u64,
+}
+
+impl<'r> Obj<'r> {
+    fn new(map: &'r Map<String, Json>) -> Obj<'r> {
+        let mask = map.keys().fold(0, |m, k| m | keyword_bit(k));
+        Obj { map, mask }
+    }
+
+    fn get(&self, k: &str) -> Option<&'r Json> {
+        let bit = keyword_bit(k);
+        if bit != 0 && self.mask & bit == 0 {
+            return None;
+        }
+        lookup(self.map, k)
+    }
+
+    fn contains_key(&self, k: &str) -> bool {
+        self.get(k).is_some()
+    }
+}
+
+/// `map[k]`, by a scan where the map is small (cheaper than hashing `k`).
+fn lookup<'a>(map: &'a Map<String, Json>, k: &str) -> Option<&'a Json> {
+    if map.len() <= 8 {
+        map.iter()
+            .find(|(key, _)| key.as_str() == k)
+            .map(|(_, v)| v)
+    } else {
+        map.get(k)
+    }
+}
+
+/// The bit of a keyword the validator looks up; 0 for any other key.
+fn keyword_bit(k: &str) -> u64 {
+    match k {
+        "$ref" => 1 << 0,
+        "$recursiveRef" => 1 << 1,
+        "$dynamicRef" => 1 << 2,
+        "type" => 1 << 3,
+        "const" => 1 << 4,
+        "enum" => 1 << 5,
+        "format" => 1 << 6,
+        "properties" => 1 << 7,
+        "patternProperties" => 1 << 8,
+        "additionalProperties" => 1 << 9,
+        "required" => 1 << 10,
+        "dependencies" => 1 << 11,
+        "dependentRequired" => 1 << 12,
+        "dependentSchemas" => 1 << 13,
+        "propertyNames" => 1 << 14,
+        "minProperties" => 1 << 15,
+        "maxProperties" => 1 << 16,
+        "items" => 1 << 17,
+        "prefixItems" => 1 << 18,
+        "additionalItems" => 1 << 19,
+        "contains" => 1 << 20,
+        "minContains" => 1 << 21,
+        "maxContains" => 1 << 22,
+        "minItems" => 1 << 23,
+        "maxItems" => 1 << 24,
+        "uniqueItems" => 1 << 25,
+        "unevaluatedItems" => 1 << 26,
+        "unevaluatedProperties" => 1 << 27,
+        "minLength" => 1 << 28,
+        "maxLength" => 1 << 29,
+        "pattern" => 1 << 30,
+        "minimum" => 1 << 31,
+        "maximum" => 1 << 32,
+        "exclusiveMinimum" => 1 << 33,
+        "exclusiveMaximum" => 1 << 34,
+        "multipleOf" => 1 << 35,
+        "not" => 1 << 36,
+        "allOf" => 1 << 37,
+        "anyOf" => 1 << 38,
+        "oneOf" => 1 << 39,
+        "if" => 1 << 40,
+        "then" => 1 << 41,
+        "else" => 1 << 42,
+        _ => 0,
+    }
+}
+
 /// Deepest nesting of schemas followed for one value tree.
 const MAX_DEPTH: usize = 400;
+
+/// A schema being applied: its JSON (`None` where a pointer leads nowhere: it accepts every
+/// value), its document, where it is there and the base URL its `$ref`s resolve against.
+/// Its JSON pointer is that of its anchor (the document's root or a `$ref`'s target) and the
+/// path from there to it, spelled out only for a cycle's error: moving to a subschema copies
+/// no text.
+#[derive(Clone)]
+pub struct Cur<'r> {
+    doc: usize,
+    node: Option<&'r Json>,
+    anchor: Option<&'r Json>,
+    anchor_ptr: Rc<str>,
+    base: Rc<str>,
+    draft: u16,
+    /// Whether the document has `$id`s.
+    ids: bool,
+}
+
+impl<'r> Cur<'r> {
+    /// Where `loc` (a registry location) is.
+    pub fn at(reg: &'r Registry, loc: &Loc) -> Cur<'r> {
+        let node = reg.get(loc);
+        Cur {
+            doc: loc.doc,
+            node,
+            anchor: node,
+            anchor_ptr: Rc::from(loc.ptr.as_str()),
+            base: Rc::from(loc.base.as_str()),
+            draft: reg.draft(loc),
+            ids: reg.ids(loc),
+        }
+    }
+
+    /// The JSON pointer: the anchor's, then the keys from the anchor down to the node.
+    fn ptr(&self) -> String {
+        let mut out = self.anchor_ptr.to_string();
+        if let (Some(anchor), Some(node)) = (self.anchor, self.node) {
+            path_to(anchor, node, &mut out, 0);
+        }
+        out
+    }
+}
+
+/// Appends to `out` the escaped keys from `from` down to `to` (the same JSON node, compared
+/// by address); false when `to` is not below `from`.
+fn path_to(from: &Json, to: &Json, out: &mut String, depth: usize) -> bool {
+    if std::ptr::eq(from, to) {
+        return true;
+    }
+    if depth > 1024 {
+        return false;
+    }
+    let len = out.len();
+    match from {
+        Json::Object(o) => {
+            for (k, v) in o {
+                out.push('/');
+                escape_into(k, out);
+                if path_to(v, to, out, depth + 1) {
+                    return true;
+                }
+                out.truncate(len);
+            }
+        }
+        Json::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                out.push('/');
+                out.push_str(&i.to_string());
+                if path_to(v, to, out, depth + 1) {
+                    return true;
+                }
+                out.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    false
+}
+
+/// A value's location in the instance: a chain of tokens up to the root, turned into
+/// `Vec<String>` only for an error.
+#[derive(Clone, Copy)]
+pub struct At<'a> {
+    parent: Option<&'a At<'a>>,
+    tok: Tok<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Tok<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> At<'a> {
+    pub const ROOT: At<'static> = At {
+        parent: None,
+        tok: Tok::Root,
+    };
+
+    fn push(&'a self, tok: Tok<'a>) -> At<'a> {
+        At {
+            parent: Some(self),
+            tok,
+        }
+    }
+
+    /// The tokens, outermost first.
+    pub fn tokens(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = Some(self);
+        while let Some(a) = cur {
+            match a.tok {
+                Tok::Root => {}
+                Tok::Key(k) => out.push(k.to_string()),
+                Tok::Index(i) => out.push(i.to_string()),
+            }
+            cur = a.parent;
+        }
+        out.reverse();
+        out
+    }
+}
 
 pub struct Validator<'r> {
     reg: &'r Registry,
     /// (schema, value id) of each schema being applied, outermost first: a schema met again on
     /// the same value is a `$ref` cycle.
-    stack: Vec<(usize, String, usize)>,
+    stack: Vec<(Cur<'r>, usize)>,
     next_vid: usize,
+    /// `$ref` targets already resolved: base URL -> reference -> target.
+    refs: HashMap<Rc<str>, HashMap<&'r str, Option<Cur<'r>>>>,
 }
 
-fn node(at: &[String], keyword: &'static str, message: String) -> Node {
+fn node(at: &At<'_>, keyword: &'static str, message: String) -> Node {
     Node {
-        at: at.to_vec(),
+        at: at.tokens(),
         kind: Kind::Keyword,
         keyword,
         message,
@@ -220,54 +433,65 @@ impl<'r> Validator<'r> {
             reg,
             stack: Vec::new(),
             next_vid: 0,
+            refs: HashMap::new(),
         }
     }
 
     /// The errors of `v` against the schema at `loc`, as the top level returns them.
-    pub fn validate_root(&mut self, loc: &Loc, v: &Json) -> Vec<Node> {
-        match self.validate(loc, v, &[], false, 0, false) {
+    pub fn validate_root(&mut self, loc: &Cur<'r>, v: &Json) -> Vec<Node> {
+        match self.validate(loc, v, &At::ROOT, false, 0, false) {
             Ok(_) => Vec::new(),
             Err(n) if n.kind == Kind::Group => n.causes,
             Err(n) => vec![n],
         }
     }
 
-    fn child(&self, loc: &Loc, keys: &[&str]) -> Loc {
-        let mut ptr = loc.ptr.clone();
+    /// The subschema at `keys` below `loc` (each key a member name or an array index).
+    fn child(loc: &Cur<'r>, keys: &[&str]) -> Cur<'r> {
+        let mut node = loc.node;
         for k in keys {
-            ptr.push('/');
-            ptr.push_str(&escape(k));
+            node = match node {
+                Some(Json::Object(o)) => lookup(o, k),
+                Some(Json::Array(a)) => k.parse::<usize>().ok().and_then(|i| a.get(i)),
+                _ => None,
+            };
         }
-        let mut base = loc.base.clone();
-        let draft = self.reg.draft(loc);
-        let key = if draft == 4 { "id" } else { "$id" };
-        if let Some(Json::Object(o)) = self.reg.get(&Loc {
+        Self::sub(loc, node)
+    }
+
+    /// `node`, a subschema of `loc` (a member's value, at any depth), as a [`Cur`].
+    fn sub(loc: &Cur<'r>, node: Option<&'r Json>) -> Cur<'r> {
+        let key = if loc.draft == 4 { "id" } else { "$id" };
+        let base = match node {
+            Some(Json::Object(o)) if loc.ids => match lookup(o, key) {
+                Some(Json::String(id)) if !id.starts_with('#') => {
+                    Rc::from(split_fragment(&join(&loc.base, id)).0)
+                }
+                _ => loc.base.clone(),
+            },
+            _ => loc.base.clone(),
+        };
+        Cur {
             doc: loc.doc,
-            ptr: ptr.clone(),
-            base: String::new(),
-        }) && let Some(Json::String(id)) = o.get(key)
-            && !id.starts_with('#')
-        {
-            base = split_fragment(&join(&base, id)).0.to_string();
-        }
-        Loc {
-            doc: loc.doc,
-            ptr,
+            node,
+            anchor: loc.anchor,
+            anchor_ptr: loc.anchor_ptr.clone(),
             base,
+            draft: loc.draft,
+            ids: loc.ids,
         }
     }
 
     /// `validateVal`: a member or item of `v` against a subschema.
     fn validate_val(
         &mut self,
-        loc: &Loc,
+        loc: &Cur<'r>,
         v: &Json,
-        at: &[String],
-        tok: &str,
+        at: &At<'_>,
+        tok: Tok<'_>,
         bool_only: bool,
     ) -> Result<(), Node> {
-        let mut at = at.to_vec();
-        at.push(tok.to_string());
+        let at = at.push(tok);
         self.next_vid += 1;
         let vid = self.next_vid;
         self.validate(loc, v, &at, bool_only, vid, false).map(drop)
@@ -277,36 +501,41 @@ impl<'r> Validator<'r> {
     #[allow(clippy::too_many_lines)]
     fn validate(
         &mut self,
-        loc: &Loc,
+        loc: &Cur<'r>,
         v: &Json,
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         vid: usize,
         caller_needs: bool,
     ) -> Result<Uneval, Node> {
-        let Some(schema) = self.reg.get(loc) else {
-            return Ok(Uneval::start(&Json::Bool(true), v, 0, caller_needs));
+        let Some(schema) = loc.node else {
+            return Ok(Uneval::start(None, v, 0, caller_needs));
         };
-        let mut uneval = Uneval::start(schema, v, self.reg.draft(loc), caller_needs);
-        let obj = match schema {
-            Json::Bool(false) => return Err(node(at, "false", "false schema".into())),
-            Json::Object(o) => o,
+        let obj = schema.as_object().map(Obj::new);
+        let mut uneval = Uneval::start(obj, v, loc.draft, caller_needs);
+        let obj = match (schema, obj) {
+            (Json::Bool(false), _) => return Err(node(at, "false", "false schema".into())),
+            (_, Some(o)) => o,
             // `true`, and anything that is not a schema, accepts every value.
             _ => return Ok(uneval),
         };
         // A schema met again on the same value without consuming any of it: a `$ref` cycle.
-        for (doc, ptr, id) in self.stack.iter().rev() {
+        // Equal pointers lead to the same node: only then are the pointers compared.
+        for (other, id) in self.stack.iter().rev() {
             if *id != vid {
                 break;
             }
-            if *doc == loc.doc && *ptr == loc.ptr {
-                let url = format!("{}#{}", self.reg.docs[loc.doc].url, loc.ptr);
+            if other.doc == loc.doc
+                && other.node.is_some_and(|n| std::ptr::eq(n, schema))
+                && other.ptr() == loc.ptr()
+            {
+                let ptr = loc.ptr();
+                let url = format!("{}#{ptr}", self.reg.docs[loc.doc].url);
                 return Err(node(
                     at,
                     "$ref",
                     format!(
-                        "both {ptr} and {} resolve to {} causing reference cycle",
-                        loc.ptr,
+                        "both {ptr} and {ptr} resolve to {} causing reference cycle",
                         super::doc::go_quote(&url)
                     ),
                 ));
@@ -319,7 +548,7 @@ impl<'r> Validator<'r> {
                 format!("schemas nest deeper than {MAX_DEPTH} levels"),
             ));
         }
-        self.stack.push((loc.doc, loc.ptr.clone(), vid));
+        self.stack.push((loc.clone(), vid));
         let out = self.apply(loc, obj, v, at, bool_only, vid, &mut uneval);
         self.stack.pop();
         out.map(|()| uneval)
@@ -328,15 +557,15 @@ impl<'r> Validator<'r> {
     #[allow(clippy::too_many_lines, clippy::too_many_arguments)]
     fn apply(
         &mut self,
-        loc: &Loc,
-        obj: &Map<String, Json>,
+        loc: &Cur<'r>,
+        obj: Obj<'r>,
         v: &Json,
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         vid: usize,
         uneval: &mut Uneval,
     ) -> Result<(), Node> {
-        let draft = self.reg.draft(loc);
+        let draft = loc.draft;
         let mut errors: Vec<Node> = Vec::new();
 
         if let Some(Json::String(r)) = obj.get("$ref") {
@@ -451,7 +680,7 @@ impl<'r> Validator<'r> {
             0 => Ok(()),
             1 => Err(errors.remove(0)),
             _ => Err(Node {
-                at: at.to_vec(),
+                at: at.tokens(),
                 kind: Kind::Group,
                 keyword: "",
                 message: "validation failed".into(),
@@ -460,20 +689,35 @@ impl<'r> Validator<'r> {
         }
     }
 
+    /// Where reference `r` (in a schema whose base URL is `loc.base`) leads, resolved once
+    /// per validation.
+    fn target(&mut self, loc: &Cur<'r>, r: &'r str) -> Option<Cur<'r>> {
+        if let Some(t) = self.refs.get(&*loc.base).and_then(|m| m.get(r)) {
+            return t.clone();
+        }
+        let url = join(&loc.base, r);
+        let t = self.reg.find(&url).map(|l| Cur::at(self.reg, &l));
+        self.refs
+            .entry(loc.base.clone())
+            .or_default()
+            .insert(r, t.clone());
+        t
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn validate_ref(
         &mut self,
-        loc: &Loc,
-        r: &str,
+        loc: &Cur<'r>,
+        r: &'r str,
         keyword: &'static str,
         v: &Json,
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         vid: usize,
         uneval: &mut Uneval,
     ) -> Result<(), Node> {
-        let url = join(&loc.base, r);
-        let Some(target) = self.reg.find(&url) else {
+        let Some(target) = self.target(loc, r) else {
+            let url = join(&loc.base, r);
             return Err(node(
                 at,
                 keyword,
@@ -492,7 +736,7 @@ impl<'r> Validator<'r> {
                     vec![e]
                 };
                 Err(Node {
-                    at: at.to_vec(),
+                    at: at.tokens(),
                     kind: Kind::Reference,
                     keyword,
                     message: "validation failed".into(),
@@ -505,10 +749,10 @@ impl<'r> Validator<'r> {
     #[allow(clippy::too_many_arguments)]
     fn object(
         &mut self,
-        loc: &Loc,
-        s: &Map<String, Json>,
+        loc: &Cur<'r>,
+        s: Obj<'r>,
         m: &Map<String, Json>,
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         draft: u16,
         uneval: &mut Uneval,
@@ -573,7 +817,7 @@ impl<'r> Validator<'r> {
                         ));
                     }
                 } else {
-                    let sub = self.child(loc, &["dependencies", p]);
+                    let sub = Self::child(loc, &["dependencies", p]);
                     if let Err(e) =
                         self.validate_self(&sub, &Json::Object(m.clone()), at, false, uneval)
                     {
@@ -583,12 +827,12 @@ impl<'r> Validator<'r> {
             }
         }
         let props = s.get("properties").and_then(Json::as_object);
-        let patterns: Vec<(String, regex::Regex)> = s
+        let patterns: Vec<(&Json, regex::Regex)> = s
             .get("patternProperties")
             .and_then(Json::as_object)
             .map(|p| {
-                p.keys()
-                    .filter_map(|k| format::regex(k).map(|r| (k.clone(), r)))
+                p.iter()
+                    .filter_map(|(k, sub)| format::regex(k).map(|r| (sub, r)))
                     .collect()
             })
             .unwrap_or_default();
@@ -599,18 +843,18 @@ impl<'r> Validator<'r> {
                 return;
             }
             let mut evaluated = false;
-            if props.is_some_and(|p| p.contains_key(name)) {
+            if let Some(schema) = props.and_then(|p| p.get(name)) {
                 evaluated = true;
-                let sub = self.child(loc, &["properties", name]);
-                if let Err(e) = self.validate_val(&sub, value, at, name, bool_only) {
+                let sub = Self::sub(loc, Some(schema));
+                if let Err(e) = self.validate_val(&sub, value, at, Tok::Key(name), bool_only) {
                     errors.push(e);
                 }
             }
-            for (src, re) in &patterns {
+            for (schema, re) in &patterns {
                 if re.is_match(name) {
                     evaluated = true;
-                    let sub = self.child(loc, &["patternProperties", src]);
-                    if let Err(e) = self.validate_val(&sub, value, at, name, bool_only) {
+                    let sub = Self::sub(loc, Some(schema));
+                    if let Err(e) = self.validate_val(&sub, value, at, Tok::Key(name), bool_only) {
                         errors.push(e);
                     }
                 }
@@ -619,9 +863,11 @@ impl<'r> Validator<'r> {
                 evaluated = true;
                 match additional {
                     Some(Json::Bool(false)) => not_allowed.push(name.clone()),
-                    Some(Json::Object(_)) => {
-                        let sub = self.child(loc, &["additionalProperties"]);
-                        if let Err(e) = self.validate_val(&sub, value, at, name, bool_only) {
+                    Some(schema @ Json::Object(_)) => {
+                        let sub = Self::sub(loc, Some(schema));
+                        if let Err(e) =
+                            self.validate_val(&sub, value, at, Tok::Key(name), bool_only)
+                        {
                             errors.push(e);
                         }
                     }
@@ -646,7 +892,7 @@ impl<'r> Validator<'r> {
             return;
         }
         if s.contains_key("propertyNames") {
-            let sub = self.child(loc, &["propertyNames"]);
+            let sub = Self::child(loc, &["propertyNames"]);
             for name in m.keys() {
                 let errs = {
                     let mut inner = Validator::new(self.reg);
@@ -671,7 +917,7 @@ impl<'r> Validator<'r> {
             if let Some(Json::Object(ds)) = s.get("dependentSchemas") {
                 for p in ds.keys() {
                     if m.contains_key(p) {
-                        let sub = self.child(loc, &["dependentSchemas", p]);
+                        let sub = Self::child(loc, &["dependentSchemas", p]);
                         if let Err(e) =
                             self.validate_self(&sub, &Json::Object(m.clone()), at, false, uneval)
                         {
@@ -704,10 +950,10 @@ impl<'r> Validator<'r> {
     #[allow(clippy::too_many_arguments)]
     fn array(
         &mut self,
-        loc: &Loc,
-        s: &Map<String, Json>,
+        loc: &Cur<'r>,
+        s: Obj<'r>,
         a: &[Json],
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         draft: u16,
         uneval: &mut Uneval,
@@ -746,8 +992,8 @@ impl<'r> Validator<'r> {
             }
         }
         let item = |this: &mut Self, keys: &[&str], i: usize, errors: &mut Vec<Node>| {
-            let sub = this.child(loc, keys);
-            if let Err(e) = this.validate_val(&sub, &a[i], at, &i.to_string(), bool_only) {
+            let sub = Self::child(loc, keys);
+            if let Err(e) = this.validate_val(&sub, &a[i], at, Tok::Index(i), bool_only) {
                 errors.push(e);
             }
         };
@@ -805,11 +1051,11 @@ impl<'r> Validator<'r> {
             }
         }
         if draft >= 6 && s.contains_key("contains") {
-            let sub = self.child(loc, &["contains"]);
+            let sub = Self::child(loc, &["contains"]);
             let mut errs = Vec::new();
             let mut matched = Vec::new();
             for (i, x) in a.iter().enumerate() {
-                match self.validate_val(&sub, x, at, &i.to_string(), bool_only) {
+                match self.validate_val(&sub, x, at, Tok::Index(i), bool_only) {
                     Ok(()) => {
                         matched.push(i);
                         if draft >= 2020 {
@@ -874,13 +1120,13 @@ impl<'r> Validator<'r> {
     /// `validateSelf`: the same value against another schema (allOf, not, if, ...).
     fn validate_self(
         &mut self,
-        loc: &Loc,
+        loc: &Cur<'r>,
         v: &Json,
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         uneval: &mut Uneval,
     ) -> Result<(), Node> {
-        let vid = self.stack.last().map_or(0, |s| s.2);
+        let vid = self.stack.last().map_or(0, |s| s.1);
         let sub = self.validate(loc, v, at, bool_only, vid, !uneval.is_empty())?;
         uneval.merge(&sub);
         Ok(())
@@ -889,17 +1135,17 @@ impl<'r> Validator<'r> {
     #[allow(clippy::too_many_arguments)]
     fn conditions(
         &mut self,
-        loc: &Loc,
-        s: &Map<String, Json>,
+        loc: &Cur<'r>,
+        s: Obj<'r>,
         v: &Json,
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         draft: u16,
         uneval: &mut Uneval,
         errors: &mut Vec<Node>,
     ) {
         if s.contains_key("not") {
-            let sub = self.child(loc, &["not"]);
+            let sub = Self::child(loc, &["not"]);
             if self.validate_self(&sub, v, at, true, uneval).is_ok() {
                 errors.push(node(at, "not", "'not' failed".into()));
             }
@@ -909,7 +1155,7 @@ impl<'r> Validator<'r> {
         if n > 0 {
             let mut errs = Vec::new();
             for i in 0..n {
-                let sub = self.child(loc, &["allOf", &i.to_string()]);
+                let sub = Self::child(loc, &["allOf", &i.to_string()]);
                 if let Err(e) = self.validate_self(&sub, v, at, bool_only, uneval) {
                     errs.push(e);
                     if bool_only {
@@ -929,7 +1175,7 @@ impl<'r> Validator<'r> {
             let mut errs = Vec::new();
             let mut matched = false;
             for i in 0..n {
-                let sub = self.child(loc, &["anyOf", &i.to_string()]);
+                let sub = Self::child(loc, &["anyOf", &i.to_string()]);
                 match self.validate_self(&sub, v, at, bool_only, uneval) {
                     Ok(()) => {
                         matched = true;
@@ -953,7 +1199,7 @@ impl<'r> Validator<'r> {
             let mut errs = Vec::new();
             let mut matched: Option<usize> = None;
             for i in 0..n {
-                let sub = self.child(loc, &["oneOf", &i.to_string()]);
+                let sub = Self::child(loc, &["oneOf", &i.to_string()]);
                 if let Err(e) =
                     self.validate_self(&sub, v, at, bool_only || matched.is_some(), uneval)
                 {
@@ -980,7 +1226,7 @@ impl<'r> Validator<'r> {
             }
         }
         if draft >= 7 && s.contains_key("if") {
-            let cond = self.child(loc, &["if"]);
+            let cond = Self::child(loc, &["if"]);
             let branch = if self.validate_self(&cond, v, at, true, uneval).is_ok() {
                 "then"
             } else {
@@ -993,7 +1239,7 @@ impl<'r> Validator<'r> {
                 (Some(Json::Bool(true)), "else") | (Some(Json::Bool(false)), "then")
             );
             if !skip && s.contains_key(branch) {
-                let sub = self.child(loc, &[branch]);
+                let sub = Self::child(loc, &[branch]);
                 if let Err(e) = self.validate_self(&sub, v, at, false, uneval) {
                     errors.push(e);
                 }
@@ -1007,29 +1253,29 @@ impl<'r> Validator<'r> {
     #[allow(clippy::too_many_arguments)]
     fn unevaluated(
         &mut self,
-        loc: &Loc,
-        s: &Map<String, Json>,
+        loc: &Cur<'r>,
+        s: Obj<'r>,
         v: &Json,
-        at: &[String],
+        at: &At<'_>,
         bool_only: bool,
         uneval: &mut Uneval,
         errors: &mut Vec<Node>,
     ) {
         if let (Json::Object(m), true) = (v, s.contains_key("unevaluatedProperties")) {
-            let sub = self.child(loc, &["unevaluatedProperties"]);
+            let sub = Self::child(loc, &["unevaluatedProperties"]);
             for name in std::mem::take(&mut uneval.props) {
                 if let Some(value) = m.get(&name)
-                    && let Err(e) = self.validate_val(&sub, value, at, &name, bool_only)
+                    && let Err(e) = self.validate_val(&sub, value, at, Tok::Key(&name), bool_only)
                 {
                     errors.push(e);
                 }
             }
         }
         if let (Json::Array(a), true) = (v, s.contains_key("unevaluatedItems")) {
-            let sub = self.child(loc, &["unevaluatedItems"]);
+            let sub = Self::child(loc, &["unevaluatedItems"]);
             for i in std::mem::take(&mut uneval.items) {
                 if let Some(item) = a.get(i)
-                    && let Err(e) = self.validate_val(&sub, item, at, &i.to_string(), bool_only)
+                    && let Err(e) = self.validate_val(&sub, item, at, Tok::Index(i), bool_only)
                 {
                     errors.push(e);
                 }
@@ -1046,7 +1292,7 @@ fn missing(m: &Map<String, Json>, req: &[Json]) -> Vec<String> {
         .collect()
 }
 
-fn string(s: &Map<String, Json>, v: &str, at: &[String], _draft: u16, errors: &mut Vec<Node>) {
+fn string(s: Obj<'_>, v: &str, at: &At<'_>, _draft: u16, errors: &mut Vec<Node>) {
     let len = v.chars().count();
     if let Some(min) = s.get("minLength").and_then(Json::as_u64)
         && (len as u64) < min
@@ -1078,7 +1324,7 @@ fn string(s: &Map<String, Json>, v: &str, at: &[String], _draft: u16, errors: &m
     }
 }
 
-fn number(s: &Map<String, Json>, n: &Number, at: &[String], errors: &mut Vec<Node>) {
+fn number(s: Obj<'_>, n: &Number, at: &At<'_>, errors: &mut Vec<Node>) {
     let x = num(n);
     let bound = |k: &str| s.get(k).and_then(Json::as_number).map(num);
     // A boolean `exclusiveMinimum: true` (draft 4's form) turns `minimum` exclusive.
