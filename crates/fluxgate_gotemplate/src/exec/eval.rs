@@ -36,7 +36,7 @@ impl State<'_> {
             Arg::Ident(name) => self.eval_function(dot, name, cmd, fin),
             Arg::Field(fields) => {
                 let recv = (dot.clone(), self.dot_prov.clone());
-                self.eval_chain(dot, recv, fields, first, pos, cmd, fin.as_ref())
+                self.eval_chain(dot, recv, fields, first, pos, rest_of(cmd), fin.as_ref())
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
@@ -44,11 +44,11 @@ impl State<'_> {
                     self.not_a_function(cmd, rest, fin.as_ref())?;
                     return Ok(v);
                 }
-                self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
+                self.eval_chain(dot, v, fields, first, pos, rest_of(cmd), fin.as_ref())
             }
             Arg::Chain(inner, fields) => {
                 let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
-                self.eval_chain(dot, v, fields, first, pos, cmd, fin.as_ref())
+                self.eval_chain(dot, v, fields, first, pos, rest_of(cmd), fin.as_ref())
             }
             Arg::Pipe(p) => {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
@@ -80,11 +80,6 @@ impl State<'_> {
 
     /// Evaluates an argument (not in function position).
     pub(super) fn eval_arg(&mut self, dot: &Value, arg: &Arg, pos: usize) -> R<TV> {
-        let single = || Command {
-            pos,
-            args: vec![arg.clone()],
-            arg_pos: vec![pos],
-        };
         Ok(match arg {
             Arg::Dot => (dot.clone(), self.dot_prov.clone()),
             Arg::Nil => (Value::Nil, Prov::None),
@@ -100,29 +95,41 @@ impl State<'_> {
             }
             Arg::Field(fields) => {
                 let recv = (dot.clone(), self.dot_prov.clone());
-                self.eval_chain(dot, recv, fields, arg, pos, &single(), None)?
+                self.eval_chain(dot, recv, fields, arg, pos, NO_ARGS, None)?
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
                 if fields.is_empty() {
                     v
                 } else {
-                    self.eval_chain(dot, v, fields, arg, pos, &single(), None)?
+                    self.eval_chain(dot, v, fields, arg, pos, NO_ARGS, None)?
                 }
             }
             Arg::Pipe(p) => self.eval_pipeline(dot, p)?,
             Arg::Chain(inner, fields) => {
                 let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
-                self.eval_chain(dot, v, fields, arg, pos, &single(), None)?
+                self.eval_chain(dot, v, fields, arg, pos, NO_ARGS, None)?
             }
-            Arg::Ident(name) => self.eval_function(dot, name, &single(), None)?,
+            Arg::Ident(name) => {
+                let single = Command {
+                    pos,
+                    args: vec![arg.clone()],
+                    arg_pos: vec![pos],
+                };
+                self.eval_function(dot, name, &single, None)?
+            }
         })
     }
 
     /// The arguments of a method call: the command's, then the piped value.
-    fn method_args(&mut self, dot: &Value, cmd: &Command, fin: Option<&TV>) -> R<Vec<Value>> {
+    fn method_args(
+        &mut self,
+        dot: &Value,
+        (args, arg_pos): Rest,
+        fin: Option<&TV>,
+    ) -> R<Vec<Value>> {
         let mut argv = Vec::new();
-        for (a, p) in cmd.args[1..].iter().zip(&cmd.arg_pos[1..]) {
+        for (a, p) in args.iter().zip(arg_pos) {
             argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?.0));
         }
         if let Some((f, _)) = fin {
@@ -141,7 +148,7 @@ impl State<'_> {
         fields: &[String],
         node: &Arg,
         at_pos: usize,
-        cmd: &Command,
+        rest: Rest,
         fin: Option<&TV>,
     ) -> R<TV> {
         let (mut cur, mut prov) = receiver;
@@ -149,7 +156,7 @@ impl State<'_> {
         if tracing && matches!(prov, Prov::None) {
             prov = self.known(&cur);
         }
-        let args = &cmd.args[1..];
+        let args = rest.0;
         let last = fields.len().saturating_sub(1);
         // The receiver of the first step is a concrete value; later ones come out of maps.
         let mut from_map = false;
@@ -197,7 +204,7 @@ impl State<'_> {
                         (has_key, self.set.map_methods.get(name.as_str()))
                     {
                         let argv = if is_last {
-                            self.method_args(dot, cmd, fin)?
+                            self.method_args(dot, rest, fin)?
                         } else {
                             Vec::new()
                         };
@@ -235,7 +242,7 @@ impl State<'_> {
                     let o = o.clone();
                     if o.has_method(name) {
                         let argv = if is_last {
-                            self.method_args(dot, cmd, fin)?
+                            self.method_args(dot, rest, fin)?
                         } else {
                             Vec::new()
                         };
@@ -288,6 +295,16 @@ impl State<'_> {
         }
         Ok((cur, prov))
     }
+}
+
+/// The arguments after the first of a command, and where each starts.
+type Rest<'a> = (&'a [Arg], &'a [usize]);
+
+/// An operand alone: no arguments.
+const NO_ARGS: Rest<'static> = (&[], &[]);
+
+fn rest_of(cmd: &Command) -> Rest<'_> {
+    (&cmd.args[1..], &cmd.arg_pos[1..])
 }
 
 fn nil_as_missing((v, p): TV) -> TV {
