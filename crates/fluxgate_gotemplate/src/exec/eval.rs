@@ -5,7 +5,7 @@
 use super::call::{last_node, nil_for_missing};
 use super::prov::{Prov, TV};
 use super::{At, MissingKey, R, State};
-use crate::ast::{Arg, Command, Pipe};
+use crate::ast::{Arg, Command, Name, Pipe};
 use crate::format::quote;
 use crate::value::Value;
 
@@ -145,7 +145,7 @@ impl State<'_> {
         &mut self,
         dot: &Value,
         receiver: TV,
-        fields: &[String],
+        fields: &[Name],
         node: &Arg,
         at_pos: usize,
         rest: Rest,
@@ -170,6 +170,7 @@ impl State<'_> {
             },
         };
         for (i, name) in fields.iter().enumerate() {
+            let name: &str = name;
             let is_last = i == last;
             let has_args = is_last && (!args.is_empty() || fin.is_some());
             let err = |s: &State, msg: String| s.error(touched, &msg);
@@ -200,9 +201,7 @@ impl State<'_> {
                 }
                 Value::Map(m) => {
                     let has_key = m.borrow().contains_key(name);
-                    if let (false, Some(method)) =
-                        (has_key, self.set.map_methods.get(name.as_str()))
-                    {
+                    if let (false, Some(method)) = (has_key, self.set.map_methods.get(name)) {
                         let argv = if is_last {
                             self.method_args(dot, rest, fin)?
                         } else {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::ast::{Arg, Branch, Command, List, Node};
+use crate::ast::{Arg, Branch, Command, List, Name, Node};
 use crate::lex::{Tok, Token, lex, string_value};
 
 mod pipeline;
@@ -29,6 +29,9 @@ pub struct ParseFailure {
 /// overflow on hostile input).
 const MAX_NESTING: usize = 100;
 
+/// Slots of the parser's name cache.
+const NAME_CACHE: usize = 256;
+
 /// Parses `src` (the template `name`) into its own tree and those of its `define`s.
 /// `has_func` says whether a function name exists.
 pub fn parse(
@@ -49,10 +52,11 @@ pub fn parse(
         depth: 0,
         defines: Vec::new(),
         chain_pos: None,
-        nodes: Vec::new(),
-        cmds: Vec::new(),
-        args: Vec::new(),
-        arg_pos: Vec::new(),
+        nodes: Vec::with_capacity(64),
+        cmds: Vec::with_capacity(16),
+        args: Vec::with_capacity(32),
+        arg_pos: Vec::with_capacity(32),
+        names: vec![None; NAME_CACHE],
     };
     let root = p.top_list()?;
     let mut trees = vec![Tree {
@@ -86,6 +90,9 @@ struct Parser<'a> {
     cmds: Vec<Command>,
     args: Vec<Arg>,
     arg_pos: Vec<usize>,
+    /// Names met recently, by a hash of their length and ends: a name found there is not
+    /// allocated again (a direct-mapped cache, so no input makes a lookup slow).
+    names: Vec<Option<(&'a str, Name)>>,
 }
 
 /// How a list ended.
@@ -110,6 +117,22 @@ impl<'a> Parser<'a> {
             self.i += 1;
         }
         t
+    }
+
+    /// The shared allocation of a function, field or variable name.
+    fn name(&mut self, s: &'a str) -> Name {
+        let b = s.as_bytes();
+        let (first, last) = (b.first().copied(), b.last().copied());
+        let h = s.len() * 31 + usize::from(first.unwrap_or(0)) * 7 + usize::from(last.unwrap_or(0));
+        let slot = &mut self.names[h % NAME_CACHE];
+        match slot {
+            Some((k, name)) if *k == s => name.clone(),
+            _ => {
+                let name: Name = Arc::from(s);
+                *slot = Some((s, name.clone()));
+                name
+            }
+        }
     }
 
     fn skip_space(&mut self) {
@@ -193,7 +216,7 @@ impl<'a> Parser<'a> {
 
     fn expect_right(&mut self, context: &str) -> R<()> {
         let t = self.next_non_space();
-        if t.tok != Tok::RightDelim {
+        if !matches!(t.tok, Tok::RightDelim) {
             return self.fail(
                 format!("unexpected {} in {context}", describe(&t.tok)),
                 t.pos,
@@ -273,7 +296,7 @@ impl<'a> Parser<'a> {
             );
         };
         let name = string_value(name).into_owned();
-        let pipe = if self.peek_non_space().tok == Tok::RightDelim {
+        let pipe = if matches!(self.peek_non_space().tok, Tok::RightDelim) {
             self.next();
             None
         } else {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::{MAX_NESTING, Parser, R};
-use crate::ast::{Arg, Command, Number, Pipe};
+use crate::ast::{Arg, Command, Name, Number, Pipe};
 use crate::lex::{Tok, string_value};
 
 impl Parser<'_> {
@@ -25,7 +25,7 @@ impl Parser<'_> {
             let t = self.next_non_space();
             match t.tok {
                 Tok::Declare | Tok::Assign => {
-                    is_assign = t.tok == Tok::Assign;
+                    is_assign = matches!(t.tok, Tok::Assign);
                     decl = vec![name.to_string()];
                     if !is_assign {
                         self.vars.push(name);
@@ -44,7 +44,7 @@ impl Parser<'_> {
                         return self
                             .fail("expected := or = after range variables".to_string(), t3.pos);
                     }
-                    is_assign = t3.tok == Tok::Assign;
+                    is_assign = matches!(t3.tok, Tok::Assign);
                     if is_assign {
                         for v in [name, second] {
                             if !self.vars.contains(&v) {
@@ -63,7 +63,8 @@ impl Parser<'_> {
         let base = self.cmds.len();
         loop {
             let t = self.peek_non_space();
-            if t.tok == end {
+            // `end` has no payload: the same variant is the same token.
+            if std::mem::discriminant(&t.tok) == std::mem::discriminant(&end) {
                 self.next();
                 if self.cmds.len() == base {
                     return self.fail(format!("missing value for {context}"), t.pos);
@@ -112,7 +113,7 @@ impl Parser<'_> {
         let base = self.args.len();
         loop {
             self.skip_space();
-            if self.peek().tok == Tok::Pipe {
+            if matches!(self.peek().tok, Tok::Pipe) {
                 self.next();
                 break;
             }
@@ -155,9 +156,10 @@ impl Parser<'_> {
     }
 
     /// Moves the field tokens that come next into `fields`.
-    fn take_fields(&mut self, fields: &mut Vec<String>) {
+    fn take_fields(&mut self, fields: &mut Vec<Name>) {
         while let Tok::Field(f) = self.peek().tok {
-            fields.push(f.to_string());
+            let name = self.name(f);
+            fields.push(name);
             self.next();
         }
     }
@@ -204,7 +206,7 @@ impl Parser<'_> {
                 if !(self.has_func)(name) {
                     return self.fail(format!("function {name:?} not defined"), t.pos);
                 }
-                Arg::Ident(name.to_string())
+                Arg::Ident(self.name(name))
             }
             Tok::Dot => Arg::Dot,
             Tok::Nil => Arg::Nil,
@@ -212,18 +214,18 @@ impl Parser<'_> {
                 if !self.vars.contains(&name) {
                     return self.fail(format!("undefined variable {name:?}"), t.pos);
                 }
-                Arg::Variable(name.to_string(), Vec::with_capacity(self.fields_ahead()))
+                Arg::Variable(self.name(name), Vec::with_capacity(self.fields_ahead()))
             }
             Tok::Field(f) => {
                 let mut fields = Vec::with_capacity(1 + self.fields_ahead());
-                fields.push(f.to_string());
+                fields.push(self.name(f));
                 Arg::Field(fields)
             }
             Tok::Bool(b) => Arg::Bool(b),
             Tok::Char(c, text) => Arg::Number(Number {
                 text: text.to_string(),
-                int: Some(c),
-                float: Some(c as f64),
+                int: Some(i64::from(u32::from(c))),
+                float: Some(f64::from(u32::from(c))),
                 is_float_syntax: false,
                 is_char: true,
             }),
