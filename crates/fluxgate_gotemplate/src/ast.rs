@@ -3,6 +3,10 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// A function, field or variable name. The parser gives every use of one name in a text the
+/// same allocation.
+pub type Name = Arc<str>;
+
 /// A list of nodes (the body of a template or a control structure).
 pub type List = Vec<Node>;
 
@@ -55,9 +59,9 @@ pub struct Command {
 #[derive(Debug, Clone)]
 pub enum Arg {
     /// `.a.b` (fields of dot).
-    Field(Vec<String>),
+    Field(Vec<Name>),
     /// `$x.a.b` (name with `$`, then fields).
-    Variable(String, Vec<String>),
+    Variable(Name, Vec<Name>),
     Dot,
     Nil,
     Bool(bool),
@@ -65,10 +69,10 @@ pub enum Arg {
     /// The decoded string and the text as written.
     Str(Arc<str>, String),
     /// A function name.
-    Ident(String),
+    Ident(Name),
     Pipe(Box<Pipe>),
     /// `(pipe).a.b`
-    Chain(Box<Arg>, Vec<String>),
+    Chain(Box<Arg>, Vec<Name>),
 }
 
 /// A number constant as Go's parser reads it: what it can be as an int and as a float.

@@ -1,25 +1,27 @@
 //! The lexer: template text into tokens, with Go's delimiters, trim markers (`{{- ` and
 //! ` -}}` eat the whitespace beside them), comments (`{{/* */}}`) and literals.
 
-/// What a token is.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Tok {
-    Text(String),
+use std::borrow::Cow;
+
+/// What a token is. Its text is a slice of the source: lexing allocates nothing per token.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tok<'a> {
+    Text(&'a str),
     LeftDelim,
     RightDelim,
     Space,
     /// A function name or a keyword.
-    Ident(String),
+    Ident(&'a str),
     /// `.Name`
-    Field(String),
+    Field(&'a str),
     /// `$` or `$name`
-    Variable(String),
+    Variable(&'a str),
     Dot,
-    /// A quoted string: the decoded value and the text as written.
-    Str(String, String),
-    /// A character constant: its code point and the text as written.
-    Char(i64, String),
-    Number(String),
+    /// A quoted string as written (its escapes are valid; [`string_value`] decodes them).
+    Str(&'a str),
+    /// A character constant: its value and the text as written.
+    Char(char, &'a str),
+    Number(&'a str),
     Bool(bool),
     Nil,
     Pipe,
@@ -32,9 +34,9 @@ pub enum Tok {
 }
 
 /// A token and the byte offset where it starts.
-#[derive(Clone, Debug)]
-pub struct Token {
-    pub tok: Tok,
+#[derive(Clone, Copy, Debug)]
+pub struct Token<'a> {
+    pub tok: Tok<'a>,
     pub pos: usize,
 }
 
@@ -54,11 +56,12 @@ fn is_alnum(c: char) -> bool {
 }
 
 /// Splits `src` into tokens.
-pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
+pub fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
     let mut lx = Lexer {
         src,
         pos: 0,
-        out: Vec::new(),
+        // Chart templates have about one token per 5 bytes; fewer in long literal text.
+        out: Vec::with_capacity(src.len() / 6 + 4),
         paren: 0,
     };
     lx.run()?;
@@ -68,7 +71,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
 struct Lexer<'a> {
     src: &'a str,
     pos: usize,
-    out: Vec<Token>,
+    out: Vec<Token<'a>>,
     paren: usize,
 }
 
@@ -77,7 +80,7 @@ impl<'a> Lexer<'a> {
         &self.src[self.pos..]
     }
 
-    fn push(&mut self, tok: Tok, pos: usize) {
+    fn push(&mut self, tok: Tok<'a>, pos: usize) {
         self.out.push(Token { tok, pos });
     }
 
@@ -92,7 +95,7 @@ impl<'a> Lexer<'a> {
         let mut trim_next = false;
         loop {
             let start = self.pos;
-            let found = self.rest().find("{{");
+            let found = find_left_delim(self.rest());
             let end = found.map_or(self.src.len(), |i| self.pos + i);
             let mut text = &self.src[start..end];
             if trim_next {
@@ -107,7 +110,7 @@ impl<'a> Lexer<'a> {
             if !text.is_empty() {
                 let text_pos =
                     start + (text.as_ptr() as usize - self.src[start..].as_ptr() as usize);
-                self.push(Tok::Text(text.to_string()), text_pos);
+                self.push(Tok::Text(text), text_pos);
             }
             if found.is_none() {
                 self.push(Tok::Eof, self.src.len());
@@ -148,16 +151,23 @@ impl<'a> Lexer<'a> {
         self.paren = 0;
         loop {
             let r = self.rest();
-            if r.is_empty() {
+            let Some(&first) = r.as_bytes().first() else {
                 return self.err("unclosed action", self.pos);
-            }
-            if let Some(t) = trim_right_delim(r) {
-                if self.paren > 0 {
-                    return self.err("unclosed left paren", self.pos);
+            };
+            if is_space(first) {
+                // Spaces, or the ` -}}` that closes the action and trims after it.
+                let n = r.bytes().take_while(|&b| is_space(b)).count();
+                if r[n..].starts_with("-}}") {
+                    if self.paren > 0 {
+                        return self.err("unclosed left paren", self.pos);
+                    }
+                    self.push(Tok::RightDelim, self.pos + n + 1);
+                    self.pos += n + 3;
+                    return Ok(true);
                 }
-                self.push(Tok::RightDelim, self.pos + t - 2);
-                self.pos += t;
-                return Ok(true);
+                self.push(Tok::Space, self.pos);
+                self.pos += n;
+                continue;
             }
             if r.starts_with("}}") {
                 if self.paren > 0 {
@@ -168,13 +178,12 @@ impl<'a> Lexer<'a> {
                 return Ok(false);
             }
             let start = self.pos;
-            let c = r.chars().next().unwrap_or(' ');
+            let c = if first.is_ascii() {
+                char::from(first)
+            } else {
+                r.chars().next().unwrap_or(' ')
+            };
             match c {
-                ' ' | '\t' | '\r' | '\n' => {
-                    let n = r.len() - r.trim_start_matches([' ', '\t', '\r', '\n']).len();
-                    self.pos += n;
-                    self.push(Tok::Space, start);
-                }
                 '=' => {
                     self.pos += 1;
                     self.push(Tok::Assign, start);
@@ -212,25 +221,23 @@ impl<'a> Lexer<'a> {
                     let Some(end) = r[1..].find('`') else {
                         return self.err("unterminated raw quoted string", start);
                     };
-                    let body = r[1..=end].to_string();
-                    let text = r[..end + 2].to_string();
                     self.pos += end + 2;
-                    self.push(Tok::Str(body, text), start);
+                    self.push(Tok::Str(&r[..end + 2]), start);
                 }
                 '\'' => self.char_constant(start)?,
                 '$' => {
-                    let n = 1 + r[1..].find(|c: char| !is_alnum(c)).unwrap_or(r.len() - 1);
+                    let n = 1 + alnum_len(&r[1..]);
                     self.pos += n;
-                    self.push(Tok::Variable(r[..n].to_string()), start);
+                    self.push(Tok::Variable(&r[..n]), start);
                 }
                 '.' => {
                     let next = r[1..].chars().next();
                     if next.is_some_and(|d| d.is_ascii_digit()) {
                         self.number(start)?;
                     } else if next.is_some_and(is_alnum) {
-                        let n = 1 + r[1..].find(|c: char| !is_alnum(c)).unwrap_or(r.len() - 1);
+                        let n = 1 + alnum_len(&r[1..]);
                         self.pos += n;
-                        self.push(Tok::Field(r[1..n].to_string()), start);
+                        self.push(Tok::Field(&r[1..n]), start);
                     } else {
                         self.pos += 1;
                         self.push(Tok::Dot, start);
@@ -238,14 +245,14 @@ impl<'a> Lexer<'a> {
                 }
                 '+' | '-' | '0'..='9' => self.number(start)?,
                 c if is_alnum(c) => {
-                    let n = r.find(|c: char| !is_alnum(c)).unwrap_or(r.len());
+                    let n = alnum_len(r);
                     let word = &r[..n];
                     self.pos += n;
                     let tok = match word {
                         "true" => Tok::Bool(true),
                         "false" => Tok::Bool(false),
                         "nil" => Tok::Nil,
-                        w => Tok::Ident(w.to_string()),
+                        w => Tok::Ident(w),
                     };
                     self.push(tok, start);
                 }
@@ -271,12 +278,12 @@ impl<'a> Lexer<'a> {
                 Some(_) => i += 1,
             }
         }
-        let text = r[..=i].to_string();
-        let Some(value) = unquote(&text[1..text.len() - 1]) else {
+        let text = &r[..=i];
+        if text[1..i].contains('\\') && unquote(&text[1..i]).is_none() {
             return self.err(format!("invalid syntax: {text}"), start);
-        };
+        }
         self.pos += i + 1;
-        self.push(Tok::Str(value, text), start);
+        self.push(Tok::Str(text), start);
         Ok(())
     }
 
@@ -292,7 +299,7 @@ impl<'a> Lexer<'a> {
                 Some(_) => i += 1,
             }
         }
-        let text = r[..=i].to_string();
+        let text = &r[..=i];
         let inner = &text[1..text.len() - 1];
         let decoded = if inner == "\"" {
             Some("\"".to_string())
@@ -304,7 +311,7 @@ impl<'a> Lexer<'a> {
             return self.err(format!("malformed character constant: {text}"), start);
         };
         self.pos += i + 1;
-        self.push(Tok::Char(i64::from(u32::from(c)), text), start);
+        self.push(Tok::Char(c, text), start);
         Ok(())
     }
 
@@ -326,15 +333,65 @@ impl<'a> Lexer<'a> {
             return self.err(format!("bad number syntax: {text:?}"), start);
         }
         self.pos += n;
-        self.push(Tok::Number(text.to_string()), start);
+        self.push(Tok::Number(text), start);
         Ok(())
     }
+}
+
+/// Where the first `{{` in `s` starts.
+fn find_left_delim(s: &str) -> Option<usize> {
+    // A search for one byte (word at a time), then a look at the next.
+    let mut from = 0;
+    while let Some(i) = s[from..].find('{') {
+        let at = from + i;
+        if s.as_bytes().get(at + 1) == Some(&b'{') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The ASCII bytes of names: letters, digits and `_`.
+const NAME_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 128 {
+        t[c] = (c as u8).is_ascii_alphanumeric() || c == b'_' as usize;
+        c += 1;
+    }
+    t
+};
+
+/// The length of the run of letters, digits and `_` at the start of `s`.
+fn alnum_len(s: &str) -> usize {
+    let b = s.as_bytes();
+    let ascii = b
+        .iter()
+        .position(|&c| !NAME_BYTE[usize::from(c)])
+        .unwrap_or(b.len());
+    if b.get(ascii).is_some_and(|c| !c.is_ascii()) {
+        let rest = &s[ascii..];
+        return ascii + rest.find(|c: char| !is_alnum(c)).unwrap_or(rest.len());
+    }
+    ascii
 }
 
 /// The length of ` -}}` (any whitespace before the dash) at the start of `r`, if there.
 fn trim_right_delim(r: &str) -> Option<usize> {
     let spaces = r.len() - r.trim_start_matches([' ', '\t', '\r', '\n']).len();
     (spaces > 0 && r[spaces..].starts_with("-}}")).then_some(spaces + 3)
+}
+
+/// The value of a string token: a raw string's body, or a quoted one's with its escapes
+/// decoded (the lexer checked them).
+pub fn string_value(text: &str) -> Cow<'_, str> {
+    let body = &text[1..text.len() - 1];
+    if text.starts_with('`') || !body.contains('\\') {
+        Cow::Borrowed(body)
+    } else {
+        Cow::Owned(unquote(body).unwrap_or_default())
+    }
 }
 
 /// Go's `%#U`: `U+007D '}'`.
@@ -414,7 +471,7 @@ fn flush(pending: &mut Vec<u8>, out: &mut String) {
 mod tests {
     use super::*;
 
-    fn toks(s: &str) -> Vec<Tok> {
+    fn toks(s: &str) -> Vec<Tok<'_>> {
         lex(s).unwrap().into_iter().map(|t| t.tok).collect()
     }
 
@@ -423,37 +480,40 @@ mod tests {
         assert_eq!(
             toks("a  {{- .x -}}  b{{/* c */}}d"),
             vec![
-                Tok::Text("a".into()),
+                Tok::Text("a"),
                 Tok::LeftDelim,
-                Tok::Field("x".into()),
+                Tok::Field("x"),
                 Tok::RightDelim,
-                Tok::Text("b".into()),
-                Tok::Text("d".into()),
+                Tok::Text("b"),
+                Tok::Text("d"),
                 Tok::Eof
             ]
         );
-        assert_eq!(toks("{{-3}}")[1], Tok::Number("-3".into()));
+        assert_eq!(toks("{{-3}}")[1], Tok::Number("-3"));
         assert_eq!(
             toks("x \n{{- /* c */ -}}\n y"),
-            vec![Tok::Text("x".into()), Tok::Text("y".into()), Tok::Eof]
+            vec![Tok::Text("x"), Tok::Text("y"), Tok::Eof]
         );
     }
 
     #[test]
     fn literals() {
-        assert_eq!(
-            toks(r#"{{"a\n\x41"}}"#)[1],
-            Tok::Str("a\nA".into(), r#""a\n\x41""#.into())
-        );
-        assert_eq!(
-            toks("{{`a\\n`}}")[1],
-            Tok::Str("a\\n".into(), "`a\\n`".into())
-        );
-        assert_eq!(toks("{{'a'}}")[1], Tok::Char(97, "'a'".into()));
+        assert_eq!(toks(r#"{{"a\n\x41"}}"#)[1], Tok::Str(r#""a\n\x41""#));
+        assert_eq!(string_value(r#""a\n\x41""#), "a\nA");
+        assert_eq!(toks("{{`a\\n`}}")[1], Tok::Str("`a\\n`"));
+        assert_eq!(string_value("`a\\n`"), "a\\n");
+        assert_eq!(string_value(r#""a""#), "a");
+        assert_eq!(toks("{{'a'}}")[1], Tok::Char('a', "'a'"));
         assert_eq!(
             toks("{{$x.y}}")[1..3],
-            [Tok::Variable("$x".into()), Tok::Field("y".into())]
+            [Tok::Variable("$x"), Tok::Field("y")]
         );
+    }
+
+    #[test]
+    fn tokens_are_small() {
+        // The parser copies tokens by value.
+        assert!(std::mem::size_of::<Token>() <= 32);
     }
 
     #[test]

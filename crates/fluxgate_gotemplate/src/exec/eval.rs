@@ -5,7 +5,7 @@
 use super::call::{last_node, nil_for_missing};
 use super::prov::{Prov, TV};
 use super::{At, MissingKey, R, State};
-use crate::ast::{Arg, Command, Pipe};
+use crate::ast::{Arg, Command, Name, Pipe};
 use crate::format::quote;
 use crate::value::Value;
 
@@ -36,7 +36,7 @@ impl State<'_> {
             Arg::Ident(name) => self.eval_function(dot, name, cmd, fin),
             Arg::Field(fields) => {
                 let recv = (dot.clone(), self.dot_prov.clone());
-                self.eval_chain(dot, recv, fields, first, pos, Rest::of(cmd), fin.as_ref())
+                self.eval_chain(dot, recv, fields, first, pos, rest_of(cmd), fin.as_ref())
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
@@ -44,11 +44,11 @@ impl State<'_> {
                     self.not_a_function(cmd, rest, fin.as_ref())?;
                     return Ok(v);
                 }
-                self.eval_chain(dot, v, fields, first, pos, Rest::of(cmd), fin.as_ref())
+                self.eval_chain(dot, v, fields, first, pos, rest_of(cmd), fin.as_ref())
             }
             Arg::Chain(inner, fields) => {
                 let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
-                self.eval_chain(dot, v, fields, first, pos, Rest::of(cmd), fin.as_ref())
+                self.eval_chain(dot, v, fields, first, pos, rest_of(cmd), fin.as_ref())
             }
             Arg::Pipe(p) => {
                 self.not_a_function(cmd, rest, fin.as_ref())?;
@@ -95,20 +95,20 @@ impl State<'_> {
             }
             Arg::Field(fields) => {
                 let recv = (dot.clone(), self.dot_prov.clone());
-                self.eval_chain(dot, recv, fields, arg, pos, Rest::NONE, None)?
+                self.eval_chain(dot, recv, fields, arg, pos, NO_ARGS, None)?
             }
             Arg::Variable(name, fields) => {
                 let v = self.var(name);
                 if fields.is_empty() {
                     v
                 } else {
-                    self.eval_chain(dot, v, fields, arg, pos, Rest::NONE, None)?
+                    self.eval_chain(dot, v, fields, arg, pos, NO_ARGS, None)?
                 }
             }
             Arg::Pipe(p) => self.eval_pipeline(dot, p)?,
             Arg::Chain(inner, fields) => {
                 let v = nil_as_missing(self.eval_arg(dot, inner, pos)?);
-                self.eval_chain(dot, v, fields, arg, pos, Rest::NONE, None)?
+                self.eval_chain(dot, v, fields, arg, pos, NO_ARGS, None)?
             }
             Arg::Ident(name) => {
                 let single = Command {
@@ -122,9 +122,14 @@ impl State<'_> {
     }
 
     /// The arguments of a method call: the command's, then the piped value.
-    fn method_args(&mut self, dot: &Value, rest: Rest<'_>, fin: Option<&TV>) -> R<Vec<Value>> {
+    fn method_args(
+        &mut self,
+        dot: &Value,
+        (args, arg_pos): Rest,
+        fin: Option<&TV>,
+    ) -> R<Vec<Value>> {
         let mut argv = Vec::new();
-        for (a, p) in rest.args.iter().zip(rest.pos) {
+        for (a, p) in args.iter().zip(arg_pos) {
             argv.push(nil_for_missing(self.eval_arg(dot, a, *p)?.0));
         }
         if let Some((f, _)) = fin {
@@ -140,10 +145,10 @@ impl State<'_> {
         &mut self,
         dot: &Value,
         receiver: TV,
-        fields: &[String],
+        fields: &[Name],
         node: &Arg,
         at_pos: usize,
-        rest: Rest<'_>,
+        rest: Rest,
         fin: Option<&TV>,
     ) -> R<TV> {
         let (mut cur, mut prov) = receiver;
@@ -151,7 +156,7 @@ impl State<'_> {
         if tracing && matches!(prov, Prov::None) {
             prov = self.known(&cur);
         }
-        let args = rest.args;
+        let args = rest.0;
         let last = fields.len().saturating_sub(1);
         // The receiver of the first step is a concrete value; later ones come out of maps.
         let mut from_map = false;
@@ -165,6 +170,7 @@ impl State<'_> {
             },
         };
         for (i, name) in fields.iter().enumerate() {
+            let name: &str = name;
             let is_last = i == last;
             let has_args = is_last && (!args.is_empty() || fin.is_some());
             let err = |s: &State, msg: String| s.error(touched, &msg);
@@ -195,9 +201,7 @@ impl State<'_> {
                 }
                 Value::Map(m) => {
                     let has_key = m.borrow().contains_key(name);
-                    if let (false, Some(method)) =
-                        (has_key, self.set.map_methods.get(name.as_str()))
-                    {
+                    if let (false, Some(method)) = (has_key, self.set.map_methods.get(name)) {
                         let argv = if is_last {
                             self.method_args(dot, rest, fin)?
                         } else {
@@ -292,32 +296,19 @@ impl State<'_> {
     }
 }
 
+/// The arguments after the first of a command, and where each starts.
+type Rest<'a> = (&'a [Arg], &'a [usize]);
+
+/// An operand alone: no arguments.
+const NO_ARGS: Rest<'static> = (&[], &[]);
+
+fn rest_of(cmd: &Command) -> Rest<'_> {
+    (&cmd.args[1..], &cmd.arg_pos[1..])
+}
+
 fn nil_as_missing((v, p): TV) -> TV {
     match v {
         Value::Nil => (Value::Missing, p),
         v => (v, p),
-    }
-}
-
-/// The arguments of a command after its first (what a method at the end of a field chain
-/// gets), with their positions.
-#[derive(Clone, Copy)]
-pub(super) struct Rest<'a> {
-    args: &'a [Arg],
-    pos: &'a [usize],
-}
-
-impl<'a> Rest<'a> {
-    /// An argument evaluated on its own has none.
-    const NONE: Rest<'static> = Rest {
-        args: &[],
-        pos: &[],
-    };
-
-    fn of(cmd: &'a Command) -> Rest<'a> {
-        Rest {
-            args: cmd.args.get(1..).unwrap_or_default(),
-            pos: cmd.arg_pos.get(1..).unwrap_or_default(),
-        }
     }
 }

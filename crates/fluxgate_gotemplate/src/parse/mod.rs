@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::ast::{Branch, List, Node};
-use crate::lex::{Tok, Token, lex};
+use crate::ast::{Arg, Branch, Command, List, Name, Node};
+use crate::lex::{Tok, Token, lex, string_value};
 
 mod pipeline;
 
@@ -29,6 +29,9 @@ pub struct ParseFailure {
 /// overflow on hostile input).
 const MAX_NESTING: usize = 100;
 
+/// Slots of the parser's name cache.
+const NAME_CACHE: usize = 256;
+
 /// Parses `src` (the template `name`) into its own tree and those of its `define`s.
 /// `has_func` says whether a function name exists.
 pub fn parse(
@@ -43,12 +46,17 @@ pub fn parse(
     let mut p = Parser {
         toks: tokens,
         i: 0,
-        vars: vec!["$".into()],
+        vars: vec!["$"],
         has_func,
         range_depth: 0,
         depth: 0,
         defines: Vec::new(),
         chain_pos: None,
+        nodes: Vec::with_capacity(64),
+        cmds: Vec::with_capacity(16),
+        args: Vec::with_capacity(32),
+        arg_pos: Vec::with_capacity(32),
+        names: vec![None; NAME_CACHE],
     };
     let root = p.top_list()?;
     let mut trees = vec![Tree {
@@ -66,15 +74,25 @@ pub fn is_empty_tree(list: &List) -> bool {
 }
 
 struct Parser<'a> {
-    toks: Vec<Token>,
+    toks: Vec<Token<'a>>,
     i: usize,
-    vars: Vec<String>,
+    vars: Vec<&'a str>,
     has_func: &'a dyn Fn(&str) -> bool,
     range_depth: usize,
     depth: usize,
     defines: Vec<Tree>,
     /// Where the last operand's field chain started, when it had one.
     chain_pos: Option<usize>,
+    /// Work stacks of the lists, pipelines and commands being parsed: each pushes its parts
+    /// above what its callers pushed and takes them off (into a vector of exactly their
+    /// number) when it ends, so that no tree vector grows step by step.
+    nodes: Vec<Node>,
+    cmds: Vec<Command>,
+    args: Vec<Arg>,
+    arg_pos: Vec<usize>,
+    /// Names met recently, by a hash of their length and ends: a name found there is not
+    /// allocated again (a direct-mapped cache, so no input makes a lookup slow).
+    names: Vec<Option<(&'a str, Name)>>,
 }
 
 /// How a list ended.
@@ -86,32 +104,49 @@ enum End {
 
 type R<T> = Result<T, ParseFailure>;
 
-impl Parser<'_> {
-    fn peek(&self) -> &Token {
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Token<'a> {
+        // The lexer ends every token list with `Eof`.
         let last = self.toks.len() - 1;
-        &self.toks[self.i.min(last)]
+        self.toks[self.i.min(last)]
     }
 
-    fn next(&mut self) -> Token {
-        let t = self.peek().clone();
+    fn next(&mut self) -> Token<'a> {
+        let t = self.peek();
         if self.i < self.toks.len() {
             self.i += 1;
         }
         t
     }
 
+    /// The shared allocation of a function, field or variable name.
+    fn name(&mut self, s: &'a str) -> Name {
+        let b = s.as_bytes();
+        let (first, last) = (b.first().copied(), b.last().copied());
+        let h = s.len() * 31 + usize::from(first.unwrap_or(0)) * 7 + usize::from(last.unwrap_or(0));
+        let slot = &mut self.names[h % NAME_CACHE];
+        match slot {
+            Some((k, name)) if *k == s => name.clone(),
+            _ => {
+                let name: Name = Arc::from(s);
+                *slot = Some((s, name.clone()));
+                name
+            }
+        }
+    }
+
     fn skip_space(&mut self) {
-        while self.peek().tok == Tok::Space {
+        while matches!(self.peek().tok, Tok::Space) {
             self.i += 1;
         }
     }
 
-    fn next_non_space(&mut self) -> Token {
+    fn next_non_space(&mut self) -> Token<'a> {
         self.skip_space();
         self.next()
     }
 
-    fn peek_non_space(&mut self) -> &Token {
+    fn peek_non_space(&mut self) -> Token<'a> {
         self.skip_space();
         self.peek()
     }
@@ -134,29 +169,29 @@ impl Parser<'_> {
 
     /// Nodes up to `{{end}}`, `{{else ...}}` or the end of input.
     fn list(&mut self, top: bool) -> R<(List, End)> {
-        let mut list = Vec::new();
+        let base = self.nodes.len();
         loop {
             let t = self.next();
             match t.tok {
                 Tok::Eof => {
                     if top {
-                        return Ok((list, End::Eof));
+                        return Ok((self.nodes.split_off(base), End::Eof));
                     }
                     return self.fail("unexpected EOF", t.pos);
                 }
-                Tok::Text(s) => list.push(Node::Text(Arc::from(s), t.pos)),
+                Tok::Text(s) => self.nodes.push(Node::Text(Arc::from(s), t.pos)),
                 Tok::LeftDelim => {
-                    let kw = self.peek_non_space().clone();
-                    if let Tok::Ident(word) = &kw.tok {
-                        match word.as_str() {
+                    let kw = self.peek_non_space();
+                    if let Tok::Ident(word) = kw.tok {
+                        match word {
                             "end" => {
                                 self.next();
                                 self.expect_right("end")?;
-                                return Ok((list, End::Closed(kw.pos)));
+                                return Ok((self.nodes.split_off(base), End::Closed(kw.pos)));
                             }
                             "else" => {
                                 self.next();
-                                return Ok((list, End::Else(kw.pos)));
+                                return Ok((self.nodes.split_off(base), End::Else(kw.pos)));
                             }
                             "define" => {
                                 if !top || self.depth > 0 {
@@ -170,9 +205,7 @@ impl Parser<'_> {
                         }
                     }
                     let node = self.action()?;
-                    if let Some(n) = node {
-                        list.push(n);
-                    }
+                    self.nodes.push(node);
                 }
                 other => {
                     return self.fail(format!("unexpected {} in input", describe(&other)), t.pos);
@@ -183,7 +216,7 @@ impl Parser<'_> {
 
     fn expect_right(&mut self, context: &str) -> R<()> {
         let t = self.next_non_space();
-        if t.tok != Tok::RightDelim {
+        if !matches!(t.tok, Tok::RightDelim) {
             return self.fail(
                 format!("unexpected {} in {context}", describe(&t.tok)),
                 t.pos,
@@ -194,14 +227,14 @@ impl Parser<'_> {
 
     fn define(&mut self, pos: usize) -> R<()> {
         let t = self.next_non_space();
-        let Tok::Str(name, _) = t.tok else {
+        let Tok::Str(name) = t.tok else {
             return self.fail(
                 format!("unexpected {} in define clause", describe(&t.tok)),
                 t.pos,
             );
         };
         self.expect_right("define clause")?;
-        let saved = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let saved = std::mem::replace(&mut self.vars, vec!["$"]);
         self.depth += 1;
         let (list, end) = self.list(false)?;
         self.depth -= 1;
@@ -211,26 +244,29 @@ impl Parser<'_> {
             End::Else(p) => return self.fail("unexpected {{else}}", p),
             End::Eof => return self.fail("unexpected EOF", pos),
         }
-        self.defines.push(Tree { name, root: list });
+        self.defines.push(Tree {
+            name: string_value(name).into_owned(),
+            root: list,
+        });
         Ok(())
     }
 
     /// One action after `{{`: a control structure or a pipeline to print.
-    fn action(&mut self) -> R<Option<Node>> {
-        let t = self.peek_non_space().clone();
-        if let Tok::Ident(word) = &t.tok {
-            match word.as_str() {
+    fn action(&mut self) -> R<Node> {
+        let t = self.peek_non_space();
+        if let Tok::Ident(word) = t.tok {
+            match word {
                 "if" | "range" | "with" => {
                     self.next();
-                    return self.control(word, t.pos).map(Some);
+                    return self.control(word, t.pos);
                 }
                 "block" => {
                     self.next();
-                    return self.block(t.pos).map(Some);
+                    return self.block(t.pos);
                 }
                 "template" => {
                     self.next();
-                    return self.template(t.pos, "template").map(Some);
+                    return self.template(t.pos, "template");
                 }
                 "break" | "continue" => {
                     self.next();
@@ -238,28 +274,29 @@ impl Parser<'_> {
                         return self.fail(format!("{{{{{word}}}}} outside {{{{range}}}}"), t.pos);
                     }
                     self.expect_right(&format!("{{{{{word}}}}}"))?;
-                    return Ok(Some(if word == "break" {
+                    return Ok(if word == "break" {
                         Node::Break(t.pos)
                     } else {
                         Node::Continue(t.pos)
-                    }));
+                    });
                 }
                 _ => {}
             }
         }
         let pipe = self.pipeline("command", false)?;
-        Ok(Some(Node::Action(pipe)))
+        Ok(Node::Action(pipe))
     }
 
     fn template(&mut self, _keyword: usize, context: &str) -> R<Node> {
         let t = self.next_non_space();
-        let Tok::Str(name, _) = t.tok else {
+        let Tok::Str(name) = t.tok else {
             return self.fail(
                 format!("unexpected {} in {context} clause", describe(&t.tok)),
                 t.pos,
             );
         };
-        let pipe = if self.peek_non_space().tok == Tok::RightDelim {
+        let name = string_value(name).into_owned();
+        let pipe = if matches!(self.peek_non_space().tok, Tok::RightDelim) {
             self.next();
             None
         } else {
@@ -276,7 +313,7 @@ impl Parser<'_> {
         let Node::Template { name, pipe, pos } = self.template(pos, "block")? else {
             return self.fail("unexpected block", pos);
         };
-        let saved = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let saved = std::mem::replace(&mut self.vars, vec!["$"]);
         self.depth += 1;
         let (list, end) = self.list(false)?;
         self.depth -= 1;
@@ -308,16 +345,15 @@ impl Parser<'_> {
         let else_list = match end {
             End::Closed(_) => None,
             End::Else(_) => {
-                let t = self.peek_non_space().clone();
-                match &t.tok {
+                let t = self.peek_non_space();
+                match t.tok {
                     // `{{else if ...}}` and `{{else with ...}}`: a nested structure sharing
                     // the `{{end}}`.
                     Tok::Ident(w)
                         if (w == "if" && kind == "if") || (w == "with" && kind == "with") =>
                     {
-                        let w = w.clone();
                         self.next();
-                        let nested = self.control(&w, t.pos)?;
+                        let nested = self.control(w, t.pos)?;
                         Some(vec![nested])
                     }
                     _ => {

@@ -5,29 +5,28 @@
 use std::sync::Arc;
 
 use super::{MAX_NESTING, Parser, R};
-use crate::ast::{Arg, Command, Number, Pipe};
-use crate::lex::Tok;
+use crate::ast::{Arg, Command, Name, Number, Pipe};
+use crate::lex::{Tok, string_value};
 
 impl Parser<'_> {
     /// A pipeline up to `}}` (or `)` when `in_paren`-like contexts call [`Parser::paren`]).
     pub(super) fn pipeline(&mut self, context: &str, multi_decl: bool) -> R<Pipe> {
-        self.pipeline_until(context, multi_decl, &Tok::RightDelim)
+        self.pipeline_until(context, multi_decl, Tok::RightDelim)
     }
 
-    fn pipeline_until(&mut self, context: &str, multi_decl: bool, end: &Tok) -> R<Pipe> {
+    fn pipeline_until(&mut self, context: &str, multi_decl: bool, end: Tok<'_>) -> R<Pipe> {
         let pos = self.peek_non_space().pos;
         let mut decl = Vec::new();
         let mut is_assign = false;
         // Declarations: `$x :=`, `$x =`, and in range `$i, $x :=`.
-        if let Tok::Variable(name) = &self.peek().tok {
+        if let Tok::Variable(name) = self.peek().tok {
             let save = self.i;
-            let name = name.clone();
             self.next();
             let t = self.next_non_space();
             match t.tok {
                 Tok::Declare | Tok::Assign => {
-                    is_assign = t.tok == Tok::Assign;
-                    decl.push(name.clone());
+                    is_assign = matches!(t.tok, Tok::Assign);
+                    decl = vec![name.to_string()];
                     if !is_assign {
                         self.vars.push(name);
                     } else if !self.vars.contains(&name) {
@@ -45,28 +44,29 @@ impl Parser<'_> {
                         return self
                             .fail("expected := or = after range variables".to_string(), t3.pos);
                     }
-                    is_assign = t3.tok == Tok::Assign;
+                    is_assign = matches!(t3.tok, Tok::Assign);
                     if is_assign {
-                        for v in [&name, &second] {
-                            if !self.vars.contains(v) {
+                        for v in [name, second] {
+                            if !self.vars.contains(&v) {
                                 return self.fail(format!("undefined variable {v:?}"), t3.pos);
                             }
                         }
                     } else {
-                        self.vars.push(name.clone());
-                        self.vars.push(second.clone());
+                        self.vars.push(name);
+                        self.vars.push(second);
                     }
-                    decl = vec![name, second];
+                    decl = vec![name.to_string(), second.to_string()];
                 }
                 _ => self.i = save,
             }
         }
-        let mut cmds = Vec::new();
+        let base = self.cmds.len();
         loop {
-            let t = self.peek_non_space().clone();
-            if &t.tok == end {
+            let t = self.peek_non_space();
+            // `end` has no payload: the same variant is the same token.
+            if std::mem::discriminant(&t.tok) == std::mem::discriminant(&end) {
                 self.next();
-                if cmds.is_empty() {
+                if self.cmds.len() == base {
                     return self.fail(format!("missing value for {context}"), t.pos);
                 }
                 break;
@@ -78,9 +78,13 @@ impl Parser<'_> {
                         t.pos,
                     );
                 }
-                _ => cmds.push(self.command()?),
+                _ => {
+                    let c = self.command()?;
+                    self.cmds.push(c);
+                }
             }
         }
+        let cmds = self.cmds.split_off(base);
         // Every command after the first gets the previous one's value: constants cannot.
         for (i, c) in cmds.iter().enumerate().skip(1) {
             if let Some(first) = c.args.first()
@@ -105,21 +109,21 @@ impl Parser<'_> {
 
     fn command(&mut self) -> R<Command> {
         let pos = self.peek_non_space().pos;
-        let mut args = Vec::new();
-        let mut arg_pos = Vec::new();
+        // Arguments and their positions go on the work stacks in pairs: one base for both.
+        let base = self.args.len();
         loop {
             self.skip_space();
-            if self.peek().tok == Tok::Pipe {
+            if matches!(self.peek().tok, Tok::Pipe) {
                 self.next();
                 break;
             }
             let at = self.peek().pos;
             self.chain_pos = None;
             let Some(op) = self.operand()? else { break };
-            args.push(op);
+            self.args.push(op);
             // Go places a field chain (`.a.b`, `$x.a`) at its second element.
-            arg_pos.push(self.chain_pos.unwrap_or(at));
-            let t = self.peek().clone();
+            self.arg_pos.push(self.chain_pos.unwrap_or(at));
+            let t = self.peek();
             match t.tok {
                 Tok::Space => {}
                 Tok::RightDelim | Tok::RightParen => break,
@@ -132,44 +136,66 @@ impl Parser<'_> {
                 }
             }
         }
-        if args.is_empty() {
+        if self.args.len() == base {
             let t = self.peek();
             return self.fail(format!("unexpected {} in command", describe(&t.tok)), t.pos);
         }
-        Ok(Command { pos, args, arg_pos })
+        Ok(Command {
+            pos,
+            args: self.args.split_off(base),
+            arg_pos: self.arg_pos.split_off(base),
+        })
+    }
+
+    /// How many field tokens (`.a.b`) come next.
+    fn fields_ahead(&self) -> usize {
+        self.toks[self.i.min(self.toks.len())..]
+            .iter()
+            .take_while(|t| matches!(t.tok, Tok::Field(_)))
+            .count()
+    }
+
+    /// Moves the field tokens that come next into `fields`.
+    fn take_fields(&mut self, fields: &mut Vec<Name>) {
+        while let Tok::Field(f) = self.peek().tok {
+            let name = self.name(f);
+            fields.push(name);
+            self.next();
+        }
     }
 
     fn operand(&mut self) -> R<Option<Arg>> {
         let Some(term) = self.term()? else {
             return Ok(None);
         };
-        let mut fields = Vec::new();
         // Inner operands (inside parentheses) leave theirs behind: only this one counts.
         self.chain_pos = matches!(self.peek().tok, Tok::Field(_)).then(|| self.peek().pos);
-        while let Tok::Field(f) = &self.peek().tok {
-            fields.push(f.clone());
-            self.next();
-        }
-        if fields.is_empty() {
+        if self.chain_pos.is_none() {
             return Ok(Some(term));
         }
         Ok(Some(match term {
+            // The term made room for its fields (`term`).
             Arg::Field(mut base) => {
-                base.extend(fields);
+                self.take_fields(&mut base);
                 Arg::Field(base)
             }
             Arg::Variable(name, mut base) => {
-                base.extend(fields);
+                self.take_fields(&mut base);
                 Arg::Variable(name, base)
             }
             Arg::Bool(_) | Arg::Str(..) | Arg::Number(_) | Arg::Nil | Arg::Dot => {
+                self.i += self.fields_ahead();
                 let pos = self.toks[self.i.saturating_sub(1)].pos;
                 return self.fail(
                     format!("unexpected . after term {:?}", term.to_string()),
                     pos,
                 );
             }
-            other => Arg::Chain(Box::new(other), fields),
+            other => {
+                let mut fields = Vec::with_capacity(self.fields_ahead());
+                self.take_fields(&mut fields);
+                Arg::Chain(Box::new(other), fields)
+            }
         }))
     }
 
@@ -177,10 +203,10 @@ impl Parser<'_> {
         let t = self.next_non_space();
         Ok(Some(match t.tok {
             Tok::Ident(name) => {
-                if !(self.has_func)(&name) {
+                if !(self.has_func)(name) {
                     return self.fail(format!("function {name:?} not defined"), t.pos);
                 }
-                Arg::Ident(name)
+                Arg::Ident(self.name(name))
             }
             Tok::Dot => Arg::Dot,
             Tok::Nil => Arg::Nil,
@@ -188,29 +214,32 @@ impl Parser<'_> {
                 if !self.vars.contains(&name) {
                     return self.fail(format!("undefined variable {name:?}"), t.pos);
                 }
-                Arg::Variable(name, Vec::new())
+                Arg::Variable(self.name(name), Vec::with_capacity(self.fields_ahead()))
             }
-            Tok::Field(f) => Arg::Field(vec![f]),
+            Tok::Field(f) => {
+                let mut fields = Vec::with_capacity(1 + self.fields_ahead());
+                fields.push(self.name(f));
+                Arg::Field(fields)
+            }
             Tok::Bool(b) => Arg::Bool(b),
             Tok::Char(c, text) => Arg::Number(Number {
-                text,
-                int: Some(c),
-                float: Some(c as f64),
+                text: text.to_string(),
+                int: Some(i64::from(u32::from(c))),
+                float: Some(f64::from(u32::from(c))),
                 is_float_syntax: false,
                 is_char: true,
             }),
-            Tok::Number(text) => match number(&text) {
+            Tok::Number(text) => match number(text) {
                 Some(n) => Arg::Number(n),
                 None => return self.fail(format!("illegal number syntax: {text:?}"), t.pos),
             },
-            Tok::Str(s, text) => Arg::Str(Arc::from(s), text),
+            Tok::Str(text) => Arg::Str(Arc::from(string_value(text)), text.to_string()),
             Tok::LeftParen => {
                 self.depth += 1;
                 if self.depth > MAX_NESTING {
                     return self.fail("too deeply nested", t.pos);
                 }
-                let pipe =
-                    self.pipeline_until("parenthesized pipeline", false, &Tok::RightParen)?;
+                let pipe = self.pipeline_until("parenthesized pipeline", false, Tok::RightParen)?;
                 self.depth -= 1;
                 Arg::Pipe(Box::new(pipe))
             }
@@ -231,7 +260,7 @@ pub(super) fn describe(t: &Tok) -> String {
         Tok::Ident(s) | Tok::Number(s) | Tok::Variable(s) => format!("<{s}>"),
         Tok::Field(s) => format!("<.{s}>"),
         Tok::Dot => "<.>".into(),
-        Tok::Str(_, text) | Tok::Char(_, text) => format!("{text:?}"),
+        Tok::Str(text) | Tok::Char(_, text) => format!("{text:?}"),
         Tok::Bool(b) => format!("<{b}>"),
         Tok::Nil => "<nil>".into(),
         Tok::Pipe => "\"|\"".into(),
