@@ -10,8 +10,9 @@
 //! `with .Values.m` and `(index .Values.l 0).x` find their paths; scalars carry theirs along
 //! the evaluation.
 
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
 use crate::value::{MAX_DEPTH, Value};
@@ -78,13 +79,46 @@ pub enum Trace {
 }
 
 /// The roots whose values are traced, and every map and list below them by identity.
+///
+/// Besides the roots, a function may name a map or list it made as a copy of a traced one
+/// ([`Tracer::trace_as`], through [`crate::Call::trace_as`]): Helm's `fromYaml` of what
+/// `toYaml` printed. Those are held weakly (their allocation stays while the tracer lives,
+/// so that the address is not reused, but not their contents), at most
+/// [`Tracer::MAX_COPIES`] of them; dead ones are dropped as the table grows.
 #[derive(Default)]
 pub struct Tracer {
     /// Pointer -> (the value, kept alive so that the address is not reused; its path).
     known: HashMap<usize, (Value, Arc<str>)>,
+    /// Pointer -> (the copy, held weakly; its path).
+    copies: RefCell<Copies>,
+}
+
+#[derive(Default)]
+struct Copies {
+    table: HashMap<usize, (WeakRef, Arc<str>)>,
+    /// The size under which the table is not swept for dead entries.
+    sweep_at: usize,
+}
+
+enum WeakRef {
+    Map(Weak<RefCell<BTreeMap<String, Value>>>),
+    List(Weak<RefCell<Vec<Value>>>),
+}
+
+impl WeakRef {
+    fn alive(&self) -> bool {
+        match self {
+            WeakRef::Map(w) => w.strong_count() > 0,
+            WeakRef::List(w) => w.strong_count() > 0,
+        }
+    }
 }
 
 impl Tracer {
+    /// The most copies named by [`Tracer::trace_as`] alive at once; beyond it a copy is not
+    /// traced (what is printed from it points at the template that computed it).
+    pub const MAX_COPIES: usize = 1 << 18;
+
     pub fn new() -> Tracer {
         Tracer::default()
     }
@@ -123,7 +157,43 @@ impl Tracer {
     /// The path of a traced map or list.
     pub fn path_of(&self, v: &Value) -> Option<Arc<str>> {
         let id = identity(v)?;
-        self.known.get(&id).map(|(_, p)| p.clone())
+        if let Some((_, p)) = self.known.get(&id) {
+            return Some(p.clone());
+        }
+        let copies = self.copies.borrow();
+        if copies.table.is_empty() {
+            return None;
+        }
+        copies.table.get(&id).map(|(_, p)| p.clone())
+    }
+
+    /// Traces the map or list `v` (a fresh copy of a value traced as `path`) as `path`,
+    /// without what is below it; false when it cannot be (not a map or list, already known,
+    /// or [`Tracer::MAX_COPIES`] copies alive).
+    pub fn trace_as(&self, v: &Value, path: Arc<str>) -> bool {
+        let (Some(id), weak) = (
+            identity(v),
+            match v {
+                Value::Map(m) => WeakRef::Map(Rc::downgrade(m)),
+                Value::List(l) => WeakRef::List(Rc::downgrade(l)),
+                _ => return false,
+            },
+        ) else {
+            return false;
+        };
+        if self.known.contains_key(&id) {
+            return false;
+        }
+        let mut copies = self.copies.borrow_mut();
+        if copies.table.len() >= copies.sweep_at.max(1024) {
+            copies.table.retain(|_, (w, _)| w.alive());
+            copies.sweep_at = copies.table.len() * 2;
+        }
+        if copies.table.len() >= Self::MAX_COPIES {
+            return false;
+        }
+        copies.table.insert(id, (weak, path));
+        true
     }
 }
 

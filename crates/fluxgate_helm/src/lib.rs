@@ -43,6 +43,7 @@ mod output;
 mod parsed;
 mod render;
 mod request;
+pub mod roundtrip;
 pub mod schema;
 pub mod setvals;
 pub mod sprig;

@@ -133,7 +133,12 @@ impl State<'_> {
     ) -> Prov {
         let last = argv.len().wrapping_sub(1);
         match trace {
-            Trace::Computed => self.at(pos),
+            // A traced map or list a function returned (`fromYaml` of a traced map's
+            // `toYaml`, `first` of a traced list) is reached by its path.
+            Trace::Computed => match self.trace.and_then(|t| t.path_of(result)) {
+                Some(p) => Prov::Path(p),
+                None => self.at(pos),
+            },
             Trace::Last | Trace::Indent | Trace::Piece | Trace::Quote => {
                 self.pass(trace, argv, provs, last, result, pos)
             }
