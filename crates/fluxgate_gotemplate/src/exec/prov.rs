@@ -154,7 +154,9 @@ impl State<'_> {
                 };
                 match single {
                     Some(i) => self.pass(Trace::Last, argv, provs, i, result, pos),
-                    None => self.at(pos),
+                    None => self
+                        .printf_pieces(argv, provs, result, pos)
+                        .unwrap_or_else(|| self.at(pos)),
                 }
             }
             Trace::Index => self.index_prov(argv, provs, result, pos),
@@ -200,6 +202,64 @@ impl State<'_> {
             },
             other => other.clone(),
         }
+    }
+
+    /// `printf` of a format whose verbs are all `%s`/`%v` of strings (`printf "%s:%s" repo
+    /// tag`): each argument's piece keeps its origin, the format's text is the action's.
+    fn printf_pieces(
+        &self,
+        argv: &[Value],
+        provs: &[Prov],
+        result: &Value,
+        pos: usize,
+    ) -> Option<Prov> {
+        let (Some(Value::String(format)), Value::String(out)) = (argv.first(), result) else {
+            return None;
+        };
+        let added = self.tmpl.src.origin_at(pos);
+        let mut text = String::with_capacity(out.len());
+        let mut spans = Vec::new();
+        let mut literal_from = 0;
+        let mut next_arg = 1;
+        let mut chars = format.char_indices();
+        let flush = |text: &mut String, spans: &mut Vec<Span>, lit: &str| {
+            if !lit.is_empty() {
+                spans.push(Span {
+                    start: text.len(),
+                    end: text.len() + lit.len(),
+                    origin: added.clone(),
+                });
+                text.push_str(lit);
+            }
+        };
+        while let Some((i, c)) = chars.next() {
+            if c != '%' {
+                continue;
+            }
+            flush(&mut text, &mut spans, &format[literal_from..i]);
+            match chars.next() {
+                Some((j, '%')) => literal_from = j,
+                Some((j, 's' | 'v')) => {
+                    let Value::String(arg) = argv.get(next_arg)? else {
+                        return None;
+                    };
+                    let base = text.len();
+                    for sp in self.spans_of(arg, provs.get(next_arg)?, pos) {
+                        spans.push(Span {
+                            start: base + sp.start,
+                            end: base + sp.end,
+                            origin: sp.origin,
+                        });
+                    }
+                    text.push_str(arg);
+                    next_arg += 1;
+                    literal_from = j + 1;
+                }
+                _ => return None,
+            }
+        }
+        flush(&mut text, &mut spans, &format[literal_from..]);
+        (next_arg == argv.len() && text == **out).then(|| Prov::Text(Arc::new(spans)))
     }
 
     fn index_prov(&self, argv: &[Value], provs: &[Prov], result: &Value, pos: usize) -> Prov {

@@ -470,3 +470,24 @@ fn copies_keep_paths() {
         "{span:?}"
     );
 }
+
+/// `deepCopy` of traced values is traced too (bjw-s' library replaces `.Values` by one).
+#[test]
+fn deep_copies_keep_paths() {
+    let values = map(&[("a", map(&[("b", map(&[("c", s("x"))]))]))]);
+    let data = map(&[("Values", values.clone())]);
+    let mut tracer = Tracer::new();
+    tracer.add_root(&values, "Values");
+    let mut t = Templates::new(crate::helm_funcs(0));
+    t.missing_key = MissingKey::Zero;
+    t.parse("t", "{{ $v := deepCopy .Values }}{{ $v.a.b.c }}")
+        .unwrap();
+    let out = t.execute_traced("t", &data, &tracer).unwrap();
+    assert_eq!(out.text, "x");
+    assert_eq!(
+        out.spans[0].origin,
+        Origin::Value {
+            path: Arc::from("Values.a.b.c")
+        }
+    );
+}

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use fluxgate_gotemplate::{Arity, FuncError, Funcs, MapRef, Value};
+use fluxgate_gotemplate::{Arity, Call, FuncError, Funcs, MAX_DEPTH, MapRef, Value};
 
 use super::{empty, strval};
 
@@ -154,11 +154,12 @@ pub fn add(f: &mut Funcs) {
         });
     }
     for name in ["deepCopy", "mustDeepCopy"] {
-        f.insert(name, Arity::Exact(1), |_, a| match &a[0] {
+        f.insert(name, Arity::Exact(1), |c, a| match &a[0] {
             // copystructure asks reflect for the type of a nil interface.
             Value::Nil | Value::Missing => {
                 Err("reflect: call of reflect.Value.Type on zero Value".into())
             }
+            v if c.tracing() => Ok(traced_deep_copy(c, v, 0)),
             v => Ok(v.deep_copy()),
         });
     }
@@ -208,4 +209,32 @@ pub fn add(f: &mut Funcs) {
         }
         Ok(def)
     });
+}
+
+/// [`Value::deep_copy`], each map and list of the copy traced as its original is: charts
+/// copy their values (bjw-s' common library merges `deepCopy`s of them into `.Values`), and
+/// what is printed from the copy should still point at the values.
+fn traced_deep_copy(c: &Call<'_, '_>, v: &Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Nil;
+    }
+    let copy = match v {
+        Value::List(l) => Value::list(
+            l.borrow()
+                .iter()
+                .map(|x| traced_deep_copy(c, x, depth + 1))
+                .collect(),
+        ),
+        Value::Map(m) => Value::map(
+            m.borrow()
+                .iter()
+                .map(|(k, x)| (k.clone(), traced_deep_copy(c, x, depth + 1)))
+                .collect(),
+        ),
+        other => return other.clone(),
+    };
+    if let Some(p) = c.path_of(v) {
+        c.trace_as(&copy, p);
+    }
+    copy
 }
