@@ -8,7 +8,9 @@
 //!
 //! Maps and lists below a root are known by identity (their `Rc`), so `$v := .Values.m`,
 //! `with .Values.m` and `(index .Values.l 0).x` find their paths; scalars carry theirs along
-//! the evaluation.
+//! the evaluation. A function that copies a traced map or list can trace the copy by the
+//! same path ([`Tracer::trace_as`]); a function result that is a traced map or list has its
+//! path.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -69,7 +71,9 @@ pub enum Trace {
     Choice,
     /// `index M K...`, `get M K`: the path of M extended by the keys.
     Index,
-    /// `printf`/`print`: with one verb and one argument (`printf "%s" x`), that argument.
+    /// `printf`/`print`: with one verb and one argument (`printf "%s" x`), that argument;
+    /// with `%s`/`%v` verbs of strings only (`printf "%s:%s" repo tag`), each argument's
+    /// piece its origin and the format's text the action's.
     Printf,
     /// Executes a template (`include NAME DATA`): the spans of what it printed.
     Include,
