@@ -132,8 +132,10 @@ fn app_template_origins_survive_from_yaml() {
         m.spans
             .iter()
             .find(|s| s.start <= at && at + needle.len() <= s.end)
-            .map(|s| s.origin.clone())
-            .unwrap_or_else(|| panic!("no span covers {needle:?}: {:?}", m.spans))
+            .map_or_else(
+                || panic!("no span covers {needle:?}: {:?}", m.spans),
+                |s| s.origin.clone(),
+            )
     };
     let value = |p: &str| SpanOrigin::Values { path: p.into() };
     assert_eq!(

@@ -29,7 +29,7 @@ fn kept(src: &str, data: &Value, tracer: Option<&Tracer>) -> (String, Vec<Value>
         Some(tr) => t.execute_traced("t", data, tr).unwrap().text,
         None => t.execute("t", data).unwrap(),
     };
-    (out, KEPT.with(|k| k.take()))
+    (out, KEPT.with(RefCell::take))
 }
 
 fn hits() -> usize {
@@ -221,7 +221,7 @@ fn samples() -> Vec<Value> {
 /// printer would print plain though YAML reads them as numbers are parsed instead.
 #[test]
 fn round_trip_equals_the_parse() {
-    let prog = r#"{{ keep (fromYaml (toYaml .m)) }}{{ keep (fromYamlArray (toYaml .l)) }}{{ keep (fromYaml (mustToYaml .m)) }}{{ keep (fromYamlArray (toYamlPretty .l)) }}"#;
+    let prog = "{{ keep (fromYaml (toYaml .m)) }}{{ keep (fromYamlArray (toYaml .l)) }}{{ keep (fromYaml (mustToYaml .m)) }}{{ keep (fromYamlArray (toYamlPretty .l)) }}";
     let mut checked = 0;
     for sample in samples() {
         // `z` and the last item come last, so that a block string is not the last scalar.
@@ -268,7 +268,7 @@ fn round_trip_equals_the_parse() {
 /// one): not served, and the parse says so.
 #[test]
 fn block_string_printed_last_is_parsed() {
-    let prog = r#"{{ keep (fromYaml (toYaml .m)) }}{{ keep (fromYamlArray (toYaml .l)) }}"#;
+    let prog = "{{ keep (fromYaml (toYaml .m)) }}{{ keep (fromYamlArray (toYaml .l)) }}";
     for text in ["x\n", "multi\nline\n", "keep\n\n"] {
         let sample = s(text);
         // `a10` is printed after `a9` (go-yaml's order), though it sorts first as a string.
