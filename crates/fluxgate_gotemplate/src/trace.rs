@@ -95,6 +95,8 @@ pub struct Tracer {
     known: HashMap<usize, (Value, Arc<str>)>,
     /// Pointer -> (the copy, held weakly; its path).
     copies: RefCell<Copies>,
+    /// Path -> the path its value came from ([`Tracer::alias`]).
+    aliases: RefCell<HashMap<String, Arc<str>>>,
 }
 
 #[derive(Default)]
@@ -169,6 +171,28 @@ impl Tracer {
             return None;
         }
         copies.table.get(&id).map(|(_, p)| p.clone())
+    }
+
+    /// Says that the value at `path` came from `from` (a merge copied a values entry into
+    /// a map of another path: bjw-s' library merges the user's values into the chart
+    /// defaults'); at most [`Tracer::MAX_COPIES`] of them.
+    pub fn alias(&self, path: String, from: Arc<str>) {
+        let mut aliases = self.aliases.borrow_mut();
+        if path != *from && (aliases.len() < Self::MAX_COPIES || aliases.contains_key(&path)) {
+            aliases.insert(path, from);
+        }
+    }
+
+    /// `path`, or where its value came from when a merge said so ([`Tracer::alias`]).
+    pub fn resolve_alias(&self, path: String) -> Arc<str> {
+        let aliases = self.aliases.borrow();
+        if aliases.is_empty() {
+            return Arc::from(path);
+        }
+        match aliases.get(&path) {
+            Some(from) => from.clone(),
+            None => Arc::from(path),
+        }
     }
 
     /// Traces the map or list `v` (a fresh copy of a value traced as `path`) as `path`,

@@ -87,6 +87,13 @@ impl Call<'_, '_> {
         self.state.trace.is_some_and(|t| t.trace_as(v, path))
     }
 
+    /// Says that the value at `path` came from `from` ([`crate::Tracer::alias`]).
+    pub fn alias(&self, path: String, from: Arc<str>) {
+        if let Some(t) = self.state.trace {
+            t.alias(path, from);
+        }
+    }
+
     /// How deep template calls are nested here.
     pub fn depth(&self) -> usize {
         self.state.depth

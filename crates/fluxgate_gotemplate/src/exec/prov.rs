@@ -44,13 +44,21 @@ impl State<'_> {
         }
     }
 
+    /// A path built by joining keys, or where a merge said its value came from.
+    fn joined(&self, path: String) -> Arc<str> {
+        match self.trace {
+            Some(t) => t.resolve_alias(path),
+            None => Arc::from(path),
+        }
+    }
+
     /// The origin of `v`, the entry `key` of a value of origin `prev`.
     pub(super) fn step_prov(&self, prev: &Prov, key: &str, v: &Value) -> Prov {
         if let Some(p) = self.trace.and_then(|t| t.path_of(v)) {
             return Prov::Path(p);
         }
         match prev {
-            Prov::Path(p) => Prov::Path(Arc::from(join_key(p, key))),
+            Prov::Path(p) => Prov::Path(self.joined(join_key(p, key))),
             Prov::At(..) => prev.clone(),
             Prov::None | Prov::Text(_) => Prov::None,
         }
@@ -71,7 +79,7 @@ impl State<'_> {
         match (prev, container, key) {
             (Prov::Path(p), Value::List(_), _) => Prov::Path(Arc::from(join_index(p, i))),
             (Prov::Path(p), Value::Map(_), Value::String(k)) => {
-                Prov::Path(Arc::from(join_key(p, k)))
+                Prov::Path(self.joined(join_key(p, k)))
             }
             (Prov::At(..), Value::List(_) | Value::Map(_), _) => prev.clone(),
             _ => Prov::None,
@@ -278,7 +286,7 @@ impl State<'_> {
                         _ => return self.at(pos),
                     };
                 }
-                Prov::Path(Arc::from(path))
+                Prov::Path(self.joined(path))
             }
             Some(at @ Prov::At(..)) => at.clone(),
             _ => self.at(pos),

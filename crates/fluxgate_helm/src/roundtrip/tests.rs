@@ -491,3 +491,49 @@ fn deep_copies_keep_paths() {
         }
     );
 }
+
+/// An entry a merge copies from the user's values into the chart defaults' map points at
+/// the user's values (bjw-s' `values.init`), not at a path below the defaults.
+#[test]
+fn merged_entries_point_at_their_source() {
+    let values = map(&[
+        (
+            "common",
+            map(&[("pod", map(&[("sc", map(&[("fs", Value::Float(1.0))]))]))]),
+        ),
+        (
+            "pod",
+            map(&[("sc", map(&[("user", Value::Float(1000.0))]))]),
+        ),
+    ]);
+    let data = map(&[("Values", values.clone())]);
+    let mut tracer = Tracer::new();
+    tracer.add_root(&values, "Values");
+    let mut t = Templates::new(crate::helm_funcs(0));
+    t.missing_key = MissingKey::Zero;
+    t.parse(
+        "t",
+        "{{ $m := mustMergeOverwrite (deepCopy .Values.common) (deepCopy (omit .Values \"common\")) }}{{ $m.pod.sc.user }} {{ $m.pod.sc.fs }} {{ index $m.pod.sc \"user\" }}{{ range $k, $v := $m.pod.sc }} {{ $v }}{{ end }}",
+    )
+    .unwrap();
+    let out = t.execute_traced("t", &data, &tracer).unwrap();
+    assert_eq!(out.text, "1000 1 1000 1 1000");
+    let paths: Vec<String> = out
+        .spans
+        .iter()
+        .filter_map(|s| match &s.origin {
+            Origin::Value { path } => Some(path.to_string()),
+            Origin::Template { .. } => None,
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "Values.pod.sc.user",
+            "Values.common.pod.sc.fs",
+            "Values.pod.sc.user",
+            "Values.common.pod.sc.fs",
+            "Values.pod.sc.user"
+        ]
+    );
+}

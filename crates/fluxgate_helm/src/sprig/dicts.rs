@@ -4,7 +4,9 @@
 //! overwriting, written).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use fluxgate_gotemplate::trace::join_key;
 use fluxgate_gotemplate::{Arity, Call, FuncError, Funcs, MAX_DEPTH, MapRef, Value};
 
 use super::{empty, strval};
@@ -23,6 +25,18 @@ fn map_arg(a: &[Value], i: usize) -> Result<MapRef, FuncError> {
 
 /// mergo's `Merge` (and with `overwrite`, `WithOverride`) of `src` into `dst`.
 pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
+    mergo_with(dst, src, overwrite, depth, &mut |_, _, _| {});
+}
+
+/// [`mergo`], telling `copied` of each entry other than a map or list it copies from a
+/// map of `src` into a map of `dst` (the maps and the key).
+fn mergo_with(
+    dst: &MapRef,
+    src: &MapRef,
+    overwrite: bool,
+    depth: usize,
+    copied: &mut dyn FnMut(&MapRef, &MapRef, &str),
+) {
     if depth > fluxgate_gotemplate::MAX_DEPTH || std::rc::Rc::ptr_eq(dst, src) {
         return;
     }
@@ -40,7 +54,7 @@ pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
             continue;
         }
         if let (Value::Map(sm), Some(Value::Map(dm))) = (&sv, &dv) {
-            mergo(dm, sm, overwrite, depth + 1);
+            mergo_with(dm, sm, overwrite, depth + 1, copied);
         }
         if let Some(d) = &dv
             && !empty(d)
@@ -54,6 +68,9 @@ pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
             }
         }
         if overwrite || dv.as_ref().is_none_or(empty) {
+            if !matches!(sv, Value::Map(_) | Value::List(_)) {
+                copied(dst, src, &k);
+            }
             dst.borrow_mut().insert(k, sv);
         }
     }
@@ -144,11 +161,25 @@ pub fn add(f: &mut Funcs) {
         ("mergeOverwrite", true),
         ("mustMergeOverwrite", true),
     ] {
-        f.insert(name, Arity::AtLeast(1), move |_, a| {
+        f.insert(name, Arity::AtLeast(1), move |c, a| {
             let dst = map_arg(a, 0)?;
             for i in 1..a.len() {
                 let src = map_arg(a, i)?;
-                mergo(&dst, &src, overwrite, 0);
+                if c.tracing() {
+                    // An entry of a traced map copied into another traced map points at
+                    // where it was set (the user's values merged into the chart defaults).
+                    mergo_with(&dst, &src, overwrite, 0, &mut |d, s, k| {
+                        let (Some(dp), Some(sp)) = (
+                            c.path_of(&Value::Map(d.clone())),
+                            c.path_of(&Value::Map(s.clone())),
+                        ) else {
+                            return;
+                        };
+                        c.alias(join_key(&dp, k), Arc::from(join_key(&sp, k)));
+                    });
+                } else {
+                    mergo(&dst, &src, overwrite, 0);
+                }
             }
             Ok(Value::Map(dst))
         });
