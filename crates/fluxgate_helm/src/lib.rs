@@ -24,7 +24,9 @@
 //! `default`, `toYaml`, `nindent`, `b64enc`, ...; see `render::TRACES`), and what `include`
 //! and `tpl` print; `printf` of `%s` verbs keeps each argument's origin. Copies keep the
 //! paths of what they copy: `deepCopy`, and `fromYaml` of what `toYaml` printed (served
-//! without a parse, see [`roundtrip`]). A value that goes through another computing function
+//! without a parse, see [`roundtrip`]); an entry `merge`/`mergeOverwrite` copies from one
+//! traced map into another keeps the path it came from (read by field, `index`, `range`; a
+//! block printed whole by `toYaml` still has the destination map's path). A value that goes through another computing function
 //! (`printf` of numbers, `fromYaml` of a text, a new `dict`) is attributed to the action
 //! that computed it.
 //!
