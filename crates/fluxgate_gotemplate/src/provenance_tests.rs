@@ -216,6 +216,7 @@ fn default_names_the_value_or_the_literal() {
 
 #[test]
 fn passing_functions_keep_the_path_and_computing_ones_the_action() {
+    // `printf` of string verbs passes each argument on, its format text is the action's.
     let (_, got) = spans(&[(
         "main",
         "{{ .Values.y | quote }}{{ .Values.a | toString }}{{ printf \"%s\" .Values.y }}{{ printf \"%s-%s\" .Values.y .Values.y }}{{ upper .Values.y }}{{ .Release.Name }}",
@@ -226,7 +227,9 @@ fn passing_functions_keep_the_path_and_computing_ones_the_action() {
             ("\"why\"", "=y"),
             ("map[b:2]", "=a"),
             ("why", "=y"),
-            ("why-why", "main:1:80"),
+            ("why", "=y"),
+            ("-", "main:1:80"),
+            ("why", "=y"),
             ("WHY", "main:1:120"),
             ("rel", "main:1:141"),
         ])

@@ -8,10 +8,13 @@
 //!
 //! Maps and lists below a root are known by identity (their `Rc`), so `$v := .Values.m`,
 //! `with .Values.m` and `(index .Values.l 0).x` find their paths; scalars carry theirs along
-//! the evaluation.
+//! the evaluation. A function that copies a traced map or list can trace the copy by the
+//! same path ([`Tracer::trace_as`]); a function result that is a traced map or list has its
+//! path.
 
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
 use crate::value::{MAX_DEPTH, Value};
@@ -68,7 +71,9 @@ pub enum Trace {
     Choice,
     /// `index M K...`, `get M K`: the path of M extended by the keys.
     Index,
-    /// `printf`/`print`: with one verb and one argument (`printf "%s" x`), that argument.
+    /// `printf`/`print`: with one verb and one argument (`printf "%s" x`), that argument;
+    /// with `%s`/`%v` verbs of strings only (`printf "%s:%s" repo tag`), each argument's
+    /// piece its origin and the format's text the action's.
     Printf,
     /// Executes a template (`include NAME DATA`): the spans of what it printed.
     Include,
@@ -78,13 +83,48 @@ pub enum Trace {
 }
 
 /// The roots whose values are traced, and every map and list below them by identity.
+///
+/// Besides the roots, a function may name a map or list it made as a copy of a traced one
+/// ([`Tracer::trace_as`], through [`crate::Call::trace_as`]): Helm's `fromYaml` of what
+/// `toYaml` printed. Those are held weakly (their allocation stays while the tracer lives,
+/// so that the address is not reused, but not their contents), at most
+/// [`Tracer::MAX_COPIES`] of them; dead ones are dropped as the table grows.
 #[derive(Default)]
 pub struct Tracer {
     /// Pointer -> (the value, kept alive so that the address is not reused; its path).
     known: HashMap<usize, (Value, Arc<str>)>,
+    /// Pointer -> (the copy, held weakly; its path).
+    copies: RefCell<Copies>,
+    /// Path -> the path its value came from ([`Tracer::alias`]).
+    aliases: RefCell<HashMap<String, Arc<str>>>,
+}
+
+#[derive(Default)]
+struct Copies {
+    table: HashMap<usize, (WeakRef, Arc<str>)>,
+    /// The size under which the table is not swept for dead entries.
+    sweep_at: usize,
+}
+
+enum WeakRef {
+    Map(Weak<RefCell<BTreeMap<String, Value>>>),
+    List(Weak<RefCell<Vec<Value>>>),
+}
+
+impl WeakRef {
+    fn alive(&self) -> bool {
+        match self {
+            WeakRef::Map(w) => w.strong_count() > 0,
+            WeakRef::List(w) => w.strong_count() > 0,
+        }
+    }
 }
 
 impl Tracer {
+    /// The most copies named by [`Tracer::trace_as`] alive at once; beyond it a copy is not
+    /// traced (what is printed from it points at the template that computed it).
+    pub const MAX_COPIES: usize = 1 << 18;
+
     pub fn new() -> Tracer {
         Tracer::default()
     }
@@ -123,7 +163,65 @@ impl Tracer {
     /// The path of a traced map or list.
     pub fn path_of(&self, v: &Value) -> Option<Arc<str>> {
         let id = identity(v)?;
-        self.known.get(&id).map(|(_, p)| p.clone())
+        if let Some((_, p)) = self.known.get(&id) {
+            return Some(p.clone());
+        }
+        let copies = self.copies.borrow();
+        if copies.table.is_empty() {
+            return None;
+        }
+        copies.table.get(&id).map(|(_, p)| p.clone())
+    }
+
+    /// Says that the value at `path` came from `from` (a merge copied a values entry into
+    /// a map of another path: bjw-s' library merges the user's values into the chart
+    /// defaults'); at most [`Tracer::MAX_COPIES`] of them.
+    pub fn alias(&self, path: String, from: Arc<str>) {
+        let mut aliases = self.aliases.borrow_mut();
+        if path != *from && (aliases.len() < Self::MAX_COPIES || aliases.contains_key(&path)) {
+            aliases.insert(path, from);
+        }
+    }
+
+    /// `path`, or where its value came from when a merge said so ([`Tracer::alias`]).
+    pub fn resolve_alias(&self, path: String) -> Arc<str> {
+        let aliases = self.aliases.borrow();
+        if aliases.is_empty() {
+            return Arc::from(path);
+        }
+        match aliases.get(&path) {
+            Some(from) => from.clone(),
+            None => Arc::from(path),
+        }
+    }
+
+    /// Traces the map or list `v` (a fresh copy of a value traced as `path`) as `path`,
+    /// without what is below it; false when it cannot be (not a map or list, already known,
+    /// or [`Tracer::MAX_COPIES`] copies alive).
+    pub fn trace_as(&self, v: &Value, path: Arc<str>) -> bool {
+        let (Some(id), weak) = (
+            identity(v),
+            match v {
+                Value::Map(m) => WeakRef::Map(Rc::downgrade(m)),
+                Value::List(l) => WeakRef::List(Rc::downgrade(l)),
+                _ => return false,
+            },
+        ) else {
+            return false;
+        };
+        if self.known.contains_key(&id) {
+            return false;
+        }
+        let mut copies = self.copies.borrow_mut();
+        if copies.table.len() >= copies.sweep_at.max(1024) {
+            copies.table.retain(|_, (w, _)| w.alive());
+            copies.sweep_at = copies.table.len() * 2;
+        }
+        if copies.table.len() >= Self::MAX_COPIES {
+            return false;
+        }
+        copies.table.insert(id, (weak, path));
+        true
     }
 }
 

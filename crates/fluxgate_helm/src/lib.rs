@@ -22,8 +22,13 @@
 //! Origins cover literal text (its file and line), values reached through field chains,
 //! variables, `with`, `range`, `index`/`get` and functions that pass a value on (`quote`,
 //! `default`, `toYaml`, `nindent`, `b64enc`, ...; see `render::TRACES`), and what `include`
-//! and `tpl` print. A value that goes through a computing function (`printf` of several
-//! values, `merge`, `fromYaml`, `dict`) is attributed to the action that computed it.
+//! and `tpl` print; `printf` of `%s` verbs keeps each argument's origin. Copies keep the
+//! paths of what they copy: `deepCopy`, and `fromYaml` of what `toYaml` printed (served
+//! without a parse, see [`roundtrip`]); an entry `merge`/`mergeOverwrite` copies from one
+//! traced map into another keeps the path it came from (read by field, `index`, `range`; a
+//! block printed whole by `toYaml` still has the destination map's path). A value that goes through another computing function
+//! (`printf` of numbers, `fromYaml` of a text, a new `dict`) is attributed to the action
+//! that computed it.
 //!
 //! Randomness and time are deterministic (see [`sprig::crypto`]): the same release renders
 //! the same text, where Helm prints new values on every run.
@@ -43,6 +48,7 @@ mod output;
 mod parsed;
 mod render;
 mod request;
+pub mod roundtrip;
 pub mod schema;
 pub mod setvals;
 pub mod sprig;

@@ -320,6 +320,8 @@ pub(crate) fn render_files(
         ("Release".to_string(), release),
         ("Capabilities".to_string(), Value::Object(Rc::new(caps))),
     ]));
+    // What `toYaml` printed, for `fromYaml` to read back without a parse, for this render.
+    let _round_trip = crate::roundtrip::Scope::install();
     let mut list = Vec::new();
     collect(chart, &chart.name, vals, &shared, &mut list, true);
     sort_templates(&mut list);

@@ -82,3 +82,77 @@ fn cilium_origins() {
         "{text:?}"
     );
 }
+
+/// app-template (bjw-s' common library) replaces `.Values` by a `deepCopy` of merged
+/// copies, then rebuilds each controller with `include ... | fromYaml` of what `toYaml`
+/// printed: the Deployment's values still point at their values paths. (The container
+/// fields, `image` and `env`, are printed by a text template that `fromYaml` parses: those
+/// still point at the template.)
+#[test]
+fn app_template_origins_survive_from_yaml() {
+    let Some(corpus) = fluxgate_testkit::corpus("app_template_origins") else {
+        return;
+    };
+    let req = Request {
+        release_name: "demo".into(),
+        namespace: "apps".into(),
+        chart: corpus.join("helm-charts/app-template-4.1.1"),
+        // Its schema refers to one on the network.
+        skip_schema_validation: true,
+        set: [
+            "controllers.main.replicas=3",
+            "controllers.main.containers.app.image.repository=ghcr.io/acme/demo",
+            "controllers.main.containers.app.image.tag=v1.2.3",
+            "controllers.main.strategy=RollingUpdate",
+            "service.main.controller=main",
+            "service.main.ports.http.port=8080",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect(),
+        ..Request::default()
+    };
+    let manifests = fluxgate_helm::run_manifests(&req)
+        .expect("app-template renders")
+        .manifests;
+    // The origin of the first `needle` after the first `key` of the object of `kind`.
+    let origin = |kind: &str, key: &str, needle: &str| {
+        let m = manifests
+            .iter()
+            .find(|m| m.kind == kind)
+            .unwrap_or_else(|| panic!("no {kind}"));
+        let line = m
+            .text
+            .find(key)
+            .unwrap_or_else(|| panic!("{key:?} not in the {kind}:\n{}", m.text));
+        let at = line
+            + m.text[line..]
+                .find(needle)
+                .unwrap_or_else(|| panic!("{needle:?} not after {key:?}"));
+        m.spans
+            .iter()
+            .find(|s| s.start <= at && at + needle.len() <= s.end)
+            .map_or_else(
+                || panic!("no span covers {needle:?}: {:?}", m.spans),
+                |s| s.origin.clone(),
+            )
+    };
+    let value = |p: &str| SpanOrigin::Values { path: p.into() };
+    assert_eq!(
+        origin("Deployment", "replicas:", "3"),
+        value("controllers.main.replicas")
+    );
+    assert_eq!(
+        origin("Deployment", "strategy:", "RollingUpdate"),
+        value("controllers.main.strategy")
+    );
+    assert_eq!(
+        origin("Service", "port:", "8080"),
+        value("service.main.ports.http.port")
+    );
+    // Text that the library writes stays the template's.
+    assert!(matches!(
+        origin("Deployment", "kind:", "Deployment"),
+        SpanOrigin::Template { .. }
+    ));
+}

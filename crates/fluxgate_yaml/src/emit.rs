@@ -57,7 +57,7 @@ fn entries(node: &Node, opts: EmitOptions) -> Vec<(&String, &Node)> {
 /// The order go-yaml gives a Go map's string keys when it encodes them (kustomize's output
 /// goes through `sigs.k8s.io/yaml`'s JSON-to-YAML, a go-yaml v2): rune by rune, letters after
 /// other characters, and runs of digits compared as numbers (`a9` before `a10`).
-fn go_yaml_key_order(a: &str, b: &str) -> std::cmp::Ordering {
+pub fn go_yaml_key_order(a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     // ASCII keys that first differ in a letter (most keys): decided there, without
     // collecting characters.

@@ -1,6 +1,8 @@
 //! Calling functions: Go's argument count and type checks, lazy `and`/`or`, and the
 //! [`Call`] context through which a function executes templates (`include`, `tpl`).
 
+use std::sync::Arc;
+
 use super::prov::{Prov, TV};
 use super::{At, Failure, R, State, run};
 use crate::ast::{Arg, Command, Pipe};
@@ -66,6 +68,29 @@ impl Call<'_, '_> {
                 self.state.pending.frames = f.frames;
                 Err(FuncError(f.text))
             }
+        }
+    }
+
+    /// Whether this execution traces origins.
+    pub fn tracing(&self) -> bool {
+        self.state.trace.is_some()
+    }
+
+    /// The path of `v` when the execution traces and `v` is a traced map or list.
+    pub fn path_of(&self, v: &Value) -> Option<Arc<str>> {
+        self.state.trace.and_then(|t| t.path_of(v))
+    }
+
+    /// Traces the map or list `v`, a fresh copy of a value traced as `path`, as `path`
+    /// ([`crate::Tracer::trace_as`]); false without a tracer.
+    pub fn trace_as(&self, v: &Value, path: Arc<str>) -> bool {
+        self.state.trace.is_some_and(|t| t.trace_as(v, path))
+    }
+
+    /// Says that the value at `path` came from `from` ([`crate::Tracer::alias`]).
+    pub fn alias(&self, path: String, from: Arc<str>) {
+        if let Some(t) = self.state.trace {
+            t.alias(path, from);
         }
     }
 

@@ -44,13 +44,21 @@ impl State<'_> {
         }
     }
 
+    /// A path built by joining keys, or where a merge said its value came from.
+    fn joined(&self, path: String) -> Arc<str> {
+        match self.trace {
+            Some(t) => t.resolve_alias(path),
+            None => Arc::from(path),
+        }
+    }
+
     /// The origin of `v`, the entry `key` of a value of origin `prev`.
     pub(super) fn step_prov(&self, prev: &Prov, key: &str, v: &Value) -> Prov {
         if let Some(p) = self.trace.and_then(|t| t.path_of(v)) {
             return Prov::Path(p);
         }
         match prev {
-            Prov::Path(p) => Prov::Path(Arc::from(join_key(p, key))),
+            Prov::Path(p) => Prov::Path(self.joined(join_key(p, key))),
             Prov::At(..) => prev.clone(),
             Prov::None | Prov::Text(_) => Prov::None,
         }
@@ -71,7 +79,7 @@ impl State<'_> {
         match (prev, container, key) {
             (Prov::Path(p), Value::List(_), _) => Prov::Path(Arc::from(join_index(p, i))),
             (Prov::Path(p), Value::Map(_), Value::String(k)) => {
-                Prov::Path(Arc::from(join_key(p, k)))
+                Prov::Path(self.joined(join_key(p, k)))
             }
             (Prov::At(..), Value::List(_) | Value::Map(_), _) => prev.clone(),
             _ => Prov::None,
@@ -133,7 +141,12 @@ impl State<'_> {
     ) -> Prov {
         let last = argv.len().wrapping_sub(1);
         match trace {
-            Trace::Computed => self.at(pos),
+            // A traced map or list a function returned (`fromYaml` of a traced map's
+            // `toYaml`, `first` of a traced list) is reached by its path.
+            Trace::Computed => match self.trace.and_then(|t| t.path_of(result)) {
+                Some(p) => Prov::Path(p),
+                None => self.at(pos),
+            },
             Trace::Last | Trace::Indent | Trace::Piece | Trace::Quote => {
                 self.pass(trace, argv, provs, last, result, pos)
             }
@@ -149,7 +162,9 @@ impl State<'_> {
                 };
                 match single {
                     Some(i) => self.pass(Trace::Last, argv, provs, i, result, pos),
-                    None => self.at(pos),
+                    None => self
+                        .printf_pieces(argv, provs, result, pos)
+                        .unwrap_or_else(|| self.at(pos)),
                 }
             }
             Trace::Index => self.index_prov(argv, provs, result, pos),
@@ -197,6 +212,64 @@ impl State<'_> {
         }
     }
 
+    /// `printf` of a format whose verbs are all `%s`/`%v` of strings (`printf "%s:%s" repo
+    /// tag`): each argument's piece keeps its origin, the format's text is the action's.
+    fn printf_pieces(
+        &self,
+        argv: &[Value],
+        provs: &[Prov],
+        result: &Value,
+        pos: usize,
+    ) -> Option<Prov> {
+        let (Some(Value::String(format)), Value::String(out)) = (argv.first(), result) else {
+            return None;
+        };
+        let added = self.tmpl.src.origin_at(pos);
+        let mut text = String::with_capacity(out.len());
+        let mut spans = Vec::new();
+        let mut literal_from = 0;
+        let mut next_arg = 1;
+        let mut chars = format.char_indices();
+        let flush = |text: &mut String, spans: &mut Vec<Span>, lit: &str| {
+            if !lit.is_empty() {
+                spans.push(Span {
+                    start: text.len(),
+                    end: text.len() + lit.len(),
+                    origin: added.clone(),
+                });
+                text.push_str(lit);
+            }
+        };
+        while let Some((i, c)) = chars.next() {
+            if c != '%' {
+                continue;
+            }
+            flush(&mut text, &mut spans, &format[literal_from..i]);
+            match chars.next() {
+                Some((j, '%')) => literal_from = j,
+                Some((j, 's' | 'v')) => {
+                    let Value::String(arg) = argv.get(next_arg)? else {
+                        return None;
+                    };
+                    let base = text.len();
+                    for sp in self.spans_of(arg, provs.get(next_arg)?, pos) {
+                        spans.push(Span {
+                            start: base + sp.start,
+                            end: base + sp.end,
+                            origin: sp.origin,
+                        });
+                    }
+                    text.push_str(arg);
+                    next_arg += 1;
+                    literal_from = j + 1;
+                }
+                _ => return None,
+            }
+        }
+        flush(&mut text, &mut spans, &format[literal_from..]);
+        (next_arg == argv.len() && text == **out).then(|| Prov::Text(Arc::new(spans)))
+    }
+
     fn index_prov(&self, argv: &[Value], provs: &[Prov], result: &Value, pos: usize) -> Prov {
         if let Some(p) = self.trace.and_then(|t| t.path_of(result)) {
             return Prov::Path(p);
@@ -213,7 +286,7 @@ impl State<'_> {
                         _ => return self.at(pos),
                     };
                 }
-                Prov::Path(Arc::from(path))
+                Prov::Path(self.joined(path))
             }
             Some(at @ Prov::At(..)) => at.clone(),
             _ => self.at(pos),

@@ -4,8 +4,10 @@
 //! overwriting, written).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use fluxgate_gotemplate::{Arity, FuncError, Funcs, MapRef, Value};
+use fluxgate_gotemplate::trace::join_key;
+use fluxgate_gotemplate::{Arity, Call, FuncError, Funcs, MAX_DEPTH, MapRef, Value};
 
 use super::{empty, strval};
 
@@ -23,6 +25,18 @@ fn map_arg(a: &[Value], i: usize) -> Result<MapRef, FuncError> {
 
 /// mergo's `Merge` (and with `overwrite`, `WithOverride`) of `src` into `dst`.
 pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
+    mergo_with(dst, src, overwrite, depth, &mut |_, _, _| {});
+}
+
+/// [`mergo`], telling `copied` of each entry other than a map or list it copies from a
+/// map of `src` into a map of `dst` (the maps and the key).
+fn mergo_with(
+    dst: &MapRef,
+    src: &MapRef,
+    overwrite: bool,
+    depth: usize,
+    copied: &mut dyn FnMut(&MapRef, &MapRef, &str),
+) {
     if depth > fluxgate_gotemplate::MAX_DEPTH || std::rc::Rc::ptr_eq(dst, src) {
         return;
     }
@@ -40,7 +54,7 @@ pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
             continue;
         }
         if let (Value::Map(sm), Some(Value::Map(dm))) = (&sv, &dv) {
-            mergo(dm, sm, overwrite, depth + 1);
+            mergo_with(dm, sm, overwrite, depth + 1, copied);
         }
         if let Some(d) = &dv
             && !empty(d)
@@ -54,6 +68,9 @@ pub fn mergo(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) {
             }
         }
         if overwrite || dv.as_ref().is_none_or(empty) {
+            if !matches!(sv, Value::Map(_) | Value::List(_)) {
+                copied(dst, src, &k);
+            }
             dst.borrow_mut().insert(k, sv);
         }
     }
@@ -144,21 +161,36 @@ pub fn add(f: &mut Funcs) {
         ("mergeOverwrite", true),
         ("mustMergeOverwrite", true),
     ] {
-        f.insert(name, Arity::AtLeast(1), move |_, a| {
+        f.insert(name, Arity::AtLeast(1), move |c, a| {
             let dst = map_arg(a, 0)?;
             for i in 1..a.len() {
                 let src = map_arg(a, i)?;
-                mergo(&dst, &src, overwrite, 0);
+                if c.tracing() {
+                    // An entry of a traced map copied into another traced map points at
+                    // where it was set (the user's values merged into the chart defaults).
+                    mergo_with(&dst, &src, overwrite, 0, &mut |d, s, k| {
+                        let (Some(dp), Some(sp)) = (
+                            c.path_of(&Value::Map(d.clone())),
+                            c.path_of(&Value::Map(s.clone())),
+                        ) else {
+                            return;
+                        };
+                        c.alias(join_key(&dp, k), Arc::from(join_key(&sp, k)));
+                    });
+                } else {
+                    mergo(&dst, &src, overwrite, 0);
+                }
             }
             Ok(Value::Map(dst))
         });
     }
     for name in ["deepCopy", "mustDeepCopy"] {
-        f.insert(name, Arity::Exact(1), |_, a| match &a[0] {
+        f.insert(name, Arity::Exact(1), |c, a| match &a[0] {
             // copystructure asks reflect for the type of a nil interface.
             Value::Nil | Value::Missing => {
                 Err("reflect: call of reflect.Value.Type on zero Value".into())
             }
+            v if c.tracing() => Ok(traced_deep_copy(c, v, 0)),
             v => Ok(v.deep_copy()),
         });
     }
@@ -208,4 +240,32 @@ pub fn add(f: &mut Funcs) {
         }
         Ok(def)
     });
+}
+
+/// [`Value::deep_copy`], each map and list of the copy traced as its original is: charts
+/// copy their values (bjw-s' common library merges `deepCopy`s of them into `.Values`), and
+/// what is printed from the copy should still point at the values.
+fn traced_deep_copy(c: &Call<'_, '_>, v: &Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Nil;
+    }
+    let copy = match v {
+        Value::List(l) => Value::list(
+            l.borrow()
+                .iter()
+                .map(|x| traced_deep_copy(c, x, depth + 1))
+                .collect(),
+        ),
+        Value::Map(m) => Value::map(
+            m.borrow()
+                .iter()
+                .map(|(k, x)| (k.clone(), traced_deep_copy(c, x, depth + 1)))
+                .collect(),
+        ),
+        other => return other.clone(),
+    };
+    if let Some(p) = c.path_of(v) {
+        c.trace_as(&copy, p);
+    }
+    copy
 }

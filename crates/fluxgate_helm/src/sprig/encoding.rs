@@ -3,6 +3,7 @@
 //! regular expressions (Go's RE2 syntax, which the `regex` crate shares).
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use base64::Engine as _;
 use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
@@ -10,7 +11,7 @@ use fluxgate_yaml::{Schema, parse_stream};
 use sha2::Digest as _;
 
 use super::{arg_str, strval, to_i64};
-use crate::convert;
+use crate::{convert, roundtrip};
 
 fn s(v: String) -> Result<Value, FuncError> {
     Ok(Value::from(v))
@@ -55,15 +56,20 @@ fn limit(n: i64, len: usize) -> usize {
 }
 
 pub fn add(f: &mut Funcs) {
-    f.insert("toYaml", Arity::Exact(1), |_, a| s(convert::to_yaml(&a[0])));
-    f.insert("mustToYaml", Arity::Exact(1), |_, a| {
-        s(convert::to_yaml(&a[0]))
-    });
-    f.insert("toYamlPretty", Arity::Exact(1), |_, a| {
-        s(convert::to_yaml(&a[0]))
-    });
-    f.insert("fromYaml", Arity::Exact(1), |_, a| {
+    // `toYaml` of a map or list remembers what `fromYaml` reads back (crate::roundtrip).
+    for name in ["toYaml", "mustToYaml", "toYamlPretty"] {
+        f.insert(name, Arity::Exact(1), |c, a| {
+            let text: Rc<str> = Rc::from(convert::to_yaml(&a[0]));
+            roundtrip::record(c, &text, &a[0]);
+            Ok(Value::String(text))
+        });
+    }
+    f.insert("fromYaml", Arity::Exact(1), |c, a| {
         let text = arg_str(a, 0)?;
+        if let Some(v) = roundtrip::lookup(c, &text, false) {
+            debug_assert_round_trip(&text, &v);
+            return Ok(v);
+        }
         Ok(match parse_yaml(&text) {
             Ok(Value::Map(m)) => Value::Map(m),
             Ok(Value::Nil) => Value::empty_map(),
@@ -71,8 +77,12 @@ pub fn add(f: &mut Funcs) {
             Err(e) => error_map(e.0),
         })
     });
-    f.insert("fromYamlArray", Arity::Exact(1), |_, a| {
+    f.insert("fromYamlArray", Arity::Exact(1), |c, a| {
         let text = arg_str(a, 0)?;
+        if let Some(v) = roundtrip::lookup(c, &text, true) {
+            debug_assert_round_trip(&text, &v);
+            return Ok(v);
+        }
         Ok(match parse_yaml(&text) {
             Ok(Value::List(l)) => Value::List(l),
             Ok(Value::Nil) => Value::list(Vec::new()),
@@ -214,6 +224,17 @@ pub fn add(f: &mut Funcs) {
         s(regex::escape(&arg_str(a, 0)?))
     });
     // `urlquery` is Go's builtin (neither sprig nor Helm replaces it).
+}
+
+/// In debug builds (the tests), every round trip is checked against the parse it replaces.
+fn debug_assert_round_trip(text: &str, got: &Value) {
+    if cfg!(debug_assertions) {
+        let parsed = parse_yaml(text);
+        assert!(
+            parsed.as_ref().is_ok_and(|p| roundtrip::identical(p, got)),
+            "toYaml/fromYaml round trip differs from the parse of {text:?}: {got:?} vs {parsed:?}"
+        );
+    }
 }
 
 fn error_map(msg: String) -> Value {

@@ -5,7 +5,7 @@
 
 pub mod crypto;
 mod dicts;
-mod encoding;
+pub(crate) mod encoding;
 mod lists;
 mod math;
 pub mod semver;
