@@ -59,7 +59,7 @@ pub use exec::{Call, Frame, MAX_DEPTH, MissingKey, Template};
 pub use funcs::{
     Arity, ConstKind, Func, FuncBody, FuncError, Funcs, Ty, index, length, query_escape,
 };
-pub use trace::{Origin, Span, Trace, Traced, Tracer};
+pub use trace::{Held, Origin, Slot, Span, Trace, Traced, Tracer};
 pub use value::{ListRef, MapRef, Object, Value};
 
 /// What can go wrong: a parse error or an execution error, each with Go's text and where.

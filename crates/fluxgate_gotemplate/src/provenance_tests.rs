@@ -50,7 +50,38 @@ fn funcs() -> Funcs {
             crate::format::sprint_value(&a[0]).to_uppercase(),
         ))
     });
+    f.insert("dict", Arity::AtLeast(0), |_, a| {
+        Ok(Value::map(
+            a.chunks(2)
+                .map(|p| {
+                    let k = crate::format::sprint_value(&p[0]);
+                    (k, p.get(1).cloned().unwrap_or(Value::Nil))
+                })
+                .collect(),
+        ))
+    });
+    f.insert("set", Arity::Exact(3), |_, a| {
+        if let (Value::Map(m), Some(k)) = (&a[0], a[1].as_str()) {
+            m.borrow_mut().insert(k.to_string(), a[2].clone());
+        }
+        Ok(a[0].clone())
+    });
+    f.insert("list", Arity::AtLeast(0), |_, a| {
+        Ok(Value::list(a.to_vec()))
+    });
+    f.insert("append", Arity::Exact(2), |_, a| {
+        let mut items = match &a[0] {
+            Value::List(l) => l.borrow().clone(),
+            _ => Vec::new(),
+        };
+        items.push(a[1].clone());
+        Ok(Value::list(items))
+    });
     for (name, trace) in [
+        ("dict", Trace::Dict),
+        ("set", Trace::Set),
+        ("list", Trace::List),
+        ("append", Trace::Append),
         ("include", Trace::Include),
         ("tpl", Trace::Tpl),
         ("default", Trace::Choice),
@@ -284,6 +315,34 @@ fn tpl_text_from_values_points_at_the_values() {
     assert_eq!(
         got,
         pairs(&[("v: ", "main:1:1"), ("lit-", "=text"), ("why", "=y")])
+    );
+}
+
+/// A scalar stored in a map or list by `dict`, `set`, `list` or `append` holds its origin:
+/// a field, `index` and `range` read it back; a later `set` of something else forgets it.
+#[test]
+fn maps_and_lists_hold_the_origins_of_their_scalars() {
+    let (_, got) = spans(&[(
+        "main",
+        "{{ $d := dict \"y\" .Values.y \"lit\" \"L\" }}{{ $d.y }} {{ $d.lit }} \
+{{ $_ := set $d \"x\" .Values.m.x }}{{ index $d \"x\" }} \
+{{ $l := append (list .Values.y) .Values.m.x }}{{ range $l }}{{ . }}{{ end }} \
+{{ $_ := set $d \"y\" (printf \"%d\" 1) }}{{ $d.y }}",
+    )]);
+    assert_eq!(
+        got,
+        pairs(&[
+            ("why", "=y"),
+            (" ", "main:1:51"),
+            ("L", "main:1:35"),
+            (" ", "main:1:64"),
+            ("ex", "=m.x"),
+            (" ", "main:1:117"),
+            ("why", "=y"),
+            ("ex", "=m.x"),
+            (" ", "main:1:195"),
+            ("1", "main:1:229"),
+        ])
     );
 }
 

@@ -11,12 +11,20 @@
 //! the evaluation. A function that copies a traced map or list can trace the copy by the
 //! same path ([`Tracer::trace_as`]); a function result that is a traced map or list has its
 //! path.
+//!
+//! A scalar stored in a map or list by a function that knew its origin ([`Trace::Dict`],
+//! [`Trace::Set`], [`Trace::List`], [`Trace::Append`], or a host function through
+//! [`Tracer::hold`]: Helm's `fromYaml` of a traced text) is held by the container's identity
+//! and the slot ([`Held`]), as long as the slot holds that very scalar; reading it back (a
+//! field, `index`, `get`, `dig`, `range`) gives that origin. At most [`Tracer::MAX_COPIES`]
+//! entries are held; those of dead containers go as the table grows.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
+use crate::exec::Source;
 use crate::value::{MAX_DEPTH, Value};
 
 /// Where a piece of output came from.
@@ -75,11 +83,45 @@ pub enum Trace {
     /// with `%s`/`%v` verbs of strings only (`printf "%s:%s" repo tag`), each argument's
     /// piece its origin and the format's text the action's.
     Printf,
+    /// `dig K1 K2 ... DEFAULT M`: found, the path of M extended by the keys (or what its map
+    /// holds for the last key); not found, the default's origin.
+    Dig,
     /// Executes a template (`include NAME DATA`): the spans of what it printed.
     Include,
     /// Executes its first argument as a template (`tpl TEXT DATA`): the spans of what it
     /// printed, its literal text attributed to where the text came from.
     Tpl,
+    /// Builds a map of its pairs of arguments (`dict K V ...`): each scalar entry holds its
+    /// argument's origin ([`Held`]); the map itself is computed.
+    Dict,
+    /// Stores its last argument in the map of its first (`set M K V`), which it returns:
+    /// the entry holds the argument's origin.
+    Set,
+    /// Builds a list of its arguments (`list A B ...`): each scalar item holds its origin.
+    List,
+    /// A new list of its first argument's items and the last argument (`append L X`): the
+    /// items hold the origins they held in L, the new one its argument's.
+    Append,
+}
+
+/// Where a scalar held in a map or a list came from, when what stored it knew: `dict`,
+/// `set`, `list`, `append` of a traced argument, `fromYaml` of a traced text, copies of those.
+/// Reading the entry back (a field, `index`, `get`, `range`) or printing the container with
+/// `toYaml` gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// Printed whole, the scalar is this.
+    Origin(Origin),
+    /// Printed as its text is (a string), its bytes have these origins (relative to it):
+    /// `printf "%s:%s" repo tag` parsed back keeps both pieces.
+    Pieces(Arc<Vec<Span>>),
+}
+
+/// An entry of a map or an item of a list.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Slot {
+    Key(String),
+    Index(usize),
 }
 
 /// The roots whose values are traced, and every map and list below them by identity.
@@ -97,6 +139,92 @@ pub struct Tracer {
     copies: RefCell<Copies>,
     /// Path -> the path its value came from ([`Tracer::alias`]).
     aliases: RefCell<HashMap<String, Arc<str>>>,
+    /// What the scalars of maps and lists were stored from ([`Tracer::hold`]).
+    held: RefCell<HeldTable>,
+}
+
+/// Container pointer -> (the container, held weakly; slot -> (the scalar stored, where it
+/// came from)).
+#[derive(Default)]
+struct HeldTable {
+    table: HashMap<usize, (WeakRef, Slots)>,
+    /// Entries in all containers.
+    count: usize,
+    /// The size under which the table is not swept for dead containers.
+    sweep_at: usize,
+}
+
+/// What the slots of one container hold: (the scalar stored there, where it came from).
+#[derive(Default)]
+struct Slots {
+    keys: HashMap<String, (Value, Stored)>,
+    items: HashMap<usize, (Value, Stored)>,
+}
+
+impl Slots {
+    fn len(&self) -> usize {
+        self.keys.len() + self.items.len()
+    }
+
+    /// Whether the slot was empty.
+    fn insert(&mut self, slot: Slot, entry: (Value, Stored)) -> bool {
+        match slot {
+            Slot::Key(k) => self.keys.insert(k, entry).is_none(),
+            Slot::Index(i) => self.items.insert(i, entry).is_none(),
+        }
+    }
+
+    /// Whether the slot held something.
+    fn remove(&mut self, slot: &Slot) -> bool {
+        match slot {
+            Slot::Key(k) => self.keys.remove(k).is_some(),
+            Slot::Index(i) => self.items.remove(i).is_some(),
+        }
+    }
+}
+
+/// A held origin as stored: one the template computed is worked out when read.
+#[derive(Clone)]
+enum Stored {
+    Held(Held),
+    At(Arc<Source>, usize),
+}
+
+impl Stored {
+    fn get(&self) -> Held {
+        match self {
+            Stored::Held(h) => h.clone(),
+            Stored::At(src, pos) => Held::Origin(src.origin_at(*pos)),
+        }
+    }
+}
+
+/// Whether `v` is a scalar an entry can hold an origin for.
+pub(crate) fn holdable(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::String(_) | Value::Int(_) | Value::Int64(_) | Value::Float(_) | Value::Bool(_)
+    )
+}
+
+/// Whether `a` is the very scalar `b` (a string by its allocation: an equal string stored
+/// later from elsewhere is not it).
+fn same_scalar(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => Rc::ptr_eq(x, y),
+        (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn weak_of(v: &Value) -> Option<WeakRef> {
+    match v {
+        Value::Map(m) => Some(WeakRef::Map(Rc::downgrade(m))),
+        Value::List(l) => Some(WeakRef::List(Rc::downgrade(l))),
+        _ => None,
+    }
 }
 
 #[derive(Default)]
@@ -195,6 +323,125 @@ impl Tracer {
         }
     }
 
+    /// Says that the scalar `v`, stored at `slot` of the map or list `container`, came from
+    /// `held` (`None` forgets what the slot held). At most [`Tracer::MAX_COPIES`] entries are
+    /// held at once; dead containers are dropped as the table grows.
+    pub fn hold(&self, container: &Value, slot: Slot, v: &Value, held: Option<Held>) {
+        self.put(container, slot, v, held.map(Stored::Held));
+    }
+
+    /// [`Tracer::hold`] of what a template wrote or computed at byte `pos` of `src`, its
+    /// origin worked out when read.
+    pub(crate) fn hold_at(
+        &self,
+        container: &Value,
+        slot: Slot,
+        v: &Value,
+        src: Arc<Source>,
+        pos: usize,
+    ) {
+        self.put(container, slot, v, Some(Stored::At(src, pos)));
+    }
+
+    fn put(&self, container: &Value, slot: Slot, v: &Value, stored: Option<Stored>) {
+        let (Some(id), Some(weak)) = (identity(container), weak_of(container)) else {
+            return;
+        };
+        let mut t = self.held.borrow_mut();
+        let Some(stored) = stored.filter(|_| holdable(v)) else {
+            if let Some((_, slots)) = t.table.get_mut(&id)
+                && slots.remove(&slot)
+            {
+                t.count -= 1;
+            }
+            return;
+        };
+        if t.table.len() >= t.sweep_at.max(1024) {
+            t.table.retain(|_, (w, _)| w.alive());
+            t.count = t.table.values().map(|(_, s)| s.len()).sum();
+            t.sweep_at = t.table.len() * 2;
+        }
+        if t.count >= Self::MAX_COPIES {
+            return;
+        }
+        let slots = &mut t
+            .table
+            .entry(id)
+            .or_insert_with(|| (weak, Slots::default()))
+            .1;
+        if slots.insert(slot, (v.clone(), stored)) {
+            t.count += 1;
+        }
+    }
+
+    /// What the scalar `v` at `slot` of `container` came from, if it is still the scalar
+    /// that was stored there with an origin.
+    pub fn held(&self, container: &Value, slot: &Slot, v: &Value) -> Option<Held> {
+        match slot {
+            Slot::Key(k) => self.held_key(container, k, v),
+            Slot::Index(i) => self.held_index(container, *i, v),
+        }
+    }
+
+    /// [`Tracer::held`] at the key `key`.
+    pub fn held_key(&self, container: &Value, key: &str, v: &Value) -> Option<Held> {
+        let t = self.held.borrow();
+        if t.table.is_empty() {
+            return None;
+        }
+        let (_, slots) = t.table.get(&identity(container)?)?;
+        let (stored, held) = slots.keys.get(key)?;
+        same_scalar(stored, v).then(|| held.get())
+    }
+
+    /// [`Tracer::held`] at the index `i`.
+    pub fn held_index(&self, container: &Value, i: usize, v: &Value) -> Option<Held> {
+        let t = self.held.borrow();
+        if t.table.is_empty() {
+            return None;
+        }
+        let (_, slots) = t.table.get(&identity(container)?)?;
+        let (stored, held) = slots.items.get(&i)?;
+        same_scalar(stored, v).then(|| held.get())
+    }
+
+    /// Whether some slot of `container` holds an origin.
+    pub fn holds(&self, container: &Value) -> bool {
+        let t = self.held.borrow();
+        !t.table.is_empty() && identity(container).is_some_and(|id| t.table.contains_key(&id))
+    }
+
+    /// Gives `to` (a copy of `from`, or a container that took some of its entries) what
+    /// `from` held for the slots that hold the same scalars.
+    pub fn copy_held(&self, from: &Value, to: &Value) {
+        let Some(id) = identity(from) else { return };
+        let entries: Vec<(Slot, Value, Stored)> = {
+            let t = self.held.borrow();
+            let Some((_, slots)) = t.table.get(&id) else {
+                return;
+            };
+            let keys = slots
+                .keys
+                .iter()
+                .map(|(k, (v, h))| (Slot::Key(k.clone()), v.clone(), h.clone()));
+            let items = slots
+                .items
+                .iter()
+                .map(|(i, (v, h))| (Slot::Index(*i), v.clone(), h.clone()));
+            keys.chain(items).collect()
+        };
+        for (slot, v, stored) in entries {
+            let current = match (to, &slot) {
+                (Value::Map(m), Slot::Key(k)) => m.borrow().get(k).cloned(),
+                (Value::List(l), Slot::Index(i)) => l.borrow().get(*i).cloned(),
+                _ => None,
+            };
+            if current.is_some_and(|c| same_scalar(&c, &v)) {
+                self.put(to, slot, &v, Some(stored));
+            }
+        }
+    }
+
     /// Traces the map or list `v` (a fresh copy of a value traced as `path`) as `path`,
     /// without what is below it; false when it cannot be (not a map or list, already known,
     /// or [`Tracer::MAX_COPIES`] copies alive).
@@ -231,6 +478,32 @@ fn identity(v: &Value) -> Option<usize> {
         Value::List(l) => Some(Rc::as_ptr(l).cast::<()>() as usize),
         _ => None,
     }
+}
+
+/// `spans` with `top` laid over them: where a span of `top` is, it wins. Both sorted and
+/// not overlapping.
+pub fn overlay(spans: &[Span], top: &[Span]) -> Vec<Span> {
+    let mut out = Vec::with_capacity(spans.len() + top.len() * 2);
+    let mut at = 0;
+    let gap = |out: &mut Vec<Span>, a: usize, b: usize| {
+        if a < b {
+            out.extend(slice_spans(spans, a, b).into_iter().map(|s| Span {
+                start: s.start + a,
+                end: s.end + a,
+                origin: s.origin,
+            }));
+        }
+    };
+    for t in top {
+        if t.start < at || t.start >= t.end {
+            continue;
+        }
+        gap(&mut out, at, t.start);
+        out.push(t.clone());
+        at = t.end;
+    }
+    gap(&mut out, at, spans.last().map_or(at, |s| s.end.max(at)));
+    out
 }
 
 /// `path.key`, a dot in the key written `\.`.

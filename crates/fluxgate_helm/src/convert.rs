@@ -80,6 +80,28 @@ fn base64_std(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
+/// [`to_yaml`], and the byte range of each scalar in the text, in the order they are
+/// written (see [`fluxgate_yaml::emit_node_scalars`]): depth first, keys in go-yaml's order,
+/// an empty map or list as one.
+pub fn to_yaml_scalars(v: &Value) -> (String, Vec<std::ops::Range<usize>>) {
+    let loc = Location::new("toYaml", 0, 0);
+    let node = to_yaml_node(v, &loc, 0);
+    let (mut out, mut ranges) = fluxgate_yaml::emit_node_scalars(
+        &node,
+        EmitOptions {
+            sort_keys: true,
+            origins: false,
+        },
+    );
+    if out.ends_with('\n') {
+        out.pop();
+        for r in &mut ranges {
+            r.end = r.end.min(out.len());
+        }
+    }
+    (out, ranges)
+}
+
 /// Helm's `toYaml`: the YAML text without its final newline.
 pub fn to_yaml(v: &Value) -> String {
     let loc = Location::new("toYaml", 0, 0);

@@ -20,15 +20,29 @@
 //! ```
 //!
 //! Origins cover literal text (its file and line), values reached through field chains,
-//! variables, `with`, `range`, `index`/`get` and functions that pass a value on (`quote`,
-//! `default`, `toYaml`, `nindent`, `b64enc`, ...; see `render::TRACES`), and what `include`
-//! and `tpl` print; `printf` of `%s` verbs keeps each argument's origin. Copies keep the
-//! paths of what they copy: `deepCopy`, and `fromYaml` of what `toYaml` printed (served
+//! variables, `with`, `range`, `index`/`get`/`dig` and functions that pass a value on
+//! (`quote`, `default`, `toYaml`, `nindent`, `b64enc`, ...; see `render::TRACES`), and what
+//! `include` and `tpl` print; `printf` of `%s` verbs keeps each argument's origin. Copies keep
+//! the paths of what they copy: `deepCopy`, and `fromYaml` of what `toYaml` printed (served
 //! without a parse, see [`roundtrip`]); an entry `merge`/`mergeOverwrite` copies from one
-//! traced map into another keeps the path it came from (read by field, `index`, `range`; a
-//! block printed whole by `toYaml` still has the destination map's path). A value that goes through another computing function
-//! (`printf` of numbers, `fromYaml` of a text, a new `dict`) is attributed to the action
-//! that computed it.
+//! traced map into another keeps the path it came from.
+//!
+//! A scalar stored in a map or list keeps its origin too ([`fluxgate_gotemplate::Held`]):
+//! `dict`, `set`, `list`, `append` store their arguments' origins, `merge`, `omit`/`pick` and
+//! `deepCopy` copy them, and `fromYaml` of a text a template printed gives each scalar the
+//! origins of its bytes (a block printed from one values path is traced as that path; a plain
+//! scalar printed in pieces, `image: {{ printf "%s:%s" repo tag }}`, keeps each piece's; see
+//! [`origins`]). Reading the entry back (a field, `index`, `get`, `range`) gives that origin,
+//! and `toYaml` of a map or list that is not traced itself prints each such scalar at its
+//! origin (and each scalar below a traced map at its path). So app-template's containers,
+//! printed by a text template and parsed back, point at the release's values.
+//!
+//! Not traced: a block printed whole by `toYaml` of a traced map has that map's path (what is
+//! below it its YAML path from there), even for entries a merge copied in from elsewhere or a
+//! template `set`; a parsed scalar whose text is not what it parsed to (escapes, folding) and
+//! whose bytes have several origins, what `fromJson` parses, and values other computing
+//! functions make (`printf` of numbers, `concat`, `keys`) are attributed to the action that
+//! computed them.
 //!
 //! Randomness and time are deterministic (see [`sprig::crypto`]): the same release renders
 //! the same text, where Helm prints new values on every run.
@@ -44,6 +58,7 @@ mod chart;
 pub mod convert;
 mod helmignore;
 mod objects;
+pub mod origins;
 mod output;
 mod parsed;
 mod render;

@@ -128,6 +128,11 @@ const TRACES: &[(&[&str], Trace)] = &[
     (&["quote", "squote"], Trace::Quote),
     (&["default", "coalesce", "ternary"], Trace::Choice),
     (&["get"], Trace::Index),
+    (&["dig"], Trace::Dig),
+    (&["dict"], Trace::Dict),
+    (&["set"], Trace::Set),
+    (&["list"], Trace::List),
+    (&["append", "push", "mustAppend", "mustPush"], Trace::Append),
     (&["include"], Trace::Include),
     (&["tpl"], Trace::Tpl),
 ];

@@ -13,7 +13,9 @@
 //! bytes become their base64 text, nil and no value become nil; keys stay sorted), with the
 //! path of each map and list that was traced. A `fromYaml` (`fromYamlArray`) of a recorded
 //! text gets a fresh copy of the snapshot (templates `set` into it), each map and list of the
-//! copy traced as its original was ([`Call::trace_as`]); any other text is parsed.
+//! copy traced as its original was ([`Call::trace_as`]) and each scalar holding what its
+//! original's container held for it ([`Call::hold`]); any other text is parsed (with the
+//! origins of its bytes, see [`crate::origins`]).
 //!
 //! What the round trip cannot reproduce exactly is not recorded: host objects, NaN and the
 //! infinities, a `<<` key (a merge key once parsed), a string printed plain that YAML reads
@@ -32,7 +34,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use fluxgate_gotemplate::{Call, Value};
+use fluxgate_gotemplate::{Call, Held, Slot, Value};
 use fluxgate_yaml::{Schema, Value as Y, go_yaml_key_order, quote_string, resolve_plain};
 
 /// Most texts held.
@@ -55,6 +57,8 @@ enum Snap {
     List(Vec<Snap>, Option<Arc<str>>),
     /// The entries and the path of the traced map it copies.
     Map(BTreeMap<String, Snap>, Option<Arc<str>>),
+    /// A scalar of a map or list that held an origin ([`Held`]).
+    Held(Box<Snap>, Held),
 }
 
 struct Entry {
@@ -138,8 +142,12 @@ pub(crate) fn record(c: &Call<'_, '_>, text: &Rc<str>, v: &Value) {
         return;
     }
     let mut nodes = 0;
-    let path_of = |v: &Value| c.path_of(v);
-    let Some(snap) = snapshot(v, &path_of, 0, &mut nodes) else {
+    let tracing = c.tracing();
+    let look = Look {
+        path_of: &|v| c.path_of(v),
+        held: &|m, slot, x| if tracing { c.held(m, slot, x) } else { None },
+    };
+    let Some(snap) = snapshot(v, &look, 0, &mut nodes) else {
         return;
     };
     // `toYaml` drops the text's final newline: a block string printed last loses its own.
@@ -166,19 +174,36 @@ pub(crate) fn lookup(c: &Call<'_, '_>, text: &str, list: bool) -> Option<Value> 
     #[cfg(test)]
     tests::HITS.with(|h| h.set(h.get() + 1));
     let tracing = c.tracing();
-    Some(thaw(&entry.snap, &|v, p| {
-        if tracing {
-            c.trace_as(v, p);
-        }
-    }))
+    Some(thaw(
+        &entry.snap,
+        &|v, p| {
+            if tracing {
+                c.trace_as(v, p);
+            }
+        },
+        &|m, slot, x, h| c.hold(m, slot, x, Some(h)),
+    ))
 }
 
-fn snapshot(
-    v: &Value,
-    path_of: &dyn Fn(&Value) -> Option<Arc<str>>,
-    depth: usize,
-    nodes: &mut usize,
-) -> Option<Snap> {
+/// What a snapshot asks of the tracer: the path of a map or list, and what a map or list
+/// holds for a scalar at a slot.
+struct Look<'a> {
+    path_of: &'a dyn Fn(&Value) -> Option<Arc<str>>,
+    held: &'a dyn Fn(&Value, &Slot, &Value) -> Option<Held>,
+}
+
+/// `snap` of `x` at `slot` of `container`, wrapped with what the container holds for it.
+fn with_held(look: &Look<'_>, container: &Value, slot: &Slot, x: &Value, snap: Snap) -> Snap {
+    if matches!(snap, Snap::List(..) | Snap::Map(..) | Snap::Nil) {
+        return snap;
+    }
+    match (look.held)(container, slot, x) {
+        Some(h) => Snap::Held(Box::new(snap), h),
+        None => snap,
+    }
+}
+
+fn snapshot(v: &Value, look: &Look<'_>, depth: usize, nodes: &mut usize) -> Option<Snap> {
     *nodes += 1;
     if depth > MAX_NESTING || *nodes > MAX_NODES / 4 {
         return None;
@@ -201,9 +226,13 @@ fn snapshot(
             let items = l
                 .borrow()
                 .iter()
-                .map(|x| snapshot(x, path_of, depth + 1, nodes))
+                .enumerate()
+                .map(|(i, x)| {
+                    let snap = snapshot(x, look, depth + 1, nodes)?;
+                    Some(with_held(look, v, &Slot::Index(i), x, snap))
+                })
                 .collect::<Option<Vec<Snap>>>()?;
-            Snap::List(items, path_of(v))
+            Snap::List(items, (look.path_of)(v))
         }
         Value::Map(m) => {
             let mut out = BTreeMap::new();
@@ -211,9 +240,13 @@ fn snapshot(
                 if k == "<<" || !plain_reads_back(k) {
                     return None;
                 }
-                out.insert(k.clone(), snapshot(x, path_of, depth + 1, nodes)?);
+                let snap = snapshot(x, look, depth + 1, nodes)?;
+                out.insert(
+                    k.clone(),
+                    with_held(look, v, &Slot::Key(k.clone()), x, snap),
+                );
             }
-            Snap::Map(out, path_of(v))
+            Snap::Map(out, (look.path_of)(v))
         }
     })
 }
@@ -242,20 +275,34 @@ fn last_scalar(s: &Snap) -> Option<&Snap> {
             let (_, last) = entries.iter().max_by(|a, b| go_yaml_key_order(a.0, b.0))?;
             last_scalar(last)
         }
+        Snap::Held(inner, _) => last_scalar(inner),
         scalar => Some(scalar),
     }
 }
 
-fn thaw(s: &Snap, trace: &dyn Fn(&Value, Arc<str>)) -> Value {
+/// What [`thaw`] calls to trace a map or list by a path, and to say what a map or list holds
+/// for the scalar at a slot.
+type TraceAs<'a> = &'a dyn Fn(&Value, Arc<str>);
+type Hold<'a> = &'a dyn Fn(&Value, Slot, &Value, Held);
+
+fn thaw(s: &Snap, trace: TraceAs<'_>, hold: Hold<'_>) -> Value {
     match s {
         Snap::Nil => Value::Nil,
         Snap::Bool(b) => Value::Bool(*b),
         Snap::Float(f) => Value::Float(*f),
         Snap::Str(s) => Value::String(s.clone()),
+        Snap::Held(inner, _) => thaw(inner, trace, hold),
         Snap::List(items, path) => {
-            let v = Value::list(items.iter().map(|x| thaw(x, trace)).collect());
+            let v = Value::list(items.iter().map(|x| thaw(x, trace, hold)).collect());
             if let Some(p) = path {
                 trace(&v, p.clone());
+            }
+            if let Value::List(l) = &v {
+                for (i, (x, snap)) in l.borrow().iter().zip(items).enumerate() {
+                    if let Snap::Held(_, h) = snap {
+                        hold(&v, Slot::Index(i), x, h.clone());
+                    }
+                }
             }
             v
         }
@@ -263,11 +310,18 @@ fn thaw(s: &Snap, trace: &dyn Fn(&Value, Arc<str>)) -> Value {
             let v = Value::map(
                 entries
                     .iter()
-                    .map(|(k, x)| (k.clone(), thaw(x, trace)))
+                    .map(|(k, x)| (k.clone(), thaw(x, trace, hold)))
                     .collect(),
             );
             if let Some(p) = path {
                 trace(&v, p.clone());
+            }
+            if let Value::Map(m) = &v {
+                for ((k, x), snap) in m.borrow().iter().zip(entries.values()) {
+                    if let Snap::Held(_, h) = snap {
+                        hold(&v, Slot::Key(k.clone()), x, h.clone());
+                    }
+                }
             }
             v
         }

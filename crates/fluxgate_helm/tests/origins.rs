@@ -85,9 +85,10 @@ fn cilium_origins() {
 
 /// app-template (bjw-s' common library) replaces `.Values` by a `deepCopy` of merged
 /// copies, then rebuilds each controller with `include ... | fromYaml` of what `toYaml`
-/// printed: the Deployment's values still point at their values paths. (The container
-/// fields, `image` and `env`, are printed by a text template that `fromYaml` parses: those
-/// still point at the template.)
+/// printed: the Deployment's values still point at their values paths. Each container is
+/// printed by a text template (`image: {{ printf "%s:%s" repo tag }}`, `env: {{ ... |
+/// nindent 2 }}`) that `fromYaml` parses: its fields keep the origins of their bytes, the
+/// image's repository and tag each their own.
 #[test]
 fn app_template_origins_survive_from_yaml() {
     let Some(corpus) = fluxgate_testkit::corpus("app_template_origins") else {
@@ -104,6 +105,9 @@ fn app_template_origins_survive_from_yaml() {
             "controllers.main.containers.app.image.repository=ghcr.io/acme/demo",
             "controllers.main.containers.app.image.tag=v1.2.3",
             "controllers.main.strategy=RollingUpdate",
+            "controllers.main.containers.app.env.TZ=UTC",
+            "controllers.main.containers.app.ports[0].name=http",
+            "controllers.main.containers.app.ports[0].containerPort=8080",
             "service.main.controller=main",
             "service.main.ports.http.port=8080",
         ]
@@ -149,6 +153,30 @@ fn app_template_origins_survive_from_yaml() {
     assert_eq!(
         origin("Service", "port:", "8080"),
         value("service.main.ports.http.port")
+    );
+    // The container, printed by a text template and parsed back.
+    assert_eq!(
+        origin("Deployment", "image:", "ghcr.io/acme/demo"),
+        value("controllers.main.containers.app.image.repository")
+    );
+    assert_eq!(
+        origin("Deployment", "image:", "v1.2.3"),
+        value("controllers.main.containers.app.image.tag")
+    );
+    assert!(
+        matches!(
+            origin("Deployment", "ghcr.io/acme/demo", ":"),
+            SpanOrigin::Template { .. }
+        ),
+        "the `:` is printf's"
+    );
+    assert_eq!(
+        origin("Deployment", "- name: TZ", "UTC"),
+        value("controllers.main.containers.app.env.TZ")
+    );
+    assert_eq!(
+        origin("Deployment", "containerPort:", "8080"),
+        value("controllers.main.containers.app.ports[0].containerPort")
     );
     // Text that the library writes stays the template's.
     assert!(matches!(

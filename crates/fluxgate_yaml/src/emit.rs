@@ -3,7 +3,9 @@
 //! that would read back as another type is double-quoted; one that cannot be plain is
 //! single-quoted).
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use crate::node::{Node, Value, format_float};
 
@@ -26,6 +28,22 @@ pub fn emit_docs(docs: &[Node], opts: EmitOptions) -> String {
         out.push_str(&emit_node(d, opts));
     }
     out
+}
+
+thread_local! {
+    /// Where [`emit_node_scalars`] collects the range of each scalar written.
+    static SCALARS: RefCell<Option<Vec<Range<usize>>>> = const { RefCell::new(None) };
+}
+
+/// [`emit_node`], and the byte range of each scalar in the text in the order they are
+/// written: depth first, mapping entries in their emitted order (sorted with
+/// `sort_keys`), an empty mapping or sequence (`{}`, `[]`) as a scalar.
+#[must_use]
+pub fn emit_node_scalars(node: &Node, opts: EmitOptions) -> (String, Vec<Range<usize>>) {
+    let previous = SCALARS.with(|s| s.replace(Some(Vec::new())));
+    let text = emit_node(node, opts);
+    let ranges = SCALARS.with(|s| s.replace(previous)).unwrap_or_default();
+    (text, ranges)
 }
 
 /// Writes one document.
@@ -201,6 +219,7 @@ fn write_scalar(out: &mut String, node: &Node, indent: usize, opts: EmitOptions)
         && literal_allowed(s)
     {
         // A comment may follow a block scalar's header, not its last line.
+        let start = out.len();
         let mut block = String::new();
         write_literal(&mut block, s, indent);
         let (header, body) = block.split_once('\n').unwrap_or((&block, ""));
@@ -208,12 +227,24 @@ fn write_scalar(out: &mut String, node: &Node, indent: usize, opts: EmitOptions)
         out.push_str(origin);
         out.push('\n');
         out.push_str(body);
+        wrote_scalar(start..out.len());
         return;
     }
+    let start = out.len();
     write_plain_scalar(out, node, indent);
+    wrote_scalar(start..out.len());
     if let Some(origin) = origin {
         out.push_str(&origin);
     }
+}
+
+/// Notes where a scalar was written, when [`emit_node_scalars`] asks.
+fn wrote_scalar(r: Range<usize>) {
+    SCALARS.with(|s| {
+        if let Some(ranges) = s.borrow_mut().as_mut() {
+            ranges.push(r);
+        }
+    });
 }
 
 fn write_plain_scalar(out: &mut String, node: &Node, indent: usize) {

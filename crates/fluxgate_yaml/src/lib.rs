@@ -23,7 +23,11 @@ mod parse;
 mod scalar;
 
 pub use comments::Comments;
-pub use emit::{EmitOptions, emit_docs, emit_node, go_yaml_key_order, quote_string};
+pub use emit::{
+    EmitOptions, emit_docs, emit_node, emit_node_scalars, go_yaml_key_order, quote_string,
+};
 pub use node::{Map, Node, Value, format_float};
-pub use parse::{MAX_DEPTH, NODE_BUDGET, Stream, parse_one, parse_stream};
+pub use parse::{
+    MAX_DEPTH, NODE_BUDGET, Ranges, Stream, parse_one, parse_stream, parse_stream_ranges,
+};
 pub use scalar::{Schema, resolve_plain};

@@ -42,8 +42,27 @@ impl Stream {
 /// Parses every document of `text`, naming locations after `file`.
 #[must_use]
 pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
+    parse_stream_inner(file, text, schema, false).0
+}
+
+/// [`parse_stream`], and where each node was written in bytes of `text` ([`Ranges`]); none
+/// when the text parses only once rewritten (see [`crate::lenient`]) or not at all.
+#[must_use]
+pub fn parse_stream_ranges(file: &str, text: &str, schema: Schema) -> (Stream, Option<Ranges>) {
+    parse_stream_inner(file, text, schema, true)
+}
+
+fn parse_stream_inner(
+    file: &str,
+    text: &str,
+    schema: Schema,
+    ranges: bool,
+) -> (Stream, Option<Ranges>) {
     let file: Arc<str> = Arc::from(file);
     let mut builder = Builder::new(text, file.clone(), schema, None);
+    if ranges {
+        builder.ranges = Some(HashMap::new());
+    }
     let mut docs = Vec::new();
     if let Err(e) = builder.stream(&mut docs) {
         if (lenient::is_relaxable(&e.message)
@@ -51,13 +70,61 @@ pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
             || text.contains('*'))
             && let Some(stream) = parse_relaxed(text, &file, schema)
         {
-            return stream;
+            return (stream, None);
         }
         builder.diagnostics.push(e.into_diagnostic(&file));
+        return (
+            Stream {
+                docs,
+                diagnostics: builder.diagnostics,
+            },
+            None,
+        );
     }
-    Stream {
-        docs,
-        diagnostics: builder.diagnostics,
+    let ranges = builder.ranges.take().map(|starts| Ranges {
+        starts,
+        bytes: (!text.is_ascii()).then(|| {
+            text.char_indices()
+                .map(|(i, _)| i)
+                .chain([text.len()])
+                .collect()
+        }),
+    });
+    (
+        Stream {
+            docs,
+            diagnostics: builder.diagnostics,
+        },
+        ranges,
+    )
+}
+
+/// Where the nodes of a parse were written: for a scalar the bytes of its text as written
+/// (quotes, block header and indentation included), for a sequence or a mapping where it
+/// starts. A node copied by an alias or a merge key is found at its anchor's text.
+#[derive(Debug, Default)]
+pub struct Ranges {
+    /// (line, column, kind) of a node's [`Node::loc`] -> its range in characters.
+    starts: NodeStarts,
+    /// Character index -> byte offset, when the text is not ASCII.
+    bytes: Option<Vec<usize>>,
+}
+
+impl Ranges {
+    /// The byte range of `node` in the parsed text (empty for a sequence or a mapping: where
+    /// it starts).
+    #[must_use]
+    pub fn of(&self, node: &Node) -> Option<std::ops::Range<usize>> {
+        let kind = match node.value {
+            Value::Seq(_) => 1,
+            Value::Map(_) => 2,
+            _ => 0,
+        };
+        let &(start, end) = self.starts.get(&(node.loc.line, node.loc.column, kind))?;
+        match &self.bytes {
+            None => Some(start..end),
+            Some(b) => Some(*b.get(start)?..*b.get(end)?),
+        }
     }
 }
 
@@ -152,7 +219,12 @@ struct Builder<'a> {
     /// When the text does not end with a line break: its length in characters, and whether
     /// its last line is blank, and then its width.
     unterminated_end: Option<(usize, Option<usize>)>,
+    /// Where each node starts and ends, when asked ([`Ranges`]).
+    ranges: Option<NodeStarts>,
 }
+
+/// (line, column, kind) of a node -> its range in characters ([`Ranges`]).
+type NodeStarts = HashMap<(u32, u32, u8), (usize, usize)>;
 
 fn pos(span: &Span) -> (u32, u32) {
     (span.start.line() as u32, span.start.col() as u32 + 1)
@@ -175,6 +247,7 @@ impl<'a> Builder<'a> {
             diagnostics: Vec::new(),
             relaxed,
             evidence: None,
+            ranges: None,
             unterminated_end: (!text.ends_with(['\n', '\r'])).then(|| {
                 let last = text.rsplit('\n').next().unwrap_or(text);
                 let blank = last.chars().all(|c| c == ' ');
@@ -288,6 +361,19 @@ impl<'a> Builder<'a> {
         }
         self.spend(1, &span)?;
         let loc = self.loc(&span);
+        if let Some(ranges) = &mut self.ranges {
+            let (kind, end) = match ev {
+                OwnedEvent::Scalar(..) => (0, span.end.index()),
+                OwnedEvent::SeqStart(..) => (1, span.start.index()),
+                OwnedEvent::MapStart(..) => (2, span.start.index()),
+                OwnedEvent::Alias(_) | OwnedEvent::Other => (3, 0),
+            };
+            if kind < 3 {
+                ranges
+                    .entry((loc.line, loc.column, kind))
+                    .or_insert((span.start.index(), end));
+            }
+        }
         match ev {
             OwnedEvent::Alias(id) => {
                 let Some(n) = self.anchors.get(&id) else {
@@ -568,6 +654,23 @@ mod tests {
         let s = parse_stream("t.yaml", text, Schema::Kube);
         assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
         s.docs.into_iter().next().expect("a document")
+    }
+
+    #[test]
+    fn ranges_are_bytes_of_the_text() {
+        let text = "a:\n  - é: \"x y\"\n    p: 80\nb: plain text # c\n";
+        let (s, ranges) = parse_stream_ranges("t.yaml", text, Schema::GoYamlV2);
+        let ranges = ranges.expect("ranges");
+        let doc = &s.docs[0];
+        let at = |n: &Node| &text[ranges.of(n).unwrap()];
+        let item = &doc.get("a").unwrap().as_seq().unwrap()[0];
+        assert_eq!(at(item.get("é").unwrap()), "\"x y\"");
+        assert_eq!(at(item.get("p").unwrap()), "80");
+        assert_eq!(at(doc.get("b").unwrap()), "plain text");
+        let r = ranges.of(item).unwrap();
+        assert_eq!(&text[r.start..r.start + 2], "é");
+        let r = ranges.of(doc.get("a").unwrap()).unwrap();
+        assert!(text[r.start..].starts_with("- é"));
     }
 
     #[test]

@@ -8,12 +8,16 @@ use super::{At, Failure, R, State, run};
 use crate::ast::{Arg, Command, Pipe};
 use crate::format::quote;
 use crate::funcs::{Arity, ConstKind, Func, FuncError};
-use crate::trace::{Trace, Traced};
+use crate::trace::{Held, Slot, Span, Trace, Traced};
 use crate::value::Value;
 
 /// The context a function gets: it can execute other templates, as `include` and `tpl` do.
 pub struct Call<'s, 'a> {
     state: &'s mut State<'a>,
+    /// The origins of the arguments (none without a tracer).
+    provs: &'s [Prov],
+    /// Where the call is in the template.
+    pos: usize,
 }
 
 impl Call<'_, '_> {
@@ -91,6 +95,60 @@ impl Call<'_, '_> {
     pub fn alias(&self, path: String, from: Arc<str>) {
         if let Some(t) = self.state.trace {
             t.alias(path, from);
+        }
+    }
+
+    /// The origins of the bytes of argument `i`, a string (none without a tracer): what
+    /// printing it here would give.
+    pub fn arg_spans(&self, i: usize, text: &str) -> Option<Vec<Span>> {
+        let prov = self.provs.get(i)?;
+        Some(self.state.spans_of(text, prov, self.pos))
+    }
+
+    /// Gives the origins of pieces of the string the function returns (relative to it); the
+    /// rest has the origin it would have had.
+    pub fn set_spans(&mut self, spans: Vec<Span>) {
+        if self.state.trace.is_some() {
+            self.state.pending.result = Some(spans);
+        }
+    }
+
+    /// Says that the scalar `v` at `slot` of `container` came from `held`
+    /// ([`crate::Tracer::hold`]).
+    pub fn hold(&self, container: &Value, slot: Slot, v: &Value, held: Option<Held>) {
+        if let Some(t) = self.state.trace {
+            t.hold(container, slot, v, held);
+        }
+    }
+
+    /// What `container` holds for the scalar `v` at `slot` ([`crate::Tracer::held`]).
+    pub fn held(&self, container: &Value, slot: &Slot, v: &Value) -> Option<Held> {
+        self.state.trace?.held(container, slot, v)
+    }
+
+    /// [`Call::held`] at the key `key`.
+    pub fn held_key(&self, container: &Value, key: &str, v: &Value) -> Option<Held> {
+        self.state.trace?.held_key(container, key, v)
+    }
+
+    /// Whether some slot of `container` holds an origin ([`crate::Tracer::holds`]).
+    pub fn holds(&self, container: &Value) -> bool {
+        self.state.trace.is_some_and(|t| t.holds(container))
+    }
+
+    /// Gives `to` what `from` held for the same scalars ([`crate::Tracer::copy_held`]).
+    pub fn copy_held(&self, from: &Value, to: &Value) {
+        if let Some(t) = self.state.trace {
+            t.copy_held(from, to);
+        }
+    }
+
+    /// `path`, or where its value came from when a merge said so
+    /// ([`crate::Tracer::resolve_alias`]).
+    pub fn resolve_alias(&self, path: String) -> Arc<str> {
+        match self.state.trace {
+            Some(t) => t.resolve_alias(path),
+            None => Arc::from(path),
         }
     }
 
@@ -202,7 +260,7 @@ impl State<'_> {
                 "error calling len: reflect: call of reflect.Value.Type on zero Value",
             ));
         }
-        match self.call(&func, &argv) {
+        match self.call(&func, &argv, &provs, cmd.pos) {
             Ok(v) => {
                 let prov = if tracing {
                     self.pending.dot = Prov::None;
@@ -221,14 +279,25 @@ impl State<'_> {
         }
     }
 
-    fn call(&mut self, func: &Func, argv: &[Value]) -> Result<Value, FuncError> {
-        let mut call = Call { state: self };
+    fn call(
+        &mut self,
+        func: &Func,
+        argv: &[Value],
+        provs: &[Prov],
+        pos: usize,
+    ) -> Result<Value, FuncError> {
+        let mut call = Call {
+            state: self,
+            provs,
+            pos,
+        };
         (func.body)(&mut call, argv)
     }
 
     /// Hands a function that executes templates the origins of its data and text.
     fn before_call(&mut self, trace: Trace, argv: &[Value], provs: &[Prov], pos: usize) {
         self.pending.output = None;
+        self.pending.result = None;
         if !matches!(trace, Trace::Include | Trace::Tpl) {
             return;
         }

@@ -174,6 +174,7 @@ impl State<'_> {
             let is_last = i == last;
             let has_args = is_last && (!args.is_empty() || fin.is_some());
             let err = |s: &State, msg: String| s.error(touched, &msg);
+            let parent = if tracing { cur.clone() } else { Value::Missing };
             let call_err = |s: &State, msg: String| {
                 s.error(
                     At {
@@ -211,7 +212,7 @@ impl State<'_> {
                         cur = method(&recv, &argv)
                             .map_err(|e| call_err(self, format!("error calling {name}: {e}")))?;
                         if tracing {
-                            prov = self.step_prov(&prov, name, &cur);
+                            prov = self.step_prov(&prov, &recv, name, &cur);
                         }
                         from_map = true;
                         continue;
@@ -288,7 +289,7 @@ impl State<'_> {
                 }
             };
             if tracing {
-                prov = self.step_prov(&prov, name, &cur);
+                prov = self.step_prov(&prov, &parent, name, &cur);
             }
             from_map = true;
         }

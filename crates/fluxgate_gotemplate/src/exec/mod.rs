@@ -185,6 +185,8 @@ struct Pending {
     output: Option<Traced>,
     /// The steps of the last execution's error.
     frames: Vec<Frame>,
+    /// The spans a function gave for pieces of the text it returned ([`Call::set_spans`]).
+    result: Option<Vec<Span>>,
 }
 
 /// Executes `t` of `set` with `data` (whose origin is `dot_prov`) at call depth `depth`.

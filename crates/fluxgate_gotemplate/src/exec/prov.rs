@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use super::{Source, State};
-use crate::trace::{Origin, Span, Trace, join_index, join_key, map_edit};
+use crate::trace::{
+    Held, Origin, Slot, Span, Trace, holdable, join_index, join_key, map_edit, overlay,
+};
 use crate::value::Value;
 
 /// Where a value came from.
@@ -21,6 +23,19 @@ pub(crate) enum Prov {
     At(Arc<Source>, usize),
     /// A string whose bytes have origins of their own (what `include` printed).
     Text(Arc<Vec<Span>>),
+    /// A scalar a map or list held with this origin ([`Held::Origin`] of a template).
+    Origin(Origin),
+}
+
+impl Prov {
+    /// The origin a scalar held as `held` has.
+    fn of_held(held: Held) -> Prov {
+        match held {
+            Held::Origin(Origin::Value { path }) => Prov::Path(path),
+            Held::Origin(o) => Prov::Origin(o),
+            Held::Pieces(spans) => Prov::Text(spans),
+        }
+    }
 }
 
 /// A value and its origin.
@@ -52,15 +67,108 @@ impl State<'_> {
         }
     }
 
-    /// The origin of `v`, the entry `key` of a value of origin `prev`.
-    pub(super) fn step_prov(&self, prev: &Prov, key: &str, v: &Value) -> Prov {
+    /// What `container` holds for the scalar `v` at `slot` ([`crate::Tracer::held`]).
+    fn held_prov(&self, container: &Value, slot: &Slot, v: &Value) -> Option<Prov> {
+        if !holdable(v) {
+            return None;
+        }
+        self.trace?.held(container, slot, v).map(Prov::of_held)
+    }
+
+    /// [`State::held_prov`] at a key.
+    fn held_key_prov(&self, container: &Value, key: &str, v: &Value) -> Option<Prov> {
+        if !holdable(v) {
+            return None;
+        }
+        self.trace?.held_key(container, key, v).map(Prov::of_held)
+    }
+
+    /// The origin of `v`, the entry `key` of `parent`, a value of origin `prev`.
+    pub(super) fn step_prov(&self, prev: &Prov, parent: &Value, key: &str, v: &Value) -> Prov {
         if let Some(p) = self.trace.and_then(|t| t.path_of(v)) {
             return Prov::Path(p);
         }
+        if let Some(p) = self.held_key_prov(parent, key, v) {
+            return p;
+        }
         match prev {
             Prov::Path(p) => Prov::Path(self.joined(join_key(p, key))),
-            Prov::At(..) => prev.clone(),
+            Prov::At(..) | Prov::Origin(_) => prev.clone(),
             Prov::None | Prov::Text(_) => Prov::None,
+        }
+    }
+
+    /// What a function of trace `trace` stored, called with `argv` of origins `provs`,
+    /// returning `result`: the origins its map or list holds ([`crate::Tracer::hold`]).
+    fn hold_stored(
+        &self,
+        trace: Trace,
+        argv: &[Value],
+        provs: &[Prov],
+        result: &Value,
+        pos: usize,
+    ) {
+        let Some(t) = self.trace else { return };
+        let hold = |container: &Value, slot: Slot, i: usize| match &provs[i] {
+            Prov::At(src, at) => t.hold_at(container, slot, &argv[i], src.clone(), *at),
+            prov => t.hold(container, slot, &argv[i], self.held_of(&argv[i], prov, pos)),
+        };
+        match trace {
+            Trace::Dict => {
+                for i in (0..argv.len().saturating_sub(1)).step_by(2) {
+                    if let (Value::String(k), true) = (&argv[i], holdable(&argv[i + 1])) {
+                        hold(result, Slot::Key(k.to_string()), i + 1);
+                    }
+                }
+            }
+            Trace::Set => {
+                if let [m, Value::String(k), _] = argv {
+                    hold(m, Slot::Key(k.to_string()), 2);
+                }
+            }
+            Trace::List => {
+                for (i, v) in argv.iter().enumerate() {
+                    if holdable(v) {
+                        hold(result, Slot::Index(i), i);
+                    }
+                }
+            }
+            Trace::Append => {
+                if let ([l, x], Value::List(items)) = (argv, result) {
+                    t.copy_held(l, result);
+                    let n = items.borrow().len();
+                    if n > 0 && holdable(x) {
+                        hold(result, Slot::Index(n - 1), 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What a scalar `v` of origin `prov`, stored by the action at `pos`, holds.
+    fn held_of(&self, v: &Value, prov: &Prov, pos: usize) -> Option<Held> {
+        if !holdable(v) {
+            return None;
+        }
+        match prov {
+            Prov::None => None,
+            Prov::Path(p) => Some(Held::Origin(Origin::Value { path: p.clone() })),
+            Prov::At(src, at) => Some(Held::Origin(src.origin_at(*at))),
+            Prov::Origin(o) => Some(Held::Origin(o.clone())),
+            Prov::Text(_) => {
+                let Value::String(text) = v else {
+                    return None;
+                };
+                let spans = self.spans_of(text, prov, pos);
+                match spans.as_slice() {
+                    [one] if one.start == 0 && one.end == text.len() => {
+                        Some(Held::Origin(one.origin.clone()))
+                    }
+                    [] => None,
+                    _ => Some(Held::Pieces(Arc::new(spans))),
+                }
+            }
         }
     }
 
@@ -76,12 +184,20 @@ impl State<'_> {
         if let Some(p) = self.trace.and_then(|t| t.path_of(elem)) {
             return Prov::Path(p);
         }
+        let held = match (container, key) {
+            (Value::List(_), _) => self.held_prov(container, &Slot::Index(i), elem),
+            (Value::Map(_), Value::String(k)) => self.held_key_prov(container, k, elem),
+            _ => None,
+        };
+        if let Some(p) = held {
+            return p;
+        }
         match (prev, container, key) {
             (Prov::Path(p), Value::List(_), _) => Prov::Path(Arc::from(join_index(p, i))),
             (Prov::Path(p), Value::Map(_), Value::String(k)) => {
                 Prov::Path(self.joined(join_key(p, k)))
             }
-            (Prov::At(..), Value::List(_) | Value::Map(_), _) => prev.clone(),
+            (Prov::At(..) | Prov::Origin(_), Value::List(_) | Value::Map(_), _) => prev.clone(),
             _ => Prov::None,
         }
     }
@@ -91,6 +207,7 @@ impl State<'_> {
         match prov {
             Prov::Path(p) => Origin::Value { path: p.clone() },
             Prov::At(src, at) => src.origin_at(*at),
+            Prov::Origin(o) => o.clone(),
             Prov::None | Prov::Text(_) => self.tmpl.src.origin_at(pos),
         }
     }
@@ -139,8 +256,35 @@ impl State<'_> {
         result: &Value,
         pos: usize,
     ) -> Prov {
+        let prov = self.result_prov_of(trace, argv, provs, result, pos);
+        // A function that said where the pieces of its text came from (`toYaml` of a map
+        // holding traced scalars): those, over what the result is otherwise.
+        match (self.pending.result.take(), result) {
+            (Some(top), Value::String(text)) => {
+                let base = self.spans_of(text, &prov, pos);
+                Prov::Text(Arc::new(overlay(&base, &top)))
+            }
+            _ => prov,
+        }
+    }
+
+    fn result_prov_of(
+        &mut self,
+        trace: Trace,
+        argv: &[Value],
+        provs: &[Prov],
+        result: &Value,
+        pos: usize,
+    ) -> Prov {
         let last = argv.len().wrapping_sub(1);
         match trace {
+            Trace::Dict | Trace::Set | Trace::List | Trace::Append => {
+                self.hold_stored(trace, argv, provs, result, pos);
+                match self.trace.and_then(|t| t.path_of(result)) {
+                    Some(p) => Prov::Path(p),
+                    None => self.at(pos),
+                }
+            }
             // A traced map or list a function returned (`fromYaml` of a traced map's
             // `toYaml`, `first` of a traced list) is reached by its path.
             Trace::Computed => match self.trace.and_then(|t| t.path_of(result)) {
@@ -168,6 +312,7 @@ impl State<'_> {
                 }
             }
             Trace::Index => self.index_prov(argv, provs, result, pos),
+            Trace::Dig => self.dig_prov(argv, provs, result, pos),
             Trace::Include | Trace::Tpl => {
                 let out = self.pending.output.take();
                 match (out, result) {
@@ -270,9 +415,47 @@ impl State<'_> {
         (next_arg == argv.len() && text == **out).then(|| Prov::Text(Arc::new(spans)))
     }
 
+    fn dig_prov(&self, argv: &[Value], provs: &[Prov], result: &Value, pos: usize) -> Prov {
+        let n = argv.len();
+        if n < 3 {
+            return self.at(pos);
+        }
+        let mut prov = match provs.get(n - 1) {
+            None | Some(Prov::None) => self.known(&argv[n - 1]),
+            Some(p) => p.clone(),
+        };
+        let mut cur = argv[n - 1].clone();
+        for k in &argv[..n - 2] {
+            let next = match (k, &cur) {
+                (Value::String(k), Value::Map(m)) => m.borrow().get(&**k).cloned(),
+                _ => None,
+            };
+            let (Some(next), Value::String(k)) = (next, k) else {
+                // Not found: the default.
+                return self.pass(Trace::Last, argv, provs, n - 2, result, pos);
+            };
+            prov = self.step_prov(&prov, &cur, k, &next);
+            cur = next;
+        }
+        match prov {
+            Prov::None => self.at(pos),
+            p => p,
+        }
+    }
+
     fn index_prov(&self, argv: &[Value], provs: &[Prov], result: &Value, pos: usize) -> Prov {
         if let Some(p) = self.trace.and_then(|t| t.path_of(result)) {
             return Prov::Path(p);
+        }
+        let held = match argv {
+            [m, Value::String(k)] => self.held_key_prov(m, k, result),
+            [m, Value::Int(i) | Value::Int64(i)] => usize::try_from(*i)
+                .ok()
+                .and_then(|i| self.held_prov(m, &Slot::Index(i), result)),
+            _ => None,
+        };
+        if let Some(p) = held {
+            return p;
         }
         match provs.first() {
             Some(Prov::Path(base)) => {
@@ -288,7 +471,7 @@ impl State<'_> {
                 }
                 Prov::Path(self.joined(path))
             }
-            Some(at @ Prov::At(..)) => at.clone(),
+            Some(at @ (Prov::At(..) | Prov::Origin(_))) => at.clone(),
             _ => self.at(pos),
         }
     }

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use fluxgate_gotemplate::trace::join_key;
-use fluxgate_gotemplate::{Arity, Call, FuncError, Funcs, MAX_DEPTH, MapRef, Value};
+use fluxgate_gotemplate::{
+    Arity, Call, FuncError, Funcs, Held, MAX_DEPTH, MapRef, Origin, Slot, Value,
+};
 
 use super::{empty, strval};
 
@@ -133,7 +135,7 @@ pub fn add(f: &mut Funcs) {
             map_arg(a, 0)?.borrow().values().cloned().collect(),
         ))
     });
-    f.insert("pick", Arity::AtLeast(1), |_, a| {
+    f.insert("pick", Arity::AtLeast(1), |c, a| {
         let m = map_arg(a, 0)?;
         let mut out = BTreeMap::new();
         for k in &a[1..] {
@@ -142,18 +144,22 @@ pub fn add(f: &mut Funcs) {
                 out.insert(k, v.clone());
             }
         }
-        Ok(Value::map(out))
+        let out = Value::map(out);
+        hold_copied(c, &a[0], &out);
+        Ok(out)
     });
-    f.insert("omit", Arity::AtLeast(1), |_, a| {
+    f.insert("omit", Arity::AtLeast(1), |c, a| {
         let m = map_arg(a, 0)?;
         let drop: Vec<String> = a[1..].iter().map(strval).collect();
-        Ok(Value::map(
+        let out = Value::map(
             m.borrow()
                 .iter()
                 .filter(|(k, _)| !drop.contains(k))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
-        ))
+        );
+        hold_copied(c, &a[0], &out);
+        Ok(out)
     });
     for (name, overwrite) in [
         ("merge", false),
@@ -167,15 +173,24 @@ pub fn add(f: &mut Funcs) {
                 let src = map_arg(a, i)?;
                 if c.tracing() {
                     // An entry of a traced map copied into another traced map points at
-                    // where it was set (the user's values merged into the chart defaults).
+                    // where it was set (the user's values merged into the chart defaults);
+                    // a scalar copied into any map holds where it came from.
                     mergo_with(&dst, &src, overwrite, 0, &mut |d, s, k| {
-                        let (Some(dp), Some(sp)) = (
-                            c.path_of(&Value::Map(d.clone())),
-                            c.path_of(&Value::Map(s.clone())),
-                        ) else {
-                            return;
-                        };
-                        c.alias(join_key(&dp, k), Arc::from(join_key(&sp, k)));
+                        let (d, s) = (Value::Map(d.clone()), Value::Map(s.clone()));
+                        let Some(v) = s.get(k) else { return };
+                        let slot = Slot::Key(k.to_string());
+                        let sp = c.path_of(&s);
+                        let held = c.held(&s, &slot, &v).or_else(|| {
+                            sp.as_ref().map(|sp| {
+                                Held::Origin(Origin::Value {
+                                    path: c.resolve_alias(join_key(sp, k)),
+                                })
+                            })
+                        });
+                        c.hold(&d, slot, &v, held);
+                        if let (Some(dp), Some(sp)) = (c.path_of(&d), sp) {
+                            c.alias(join_key(&dp, k), Arc::from(join_key(&sp, k)));
+                        }
                     });
                 } else {
                     mergo(&dst, &src, overwrite, 0);
@@ -267,5 +282,28 @@ fn traced_deep_copy(c: &Call<'_, '_>, v: &Value, depth: usize) -> Value {
     if let Some(p) = c.path_of(v) {
         c.trace_as(&copy, p);
     }
+    c.copy_held(v, &copy);
     copy
+}
+
+/// `to` took entries of the map `from` (`pick`, `omit`): each scalar it took holds what it
+/// held in `from`, or its path there when `from` is traced.
+fn hold_copied(c: &Call<'_, '_>, from: &Value, to: &Value) {
+    if !c.tracing() {
+        return;
+    }
+    if let (Some(p), Value::Map(m)) = (c.path_of(from), to) {
+        for (k, x) in m.borrow().iter() {
+            if !matches!(
+                x,
+                Value::Map(_) | Value::List(_) | Value::Nil | Value::Missing
+            ) {
+                let origin = Origin::Value {
+                    path: c.resolve_alias(join_key(&p, k)),
+                };
+                c.hold(to, Slot::Key(k.clone()), x, Some(Held::Origin(origin)));
+            }
+        }
+    }
+    c.copy_held(from, to);
 }

@@ -7,11 +7,11 @@ use std::rc::Rc;
 
 use base64::Engine as _;
 use fluxgate_gotemplate::{Arity, FuncError, Funcs, Value};
-use fluxgate_yaml::{Schema, parse_stream};
+use fluxgate_yaml::{Schema, Stream, parse_stream};
 use sha2::Digest as _;
 
 use super::{arg_str, strval, to_i64};
-use crate::{convert, roundtrip};
+use crate::{convert, origins, roundtrip};
 
 fn s(v: String) -> Result<Value, FuncError> {
     Ok(Value::from(v))
@@ -20,7 +20,11 @@ fn s(v: String) -> Result<Value, FuncError> {
 /// `sigs.k8s.io/yaml.Unmarshal` of `text` into `interface{}`: the first document, YAML 1.1
 /// scalars (go-yaml v2), numbers as float64; `Err` with a message on bad YAML.
 pub fn parse_yaml(text: &str) -> Result<Value, FuncError> {
-    let stream = parse_stream("fromYaml", text, Schema::GoYamlV2);
+    yaml_value(text, &parse_stream("fromYaml", text, Schema::GoYamlV2))
+}
+
+/// [`parse_yaml`] of `text` parsed as `stream`.
+pub(crate) fn yaml_value(text: &str, stream: &Stream) -> Result<Value, FuncError> {
     if let Some(d) = stream.diagnostics.first() {
         // go-yaml's text: `yaml: line N: PROBLEM` (libyaml's problem without its context).
         let msg = d
@@ -59,8 +63,12 @@ pub fn add(f: &mut Funcs) {
     // `toYaml` of a map or list remembers what `fromYaml` reads back (crate::roundtrip).
     for name in ["toYaml", "mustToYaml", "toYamlPretty"] {
         f.insert(name, Arity::Exact(1), |c, a| {
-            let text: Rc<str> = Rc::from(convert::to_yaml(&a[0]));
+            let (text, spans) = origins::to_yaml(c, &a[0]);
+            let text: Rc<str> = Rc::from(text);
             roundtrip::record(c, &text, &a[0]);
+            if let Some(spans) = spans {
+                c.set_spans(spans);
+            }
             Ok(Value::String(text))
         });
     }
@@ -70,7 +78,7 @@ pub fn add(f: &mut Funcs) {
             debug_assert_round_trip(&text, &v);
             return Ok(v);
         }
-        Ok(match parse_yaml(&text) {
+        Ok(match origins::from_yaml(c, &text) {
             Ok(Value::Map(m)) => Value::Map(m),
             Ok(Value::Nil) => Value::empty_map(),
             Ok(other) => error_map(format!("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_kind(&other))),
@@ -83,7 +91,7 @@ pub fn add(f: &mut Funcs) {
             debug_assert_round_trip(&text, &v);
             return Ok(v);
         }
-        Ok(match parse_yaml(&text) {
+        Ok(match origins::from_yaml(c, &text) {
             Ok(Value::List(l)) => Value::List(l),
             Ok(Value::Nil) => Value::list(Vec::new()),
             Ok(other) => Value::list(vec![Value::from(format!("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}", json_kind(&other)))]),
