@@ -13,14 +13,18 @@
 //! - any other scalar holds the origins of its bytes ([`Held`]): when its text is what it
 //!   parsed to (a plain string, or a quoted one without escapes), each piece keeps its own
 //!   (`repo` + `:` + `tag`); otherwise the one origin of its non-blank bytes, if there is
-//!   one, or nothing (it is the action's that printed it, as before).
+//!   one, or nothing (it is the `fromYaml` action's, as before).
 //!
 //! `toYaml` of a map or list that is not traced itself but holds such scalars, or traced
-//! maps below it, gives each of those scalars its origin in the printed text (found by
-//! parsing that text back): a held one what it holds, one below a traced map its path.
+//! maps below it, gives each of those scalars its origin in the printed text (where the
+//! emitter wrote it, [`fluxgate_yaml::emit_node_scalars`]): a held one what it holds, one
+//! below a traced map its path. A map or list traced itself prints as before: one span of its
+//! path.
 //!
 //! Bounds: texts over [`MAX_TEXT`] bytes are not looked at; the walks stop at
-//! [`MAX_WALK`] nodes and at [`fluxgate_yaml::MAX_DEPTH`].
+//! [`MAX_WALK`] nodes and at [`fluxgate_yaml::MAX_DEPTH`] (printing, at the template
+//! engine's [`MAX_DEPTH`]); what the tracer holds is bounded by
+//! [`fluxgate_gotemplate::Tracer::MAX_COPIES`].
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -32,10 +36,12 @@ use fluxgate_yaml::{Node, Ranges, Schema, Value as Y, go_yaml_key_order, parse_s
 use crate::convert;
 use crate::sprig::encoding::yaml_value;
 
-/// Longest text whose origins are followed through a parse.
-pub const MAX_TEXT: usize = 1 << 20;
-/// Most nodes one walk visits.
-pub const MAX_WALK: usize = 1 << 16;
+/// Longest text whose origins are followed through a parse (the round trip's bound on one
+/// text, [`crate::roundtrip::MAX_BYTES`] / 4).
+pub const MAX_TEXT: usize = crate::roundtrip::MAX_BYTES / 4;
+/// Most nodes one walk visits (the round trip's bound on one snapshot,
+/// [`crate::roundtrip::MAX_NODES`] / 4).
+pub const MAX_WALK: usize = crate::roundtrip::MAX_NODES / 4;
 
 /// `fromYaml` of `text`, argument 0 of `c`: the parse, each scalar holding the origins of
 /// its bytes (see the module doc). Without a tracer, or for a text without origins, a plain

@@ -46,7 +46,8 @@ pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
 }
 
 /// [`parse_stream`], and where each node was written in bytes of `text` ([`Ranges`]); none
-/// when the text parses only once rewritten (see [`crate::lenient`]) or not at all.
+/// when the text parses only once rewritten (the lenient reading of what go-yaml accepts) or
+/// not at all.
 #[must_use]
 pub fn parse_stream_ranges(file: &str, text: &str, schema: Schema) -> (Stream, Option<Ranges>) {
     parse_stream_inner(file, text, schema, true)
