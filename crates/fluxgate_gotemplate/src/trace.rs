@@ -311,6 +311,11 @@ impl Tracer {
         }
     }
 
+    /// Whether a merge said that some value came from another path ([`Tracer::alias`]).
+    pub fn has_aliases(&self) -> bool {
+        !self.aliases.borrow().is_empty()
+    }
+
     /// `path`, or where its value came from when a merge said so ([`Tracer::alias`]).
     pub fn resolve_alias(&self, path: String) -> Arc<str> {
         let aliases = self.aliases.borrow();

@@ -33,16 +33,17 @@
 //! origins of its bytes (a block printed from one values path is traced as that path; a plain
 //! scalar printed in pieces, `image: {{ printf "%s:%s" repo tag }}`, keeps each piece's; see
 //! [`origins`]). Reading the entry back (a field, `index`, `get`, `range`) gives that origin,
-//! and `toYaml` of a map or list that is not traced itself prints each such scalar at its
-//! origin (and each scalar below a traced map at its path). So app-template's containers,
-//! printed by a text template and parsed back, point at the release's values.
+//! and `toYaml` prints each such scalar at its origin: a map or list that is not traced itself
+//! is the action's but for those scalars (and those below traced maps, at their paths); a
+//! block printed whole from a traced map is one span of its path (what is below it at its YAML
+//! path from there) but for what a merge or a `set` put in it from elsewhere. So
+//! app-template's containers, printed by a text template and parsed back, point at the
+//! release's values.
 //!
-//! Not traced: a block printed whole by `toYaml` of a traced map has that map's path (what is
-//! below it its YAML path from there), even for entries a merge copied in from elsewhere or a
-//! template `set`; a parsed scalar whose text is not what it parsed to (escapes, folding) and
+//! Not traced: a parsed scalar whose text is not what it parsed to (escapes, folding) and
 //! whose bytes have several origins, what `fromJson` parses, and values other computing
 //! functions make (`printf` of numbers, `concat`, `keys`) are attributed to the action that
-//! computed them.
+//! computed them; map keys are their template's.
 //!
 //! Randomness and time are deterministic (see [`sprig::crypto`]): the same release renders
 //! the same text, where Helm prints new values on every run.

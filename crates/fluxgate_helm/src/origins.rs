@@ -18,8 +18,10 @@
 //! `toYaml` of a map or list that is not traced itself but holds such scalars, or traced
 //! maps below it, gives each of those scalars its origin in the printed text (where the
 //! emitter wrote it, [`fluxgate_yaml::emit_node_scalars`]): a held one what it holds, one
-//! below a traced map its path. A map or list traced itself prints as before: one span of its
-//! path.
+//! below a traced map its path. A map or list traced itself prints as before, one span of its
+//! path, but for the scalars that are not at their YAML path from there (held ones, those
+//! below a map traced by another path, those a merge copied from another map): those get
+//! spans of their own.
 //!
 //! Bounds: texts over [`MAX_TEXT`] bytes are not looked at; the walks stop at
 //! [`MAX_WALK`] nodes and at [`fluxgate_yaml::MAX_DEPTH`] (printing, at the template
@@ -364,16 +366,24 @@ fn all_from(text: &str, spans: &[Span], r: Range<usize>, p: &Arc<str>) -> bool {
     all
 }
 
-/// Helm's `toYaml` of `v` ([`convert::to_yaml`]), and, when `v` is a map or list not traced
-/// itself that holds origins or traced maps, the origins of the scalars printed: those its
-/// maps and lists hold, and those below a traced one by their path.
+/// Helm's `toYaml` of `v` ([`convert::to_yaml`]), and the origins of the scalars printed
+/// that are not where the printed block alone says they are.
+///
+/// A block printed from a traced map or list is one span of its path, what is below it at its
+/// YAML path from there; the scalars that came from elsewhere (held, below a map traced by
+/// another path, copied by a merge) get spans of their own over it. A map or list not traced
+/// itself is the action's, and the scalars it holds or that are below traced maps get theirs.
 pub(crate) fn to_yaml(c: &Call<'_, '_>, v: &Value) -> (String, Option<Vec<Span>>) {
+    if !c.tracing() || !matches!(v, Value::Map(_) | Value::List(_)) {
+        return (convert::to_yaml(v), None);
+    }
+    let root = c.path_of(v);
     let mut budget = MAX_WALK;
-    if !c.tracing()
-        || !matches!(v, Value::Map(_) | Value::List(_))
-        || c.path_of(v).is_some()
-        || !has_origins(c, v, 0, &mut budget)
-    {
+    let needed = match &root {
+        None => has_origins(c, v, 0, &mut budget),
+        Some(r) => diverges(c, v, r, 0, &mut budget),
+    };
+    if !needed {
         return (convert::to_yaml(v), None);
     }
     let (text, ranges) = convert::to_yaml_scalars(v);
@@ -388,10 +398,42 @@ pub(crate) fn to_yaml(c: &Call<'_, '_>, v: &Value) -> (String, Option<Vec<Span>>
         budget: MAX_WALK,
     };
     // Out of budget, what was found so far is still right.
-    let _ = printed.walk(v, None, 0);
+    let _ = printed.walk(v, root.clone(), root.as_deref(), 0);
     let mut spans = printed.out;
     spans.sort_by_key(|s| s.start);
     (text, Some(spans))
+}
+
+/// Whether something below `v` (printed as a block at path `at`) is not at its YAML path from
+/// there: a map or list holds origins, one is traced by another path, or a merge copied an
+/// entry from elsewhere.
+fn diverges(c: &Call<'_, '_>, v: &Value, at: &str, depth: usize, budget: &mut usize) -> bool {
+    if *budget == 0 || depth > fluxgate_yaml::MAX_DEPTH {
+        return false;
+    }
+    *budget -= 1;
+    if c.holds(v) {
+        return true;
+    }
+    let aliases = c.has_aliases();
+    let check = |x: &Value, below: String, budget: &mut usize| match x {
+        Value::Map(_) | Value::List(_) => {
+            c.path_of(x).is_some_and(|p| *p != *below) || diverges(c, x, &below, depth + 1, budget)
+        }
+        _ => aliases && *c.resolve_alias(below.clone()) != *below,
+    };
+    match v {
+        Value::Map(m) => m
+            .borrow()
+            .iter()
+            .any(|(k, x)| check(x, join_key(at, k), budget)),
+        Value::List(l) => l
+            .borrow()
+            .iter()
+            .enumerate()
+            .any(|(i, x)| check(x, join_index(at, i), budget)),
+        _ => false,
+    }
 }
 
 /// Whether `v` is a scalar a map or list can hold an origin for.
@@ -434,9 +476,16 @@ struct Printed<'c, 'x, 'y> {
 }
 
 impl Printed<'_, '_, '_> {
-    /// Walks the non-empty map or list `v` (traced below `path`, when known) as `toYaml`
-    /// printed it; `None` when out of budget or out of step with the printed scalars.
-    fn walk(&mut self, v: &Value, path: Option<Arc<str>>, depth: usize) -> Option<()> {
+    /// Walks the non-empty map or list `v` (traced below `path`, when known; at `block` in the
+    /// block printed, when that is traced) as `toYaml` printed it; `None` when out of budget
+    /// or out of step with the printed scalars.
+    fn walk(
+        &mut self,
+        v: &Value,
+        path: Option<Arc<str>>,
+        block: Option<&str>,
+        depth: usize,
+    ) -> Option<()> {
         if self.budget == 0 || depth >= MAX_DEPTH {
             return None;
         }
@@ -449,15 +498,13 @@ impl Printed<'_, '_, '_> {
                 let mut entries: Vec<(&String, &Value)> = m.iter().collect();
                 entries.sort_by(|a, b| go_yaml_key_order(a.0, b.0));
                 for (k, cv) in entries {
-                    let held = || holds.then(|| self.c.held_key(v, k, cv)).flatten();
-                    let held = if is_scalar(cv) { held() } else { None };
-                    self.child(
-                        cv,
-                        held,
-                        path.as_ref(),
-                        || join_key(path.as_deref().unwrap_or(""), k),
-                        depth,
-                    )?;
+                    let held = if holds && is_scalar(cv) {
+                        self.c.held_key(v, k, cv)
+                    } else {
+                        None
+                    };
+                    let at = |p: &str| join_key(p, k);
+                    self.child(cv, held, path.as_ref(), block, &at, depth)?;
                 }
             }
             Value::List(l) => {
@@ -467,13 +514,8 @@ impl Printed<'_, '_, '_> {
                     } else {
                         None
                     };
-                    self.child(
-                        cv,
-                        held,
-                        path.as_ref(),
-                        || join_index(path.as_deref().unwrap_or(""), i),
-                        depth,
-                    )?;
+                    let at = |p: &str| join_index(p, i);
+                    self.child(cv, held, path.as_ref(), block, &at, depth)?;
                 }
             }
             _ => {}
@@ -481,16 +523,18 @@ impl Printed<'_, '_, '_> {
         Some(())
     }
 
-    /// One entry `cv` of a map or list walked (below `path`, at `below` from there); `held`
-    /// what its container holds for it.
+    /// One entry `cv` of a map or list walked (below `path`, at `block` in a traced block;
+    /// `at` joins a path to its slot); `held` what its container holds for it.
     fn child(
         &mut self,
         cv: &Value,
         held: Option<Held>,
         path: Option<&Arc<str>>,
-        below: impl FnOnce() -> String,
+        block: Option<&str>,
+        at: &dyn Fn(&str) -> String,
         depth: usize,
     ) -> Option<()> {
+        let block = block.map(at);
         let nonempty = match cv {
             Value::Map(m) => !m.borrow().is_empty(),
             Value::List(l) => !l.borrow().is_empty(),
@@ -498,23 +542,25 @@ impl Printed<'_, '_, '_> {
         };
         if nonempty {
             let inherited = match (path, self.c.path_of(cv)) {
-                (Some(_), None) => Some(Arc::from(below())),
+                (Some(p), None) => Some(Arc::from(at(p))),
                 _ => None,
             };
-            return self.walk(cv, inherited, depth + 1);
+            return self.walk(cv, inherited, block.as_deref(), depth + 1);
         }
         let r = self.ranges.next()?;
         if !is_scalar(cv) {
             return Some(());
         }
         let held = held.or_else(|| {
-            path.map(|_| {
+            path.map(|p| {
                 Held::Origin(Origin::Value {
-                    path: self.c.resolve_alias(below()),
+                    path: self.c.resolve_alias(at(p)),
                 })
             })
         });
-        if let Some(held) = held {
+        // In a traced block, a scalar at its place in the block has the block's span already.
+        let in_place = |h: &Held| matches!((h, &block), (Held::Origin(Origin::Value { path }), Some(b)) if **path == **b);
+        if let Some(held) = held.filter(|h| !in_place(h)) {
             self.emit(held, r, cv);
         }
         Some(())
@@ -706,6 +752,59 @@ copied: {{ $copy.name }} {{ $m.image }}
         let merged = origins(&out, "copied: web", "ghcr.io/acme/demo:v1.2.3");
         assert_eq!(merged[0].1, repo);
         assert_eq!(merged[2].1, tag);
+    }
+
+    /// A block printed from a traced map keeps its one span; what a merge copied into it
+    /// from elsewhere gets its own.
+    #[test]
+    fn a_traced_block_marks_what_came_from_elsewhere() {
+        let vals = map(&[
+            (
+                "defaults",
+                map(&[("a", Value::Float(1.0)), ("sub", map(&[("x", s("d"))]))]),
+            ),
+            ("user", map(&[("b", Value::Float(2.0))])),
+        ]);
+        let prog = "{{- $_ := merge .Values.user .Values.defaults -}}\n{{ toYaml .Values.user }}";
+        let out = run(prog, &vals.deep_copy());
+        assert_eq!(out.text, "a: 1\nb: 2\nsub:\n  x: d");
+        assert_eq!(origins(&out, "a: ", "1")[0].1, value("Values.defaults.a"));
+        assert_eq!(
+            origins(&out, "x: ", "d")[0].1,
+            value("Values.defaults.sub.x")
+        );
+        // The user's own entry and the keys are the block's.
+        let b = origins(&out, "", "b: 2");
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!(b[0].1, value("Values.user"));
+        // Nothing from elsewhere: one span, as before.
+        let out = run("{{ toYaml .Values.defaults }}", &vals);
+        assert_eq!(out.spans.len(), 1, "{:?}", out.spans);
+    }
+
+    /// `dig` passes on the path of what it found, or its default's origin.
+    #[test]
+    fn dig_passes_the_path_on() {
+        let prog =
+            r#"a={{ dig "image" "tag" "none" .Values }}|b={{ dig "image" "nope" "none" .Values }}"#;
+        let out = run(prog, &values());
+        assert_eq!(out.text, "a=v1.2.3|b=none");
+        assert_eq!(
+            origins(&out, "a=", "v1.2.3")[0].1,
+            value("Values.image.tag")
+        );
+        let default = &origins(&out, "b=", "none")[0].1;
+        assert!(
+            matches!(
+                default,
+                Origin::Template {
+                    line: 1,
+                    column: 66,
+                    ..
+                }
+            ),
+            "the default's literal: {default:?}"
+        );
     }
 
     /// A scalar whose text is not what it parsed to (an escape, a number spelled another

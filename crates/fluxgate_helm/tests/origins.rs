@@ -108,6 +108,7 @@ fn app_template_origins_survive_from_yaml() {
             "controllers.main.containers.app.env.TZ=UTC",
             "controllers.main.containers.app.ports[0].name=http",
             "controllers.main.containers.app.ports[0].containerPort=8080",
+            "controllers.main.containers.app.resources.limits.memory=1Gi",
             "service.main.controller=main",
             "service.main.ports.http.port=8080",
         ]
@@ -177,6 +178,11 @@ fn app_template_origins_survive_from_yaml() {
     assert_eq!(
         origin("Deployment", "containerPort:", "8080"),
         value("controllers.main.containers.app.ports[0].containerPort")
+    );
+    // A block the spec printed with `toYaml` and `fromYaml` parsed: traced as its path.
+    assert_eq!(
+        origin("Deployment", "memory:", "1Gi"),
+        value("controllers.main.containers.app.resources.limits.memory")
     );
     // Text that the library writes stays the template's.
     assert!(matches!(

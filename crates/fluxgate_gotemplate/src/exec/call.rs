@@ -143,6 +143,11 @@ impl Call<'_, '_> {
         }
     }
 
+    /// Whether a merge said that some value came from another path ([`Call::alias`]).
+    pub fn has_aliases(&self) -> bool {
+        self.state.trace.is_some_and(crate::Tracer::has_aliases)
+    }
+
     /// `path`, or where its value came from when a merge said so
     /// ([`crate::Tracer::resolve_alias`]).
     pub fn resolve_alias(&self, path: String) -> Arc<str> {
