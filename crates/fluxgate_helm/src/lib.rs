@@ -29,10 +29,10 @@
 //!
 //! A scalar stored in a map or list keeps its origin too ([`fluxgate_gotemplate::Held`]):
 //! `dict`, `set`, `list`, `append` store their arguments' origins, `merge`, `omit`/`pick` and
-//! `deepCopy` copy them, and `fromYaml` of a text a template printed gives each scalar the
-//! origins of its bytes (a block printed from one values path is traced as that path; a plain
-//! scalar printed in pieces, `image: {{ printf "%s:%s" repo tag }}`, keeps each piece's; see
-//! [`origins`]). Reading the entry back (a field, `index`, `get`, `range`) gives that origin,
+//! `deepCopy` copy them, and `fromYaml` (`fromJson`) of a text a template printed gives each
+//! scalar the origins of its bytes (a block printed from one values path is traced as that
+//! path; a plain scalar printed in pieces, `image: {{ printf "%s:%s" repo tag }}`, keeps each
+//! piece's; see [`origins`]). Reading the entry back (a field, `index`, `get`, `range`) gives that origin,
 //! and `toYaml` prints each such scalar at its origin: a map or list that is not traced itself
 //! is the action's but for those scalars (and those below traced maps, at their paths); a
 //! block printed whole from a traced map is one span of its path (what is below it at its YAML
@@ -41,9 +41,9 @@
 //! release's values.
 //!
 //! Not traced: a parsed scalar whose text is not what it parsed to (escapes, folding) and
-//! whose bytes have several origins, what `fromJson` parses, and values other computing
-//! functions make (`printf` of numbers, `concat`, `keys`) are attributed to the action that
-//! computed them; map keys are their template's.
+//! whose bytes have several origins, and values other computing functions make (`printf` of
+//! numbers, `concat`, `keys`) are attributed to the action that computed them; map keys are
+//! their template's.
 //!
 //! Randomness and time are deterministic (see [`sprig::crypto`]): the same release renders
 //! the same text, where Helm prints new values on every run.

@@ -1,5 +1,5 @@
-//! The origins of what `fromYaml` parses out of a traced text, and of the scalars `toYaml`
-//! prints out of maps that hold origins.
+//! The origins of what `fromYaml` (`fromYamlArray`, `fromJson`, `fromJsonArray`) parses out
+//! of a traced text, and of the scalars `toYaml` prints out of maps that hold origins.
 //!
 //! bjw-s' library prints each container spec with a text template (`image: {{ include
 //! "...image" . }}`, `env: {{ . | nindent 2 }}`) and reads it back with `fromYaml`; the text
@@ -60,18 +60,54 @@ pub(crate) fn from_yaml(c: &Call<'_, '_>, text: &str) -> Result<Value, FuncError
     let (stream, ranges) = parse_stream_ranges("fromYaml", text, Schema::GoYamlV2);
     let value = yaml_value(text, &stream)?;
     if let (Some(ranges), Some(doc)) = (ranges, stream.docs.first()) {
-        let mut parse = Parsed {
-            c,
-            text,
-            spans: &spans,
-            ranges: &ranges,
-            budget: MAX_WALK,
-        };
-        if let Some(Uniform::Path(p)) = parse.walk(doc, &value, 0) {
-            trace_below(c, &value, &p, 0);
-        }
+        keep_origins(c, text, &spans, doc, &ranges, &value);
     }
     Ok(value)
+}
+
+/// `fromJson` of `text`, argument 0 of `c` ([`convert::from_json`]), its values holding the
+/// origins of their bytes as [`from_yaml`]'s do: JSON is YAML, so the YAML parse of the text
+/// says where each value was written (a text the YAML parser does not read as the JSON
+/// parser does is not followed).
+pub(crate) fn from_json(c: &Call<'_, '_>, text: &str) -> Result<Value, FuncError> {
+    let value = convert::from_json(text).map_err(|e| FuncError(e.0))?;
+    if !c.tracing() || text.len() > MAX_TEXT || !matches!(value, Value::Map(_) | Value::List(_)) {
+        return Ok(value);
+    }
+    let spans = c.arg_spans(0, text).unwrap_or_default();
+    if spans.is_empty() {
+        return Ok(value);
+    }
+    let (stream, ranges) = parse_stream_ranges("fromJson", text, Schema::GoYamlV2);
+    if let (Some(ranges), Some(doc), true) =
+        (ranges, stream.docs.first(), stream.diagnostics.is_empty())
+        && yaml_value(text, &stream).is_ok_and(|y| y == value)
+    {
+        keep_origins(c, text, &spans, doc, &ranges, &value);
+    }
+    Ok(value)
+}
+
+/// Has `value` (parsed from `text`, of origins `spans`, as `doc`) hold the origins of its
+/// bytes, or be traced by the path of the block it was printed from.
+fn keep_origins(
+    c: &Call<'_, '_>,
+    text: &str,
+    spans: &[Span],
+    doc: &Node,
+    ranges: &Ranges,
+    value: &Value,
+) {
+    let mut parse = Parsed {
+        c,
+        text,
+        spans,
+        ranges,
+        budget: MAX_WALK,
+    };
+    if let Some(Uniform::Path(p)) = parse.walk(doc, value, 0) {
+        trace_below(c, value, &p, 0);
+    }
 }
 
 /// What a node's bytes (whitespace aside) came from, when one origin: a values path, or
@@ -780,6 +816,24 @@ copied: {{ $copy.name }} {{ $m.image }}
         // Nothing from elsewhere: one span, as before.
         let out = run("{{ toYaml .Values.defaults }}", &vals);
         assert_eq!(out.spans.len(), 1, "{:?}", out.spans);
+    }
+
+    /// `fromJson` of a text a template printed: as `fromYaml`'s.
+    #[test]
+    fn from_json_of_a_traced_text_keeps_origins() {
+        let prog = r#"{{- define "json" -}}
+{"name": {{ .Values.name | toJson }}, "ports": {{ .Values.ports | toJson }}, "n": {{ .Values.port }}}
+{{- end -}}
+{{- $j := include "json" . | fromJson -}}
+name={{ $j.name }} n={{ $j.n }} port={{ (index $j.ports 0).containerPort }}"#;
+        let out = run(prog, &values());
+        assert_eq!(out.text, "name=web n=8080 port=80");
+        assert_eq!(origins(&out, "name=", "web")[0].1, value("Values.name"));
+        assert_eq!(origins(&out, "n=", "8080")[0].1, value("Values.port"));
+        assert_eq!(
+            origins(&out, "port=", "80")[0].1,
+            value("Values.ports[0].containerPort")
+        );
     }
 
     /// `dig` passes on the path of what it found, or its default's origin.

@@ -116,8 +116,8 @@ pub fn add(f: &mut Funcs) {
     f.insert("mustToRawJson", Arity::Exact(1), |_, a| {
         s(convert::to_json(&a[0], false, false))
     });
-    f.insert("fromJson", Arity::Exact(1), |_, a| {
-        Ok(match convert::from_json(&arg_str(a, 0)?) {
+    f.insert("fromJson", Arity::Exact(1), |c, a| {
+        Ok(match origins::from_json(c, &arg_str(a, 0)?) {
             Ok(Value::Map(m)) => Value::Map(m),
             // `null` leaves Go's map nil: no error, an empty map.
             Ok(Value::Nil) => Value::empty_map(),
@@ -128,8 +128,8 @@ pub fn add(f: &mut Funcs) {
             Err(e) => error_map(e.0),
         })
     });
-    f.insert("fromJsonArray", Arity::Exact(1), |_, a| {
-        Ok(match convert::from_json(&arg_str(a, 0)?) {
+    f.insert("fromJsonArray", Arity::Exact(1), |c, a| {
+        Ok(match origins::from_json(c, &arg_str(a, 0)?) {
             Ok(Value::List(l)) => Value::List(l),
             Ok(Value::Nil) => Value::list(Vec::new()),
             Ok(other) => Value::list(vec![Value::from(format!(
