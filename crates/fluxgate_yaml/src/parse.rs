@@ -118,6 +118,58 @@ pub fn parse_one(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<D
     (s.docs.into_iter().next(), s.diagnostics)
 }
 
+/// Texts shorter than this are parsed each time: copying a small tree saves nothing.
+const SHARED_MIN_BYTES: usize = 16 * 1024;
+/// Upper bound on the text the shared parses keep (the oldest go first).
+const SHARED_MAX_BYTES: usize = 64 << 20;
+
+/// One kept parse: what was parsed, and what it gave.
+struct SharedParse {
+    file: Box<str>,
+    schema: Schema,
+    text: Box<str>,
+    parsed: (Option<Node>, Vec<Diagnostic>),
+}
+
+/// [`parse_one`], with the parses of large files kept for the process: the same file name,
+/// schema and text (compared whole) give a copy of the first parse. Every environment of a
+/// repository reads the same chart `values.yaml`, and copying its tree costs a fraction of
+/// parsing it again.
+#[must_use]
+pub fn parse_one_shared(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<Diagnostic>) {
+    use std::sync::{LazyLock, Mutex, PoisonError};
+    static SHARED: LazyLock<Mutex<std::collections::VecDeque<SharedParse>>> =
+        LazyLock::new(Mutex::default);
+    if text.len() < SHARED_MIN_BYTES || text.len() > SHARED_MAX_BYTES {
+        return parse_one(file, text, schema);
+    }
+    let kept = |e: &SharedParse| *e.file == *file && e.schema == schema && *e.text == *text;
+    if let Some(e) = SHARED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|e| kept(e))
+    {
+        return e.parsed.clone();
+    }
+    let parsed = parse_one(file, text, schema);
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !shared.iter().any(kept) {
+        let mut held: usize = shared.iter().map(|e| e.text.len()).sum();
+        while held + text.len() > SHARED_MAX_BYTES {
+            let Some(old) = shared.pop_front() else { break };
+            held -= old.text.len();
+        }
+        shared.push_back(SharedParse {
+            file: file.into(),
+            schema,
+            text: text.into(),
+            parsed: parsed.clone(),
+        });
+    }
+    parsed
+}
+
 struct Failure {
     message: String,
     line: u32,
