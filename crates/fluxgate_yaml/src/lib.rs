@@ -25,5 +25,7 @@ mod scalar;
 pub use comments::Comments;
 pub use emit::{EmitOptions, emit_docs, emit_node, go_yaml_key_order, quote_string};
 pub use node::{Map, Node, Value, format_float};
-pub use parse::{MAX_DEPTH, NODE_BUDGET, Stream, parse_one, parse_one_shared, parse_stream};
+pub use parse::{
+    MAX_DEPTH, NODE_BUDGET, Stream, parse_one, parse_one_shared, parse_stream, parse_stream_shared,
+};
 pub use scalar::{Schema, resolve_plain};

@@ -22,7 +22,7 @@ pub const ALIAS_BYTE_BUDGET: usize = 64 * 1024 * 1024;
 pub const MAX_DEPTH: usize = 256;
 
 /// A parsed multi-document stream.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Stream {
     pub docs: Vec<Node>,
     /// Syntax errors, duplicate keys, exhausted budgets. When one is an error the documents
@@ -102,7 +102,11 @@ fn parse_relaxed(text: &str, file: &Arc<str>, schema: Schema) -> Option<Stream> 
 /// Parses a single-document file; an empty file is `None`.
 #[must_use]
 pub fn parse_one(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<Diagnostic>) {
-    let mut s = parse_stream(file, text, schema);
+    first_doc(parse_stream(file, text, schema))
+}
+
+/// The first document of `s`, and a warning when there are more.
+fn first_doc(mut s: Stream) -> (Option<Node>, Vec<Diagnostic>) {
     let extra = s.docs.len().saturating_sub(1);
     if extra > 0 {
         let loc = s.docs[1].loc.clone();
@@ -128,20 +132,26 @@ struct SharedParse {
     file: Box<str>,
     schema: Schema,
     text: Box<str>,
-    parsed: (Option<Node>, Vec<Diagnostic>),
+    parsed: Stream,
 }
 
-/// [`parse_one`], with the parses of large files kept for the process: the same file name,
-/// schema and text (compared whole) give a copy of the first parse. Every environment of a
-/// repository reads the same chart `values.yaml`, and copying its tree costs a fraction of
-/// parsing it again.
+/// [`parse_one`] through [`parse_stream_shared`].
 #[must_use]
 pub fn parse_one_shared(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<Diagnostic>) {
+    first_doc(parse_stream_shared(file, text, schema))
+}
+
+/// [`parse_stream`], with the parses of large files kept for the process: the same file
+/// name, schema and text (compared whole) give a copy of the first parse. Every environment
+/// of a repository, and every thread that renders a chart, reads the same chart
+/// `values.yaml`, and copying its tree costs a fraction of parsing it again.
+#[must_use]
+pub fn parse_stream_shared(file: &str, text: &str, schema: Schema) -> Stream {
     use std::sync::{LazyLock, Mutex, PoisonError};
     static SHARED: LazyLock<Mutex<std::collections::VecDeque<SharedParse>>> =
         LazyLock::new(Mutex::default);
     if text.len() < SHARED_MIN_BYTES || text.len() > SHARED_MAX_BYTES {
-        return parse_one(file, text, schema);
+        return parse_stream(file, text, schema);
     }
     let kept = |e: &SharedParse| *e.file == *file && e.schema == schema && *e.text == *text;
     if let Some(e) = SHARED
@@ -152,7 +162,7 @@ pub fn parse_one_shared(file: &str, text: &str, schema: Schema) -> (Option<Node>
     {
         return e.parsed.clone();
     }
-    let parsed = parse_one(file, text, schema);
+    let parsed = parse_stream(file, text, schema);
     let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
     if !shared.iter().any(kept) {
         let mut held: usize = shared.iter().map(|e| e.text.len()).sum();
@@ -620,6 +630,29 @@ mod tests {
         let s = parse_stream("t.yaml", text, Schema::Kube);
         assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
         s.docs.into_iter().next().expect("a document")
+    }
+
+    #[test]
+    fn shared_parses_are_the_parses_of_the_same_text() {
+        let keys: String = (0..2000).map(|i| format!("k{i}: v{i}\n")).collect();
+        let big = |v: &str| format!("{keys}last: {v}\n");
+        let (a, b) = (big("one"), big("two"));
+        assert!(a.len() >= SHARED_MIN_BYTES);
+        for _ in 0..2 {
+            for (text, last) in [(&a, "one"), (&b, "two")] {
+                let s = parse_stream_shared("values.yaml", text, Schema::Kube);
+                assert_eq!(s.docs[0].get("last").and_then(Node::as_str), Some(last));
+                assert_eq!(s.docs[0].get("last").map(|n| n.loc.line), Some(2001));
+            }
+        }
+        // Another name or schema is another parse (locations name the file).
+        let other = parse_stream_shared("other.yaml", &a, Schema::Kube);
+        assert_eq!(&*other.docs[0].loc.file, "other.yaml");
+        // A second document is still a warning of parse_one's.
+        let two = format!("{a}---\nx: 1\n");
+        let (first, d) = parse_one_shared("values.yaml", &two, Schema::Kube);
+        assert!(first.is_some());
+        assert_eq!(d.len(), 1, "{d:?}");
     }
 
     #[test]
