@@ -17,6 +17,10 @@
 
 mod comments;
 mod emit;
+mod fast;
+
+#[doc(hidden)]
+pub use fast::compare_readers;
 mod lenient;
 mod node;
 mod parse;

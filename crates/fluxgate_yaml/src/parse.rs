@@ -43,17 +43,32 @@ impl Stream {
 #[must_use]
 pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
     let file: Arc<str> = Arc::from(file);
+    if let Some(docs) = crate::fast::parse(&file, text, schema) {
+        return Stream {
+            docs,
+            diagnostics: Vec::new(),
+        };
+    }
+    parse_general(&file, text, schema)
+}
+
+/// [`parse_stream`] by the general (event-driven) reader alone.
+pub(crate) fn parse_stream_general(file: &str, text: &str, schema: Schema) -> Stream {
+    parse_general(&Arc::from(file), text, schema)
+}
+
+fn parse_general(file: &Arc<str>, text: &str, schema: Schema) -> Stream {
     let mut builder = Builder::new(text, file.clone(), schema, None);
     let mut docs = Vec::new();
     if let Err(e) = builder.stream(&mut docs) {
         if (lenient::is_relaxable(&e.message)
             || e.message == lenient::COMMENT_UNSEPARATED
             || text.contains('*'))
-            && let Some(stream) = parse_relaxed(text, &file, schema)
+            && let Some(stream) = parse_relaxed(text, file, schema)
         {
             return stream;
         }
-        builder.diagnostics.push(e.into_diagnostic(&file));
+        builder.diagnostics.push(e.into_diagnostic(file));
     }
     Stream {
         docs,
@@ -634,7 +649,11 @@ mod tests {
 
     #[test]
     fn shared_parses_are_the_parses_of_the_same_text() {
-        let keys: String = (0..2000).map(|i| format!("k{i}: v{i}\n")).collect();
+        let keys = (0..2000).fold(String::new(), |mut s, i| {
+            use std::fmt::Write as _;
+            let _ = writeln!(s, "k{i}: v{i}");
+            s
+        });
         let big = |v: &str| format!("{keys}last: {v}\n");
         let (a, b) = (big("one"), big("two"));
         assert!(a.len() >= SHARED_MIN_BYTES);
