@@ -48,6 +48,11 @@ const SHAPES: &[&str] = &[
     "a:\n  {}\nb:\n    []\n",
     "a: [b, [c]]\n",
     "a: [b: c]\n",
+    "a:\nb: 1\nc:\n",
+    "- a:\n  b: # c\n- \n-\n- x\n",
+    "l:\n- \n- a:\nm:\n",
+    "a:\n  b:\n---\nc:\n",
+    "top:\n  - x:\n    y:\n  -\n",
     "k: ---\nl: '---'\n",
 ];
 
