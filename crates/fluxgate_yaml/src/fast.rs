@@ -51,11 +51,8 @@ struct Reader<'t> {
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
 pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<Node>> {
-    // One branch-free pass (it vectorises) for the bytes of a tab, a carriage return and the
-    // first of a byte order mark's.
-    let odd = text.bytes().fold(false, |odd, b| {
-        odd | (b == b'\t') | (b == b'\r') | (b == 0xEF)
-    });
+    // The bytes of a tab, a carriage return and the first of a byte order mark's.
+    let odd = text.bytes().any(|b| matches!(b, b'\t' | b'\r' | 0xEF));
     if !text.ends_with('\n') || odd && text.contains(['\t', '\r', '\u{feff}']) {
         return None;
     }
