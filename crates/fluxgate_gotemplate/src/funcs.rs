@@ -3,7 +3,7 @@
 //! functions a caller adds (sprig, Helm's own). A function gets its arguments and a
 //! [`Call`](crate::Call) through which it can execute templates (`include`, `tpl`).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use crate::compare;
@@ -175,7 +175,7 @@ impl Funcs {
     /// Go's builtin functions.
     pub fn new() -> Funcs {
         let mut f = Funcs {
-            map: HashMap::new(),
+            map: HashMap::default(),
         };
         // `and` and `or` are evaluated lazily by the executor; the bodies are never called
         // with unevaluated arguments.

@@ -52,7 +52,7 @@ mod parse;
 pub mod trace;
 mod value;
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 pub use exec::{Call, Frame, MAX_DEPTH, MissingKey, Template};
@@ -157,12 +157,12 @@ pub type MapMethod = fn(&Value, &[Value]) -> Result<Value, FuncError>;
 impl Templates {
     pub fn new(funcs: Funcs) -> Templates {
         Templates {
-            trees: HashMap::new(),
+            trees: HashMap::default(),
             funcs: Arc::new(funcs),
             missing_key: MissingKey::Default,
             max_output: DEFAULT_MAX_OUTPUT,
             root_name: String::new(),
-            map_methods: HashMap::new(),
+            map_methods: HashMap::default(),
         }
     }
 

@@ -20,7 +20,10 @@
 //! entries are held; those of dead containers go as the table grows.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+// foldhash: the engine looks maps, functions and traced values up by the thousand per render.
+use foldhash::HashMap;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 

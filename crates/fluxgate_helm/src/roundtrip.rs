@@ -30,7 +30,9 @@
 //! [`fluxgate_gotemplate::Tracer::MAX_COPIES`]).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use foldhash::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 

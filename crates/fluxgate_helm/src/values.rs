@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use fluxgate_gotemplate::{MapRef, Value};
-use fluxgate_yaml::{Schema, parse_stream};
+use fluxgate_yaml::{Schema, parse_stream_shared};
 
 use crate::chart::Chart;
 use crate::convert;
@@ -36,7 +36,7 @@ impl From<ValuesError> for crate::Error {
 
 /// A values file as `sigs.k8s.io/yaml` reads it (numbers float64); an empty file is `{}`.
 pub fn parse_values(text: &str) -> Result<Value, ValuesError> {
-    let stream = parse_stream("values.yaml", text, Schema::GoYamlV2);
+    let stream = parse_stream_shared("values.yaml", text, Schema::GoYamlV2);
     if let Some(d) = stream.diagnostics.first() {
         return Err(format!(
             "line {}: {}",

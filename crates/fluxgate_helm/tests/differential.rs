@@ -315,10 +315,27 @@ fn helm_template_matches_helm() {
     let mut differ = Vec::new();
     let mut nondeterministic = Vec::new();
     let mut reassembly = Vec::new();
+    // Rendered documents: (read by the direct YAML reader, all), and where it read one
+    // differently from the general reader.
+    let (mut direct_taken, mut documents) = (0usize, 0usize);
+    let mut direct_differs = Vec::new();
     for c in &cases {
         let ours = fluxgate_helm::run(&c.req);
         if let Some(problem) = reassembly_problem(&c.req, &ours) {
             reassembly.push(format!("{} [{}]: {problem}", c.chart, c.label));
+        }
+        for m in fluxgate_helm::run_manifests(&c.req)
+            .map(|r| r.manifests)
+            .unwrap_or_default()
+        {
+            documents += 1;
+            for schema in [Schema::Kube, Schema::GoYamlV2] {
+                let (took, differs) = fluxgate_yaml::compare_readers(&m.source, &m.text, schema);
+                direct_taken += usize::from(took && schema == Schema::Kube);
+                if let Some(d) = differs {
+                    direct_differs.push(format!("{} [{}] {}: {d}", c.chart, c.label, m.source));
+                }
+            }
         }
         let agrees = |out: &std::process::Output| match (&ours, out.status.success()) {
             (Ok(text), true) => text.as_bytes() == out.stdout.as_slice(),
@@ -424,6 +441,13 @@ fn helm_template_matches_helm() {
     assert!(
         reassembly.is_empty(),
         "render_manifests differs from template(): {reassembly:#?}"
+    );
+    eprintln!(
+        "{TEST}: the direct YAML reader took {direct_taken} of {documents} rendered documents"
+    );
+    assert!(
+        direct_differs.is_empty(),
+        "the direct YAML reader reads rendered documents differently: {direct_differs:#?}"
     );
 }
 

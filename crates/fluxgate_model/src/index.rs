@@ -192,6 +192,21 @@ impl RepoIndex {
         w.by_path.get(rel).map(|&i| &w.files[i])
     }
 
+    /// Whether `rel` is a template of a Helm chart in the repository (below a `templates/`
+    /// folder beside a `Chart.yaml`): Go-template source, not YAML the repository applies, so
+    /// the scans for CRDs and Secrets leave it alone (what the chart installs is rendered).
+    pub fn is_chart_template(&self, rel: &str) -> bool {
+        let by_path = &self.walked().by_path;
+        let mut dir = rel;
+        while let Some((parent, name)) = dir.rsplit_once('/') {
+            if name == "templates" && by_path.contains_key(&format!("{parent}/Chart.yaml")) {
+                return true;
+            }
+            dir = parent;
+        }
+        false
+    }
+
     /// Every file the walk found below `dir` whose name `keep` accepts (absolute paths,
     /// sorted): what [`crate::walk::files_where`] would walk for, without walking again.
     pub fn paths_where(&self, dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
@@ -244,7 +259,7 @@ impl RepoIndex {
         let secrets = self.secrets.get_or_init(|| {
             let mut out: HashMap<String, usize> = HashMap::new();
             for (i, f) in files.iter().enumerate() {
-                if !f.text.contains("Secret") {
+                if !f.text.contains("Secret") || self.is_chart_template(&f.path) {
                     continue;
                 }
                 for d in f.docs() {
@@ -308,6 +323,26 @@ mod tests {
         assert_eq!(i.secret_file("other"), None);
         assert!(i.file("b/two.yaml").is_some_and(IndexedFile::is_sops));
         assert!(!i.file("c/three.yaml").is_some_and(IndexedFile::is_sops));
+    }
+
+    #[test]
+    fn chart_templates_are_not_scanned_for_secrets() {
+        let secret = "kind: Secret\nmetadata: {name: token}\n";
+        let i = index(&[
+            ("charts/demo/Chart.yaml", "name: demo\n"),
+            ("charts/demo/templates/secret.yaml", secret),
+            ("charts/demo/templates/sub/secret.yaml", secret),
+            (
+                "charts/demo/crds/crd.yaml",
+                "kind: CustomResourceDefinition\n",
+            ),
+            ("templates/secret.yaml", secret),
+        ]);
+        assert!(i.is_chart_template("charts/demo/templates/secret.yaml"));
+        assert!(i.is_chart_template("charts/demo/templates/sub/secret.yaml"));
+        assert!(!i.is_chart_template("charts/demo/crds/crd.yaml"));
+        assert!(!i.is_chart_template("templates/secret.yaml"));
+        assert_eq!(i.secret_file("token"), Some("templates/secret.yaml"));
     }
 
     #[test]

@@ -102,7 +102,7 @@ impl Schemas {
     pub fn load(index: &RepoIndex, config: &Config) -> Schemas {
         let mut catalog = Catalog::new();
         for f in index.files() {
-            if f.text.contains("CustomResourceDefinition") {
+            if f.text.contains("CustomResourceDefinition") && !index.is_chart_template(&f.path) {
                 for doc in f.docs() {
                     catalog.add_crd(doc);
                 }

@@ -61,10 +61,14 @@ struct Bindings {
     first_host: Option<String>,
 }
 
-fn bindings(env: &Environment) -> Bindings {
+/// `objects` (every object of the environment, charts' included) is converted only when a
+/// contract reads it.
+fn bindings(env: &Environment, with_objects: bool) -> Bindings {
     let mut values = vec![("env", string(env.name()))];
-    let objects: Vec<Value> = env.objects().map(to_cel).collect();
-    values.push(("objects", Value::List(Arc::new(objects))));
+    if with_objects {
+        let objects: Vec<Value> = env.objects().map(to_cel).collect();
+        values.push(("objects", Value::List(Arc::new(objects))));
+    }
     values.push((
         "releases",
         map(env
@@ -145,7 +149,10 @@ pub fn check(config: &Config, envs: &[Environment]) -> Vec<Diagnostic> {
         if applies.is_empty() {
             continue;
         }
-        let b = bindings(env);
+        let reads_objects = applies
+            .iter()
+            .any(|(_, p)| p.references().has_variable("objects"));
+        let b = bindings(env, reads_objects);
         for (c, program) in applies {
             if let Some(d) = evaluate(c, program, env, &b) {
                 out.push(d.in_env(env.name()));
@@ -168,8 +175,13 @@ fn evaluate(
     b: &Bindings,
 ) -> Option<Diagnostic> {
     let mut ctx = Context::default().with_all();
+    // cel copies each variable whole into its own representation: only what the contract
+    // reads (the objects of an environment with charts are most of its values).
+    let reads = program.references();
     for (name, v) in &b.values {
-        ctx.add_variable_from_value(*name, v.clone());
+        if reads.has_variable(name) {
+            ctx.add_variable_from_value(*name, v.clone());
+        }
     }
     let mut templates: HashMap<String, Result<Value, Error>> = HashMap::new();
     for path in c.template_paths() {

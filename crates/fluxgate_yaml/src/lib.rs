@@ -17,6 +17,10 @@
 
 mod comments;
 mod emit;
+mod fast;
+
+#[doc(hidden)]
+pub use fast::compare_readers;
 mod lenient;
 mod node;
 mod parse;
@@ -28,6 +32,7 @@ pub use emit::{
 };
 pub use node::{Map, Node, Value, format_float};
 pub use parse::{
-    MAX_DEPTH, NODE_BUDGET, Ranges, Stream, parse_one, parse_stream, parse_stream_ranges,
+    MAX_DEPTH, NODE_BUDGET, Ranges, Stream, parse_one, parse_one_shared, parse_stream,
+    parse_stream_ranges, parse_stream_shared,
 };
 pub use scalar::{Schema, resolve_plain};

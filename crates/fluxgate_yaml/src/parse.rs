@@ -22,7 +22,7 @@ pub const ALIAS_BYTE_BUDGET: usize = 64 * 1024 * 1024;
 pub const MAX_DEPTH: usize = 256;
 
 /// A parsed multi-document stream.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Stream {
     pub docs: Vec<Node>,
     /// Syntax errors, duplicate keys, exhausted budgets. When one is an error the documents
@@ -42,24 +42,35 @@ impl Stream {
 /// Parses every document of `text`, naming locations after `file`.
 #[must_use]
 pub fn parse_stream(file: &str, text: &str, schema: Schema) -> Stream {
-    parse_stream_inner(file, text, schema, false).0
+    let file: Arc<str> = Arc::from(file);
+    if let Some(docs) = crate::fast::parse(&file, text, schema) {
+        return Stream {
+            docs,
+            diagnostics: Vec::new(),
+        };
+    }
+    parse_general(&file, text, schema, false).0
 }
 
 /// [`parse_stream`], and where each node was written in bytes of `text` ([`Ranges`]); none
 /// when the text parses only once rewritten (the lenient reading of what go-yaml accepts) or
-/// not at all.
+/// not at all. Always by the general reader, which knows the spans.
 #[must_use]
 pub fn parse_stream_ranges(file: &str, text: &str, schema: Schema) -> (Stream, Option<Ranges>) {
-    parse_stream_inner(file, text, schema, true)
+    parse_general(&Arc::from(file), text, schema, true)
 }
 
-fn parse_stream_inner(
-    file: &str,
+/// [`parse_stream`] by the general (event-driven) reader alone.
+pub(crate) fn parse_stream_general(file: &str, text: &str, schema: Schema) -> Stream {
+    parse_general(&Arc::from(file), text, schema, false).0
+}
+
+fn parse_general(
+    file: &Arc<str>,
     text: &str,
     schema: Schema,
     ranges: bool,
 ) -> (Stream, Option<Ranges>) {
-    let file: Arc<str> = Arc::from(file);
     let mut builder = Builder::new(text, file.clone(), schema, None);
     if ranges {
         builder.ranges = Some(HashMap::new());
@@ -69,11 +80,11 @@ fn parse_stream_inner(
         if (lenient::is_relaxable(&e.message)
             || e.message == lenient::COMMENT_UNSEPARATED
             || text.contains('*'))
-            && let Some(stream) = parse_relaxed(text, &file, schema)
+            && let Some(stream) = parse_relaxed(text, file, schema)
         {
             return (stream, None);
         }
-        builder.diagnostics.push(e.into_diagnostic(&file));
+        builder.diagnostics.push(e.into_diagnostic(file));
         return (
             Stream {
                 docs,
@@ -170,7 +181,11 @@ fn parse_relaxed(text: &str, file: &Arc<str>, schema: Schema) -> Option<Stream> 
 /// Parses a single-document file; an empty file is `None`.
 #[must_use]
 pub fn parse_one(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<Diagnostic>) {
-    let mut s = parse_stream(file, text, schema);
+    first_doc(parse_stream(file, text, schema))
+}
+
+/// The first document of `s`, and a warning when there are more.
+fn first_doc(mut s: Stream) -> (Option<Node>, Vec<Diagnostic>) {
     let extra = s.docs.len().saturating_sub(1);
     if extra > 0 {
         let loc = s.docs[1].loc.clone();
@@ -184,6 +199,64 @@ pub fn parse_one(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<D
         );
     }
     (s.docs.into_iter().next(), s.diagnostics)
+}
+
+/// Texts shorter than this are parsed each time: copying a small tree saves nothing.
+const SHARED_MIN_BYTES: usize = 16 * 1024;
+/// Upper bound on the text the shared parses keep (the oldest go first).
+const SHARED_MAX_BYTES: usize = 64 << 20;
+
+/// One kept parse: what was parsed, and what it gave.
+struct SharedParse {
+    file: Box<str>,
+    schema: Schema,
+    text: Box<str>,
+    parsed: Stream,
+}
+
+/// [`parse_one`] through [`parse_stream_shared`].
+#[must_use]
+pub fn parse_one_shared(file: &str, text: &str, schema: Schema) -> (Option<Node>, Vec<Diagnostic>) {
+    first_doc(parse_stream_shared(file, text, schema))
+}
+
+/// [`parse_stream`], with the parses of large files kept for the process: the same file
+/// name, schema and text (compared whole) give a copy of the first parse. Every environment
+/// of a repository, and every thread that renders a chart, reads the same chart
+/// `values.yaml`, and copying its tree costs a fraction of parsing it again.
+#[must_use]
+pub fn parse_stream_shared(file: &str, text: &str, schema: Schema) -> Stream {
+    use std::sync::{LazyLock, Mutex, PoisonError};
+    static SHARED: LazyLock<Mutex<std::collections::VecDeque<SharedParse>>> =
+        LazyLock::new(Mutex::default);
+    if text.len() < SHARED_MIN_BYTES || text.len() > SHARED_MAX_BYTES {
+        return parse_stream(file, text, schema);
+    }
+    let kept = |e: &SharedParse| *e.file == *file && e.schema == schema && *e.text == *text;
+    if let Some(e) = SHARED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|e| kept(e))
+    {
+        return e.parsed.clone();
+    }
+    let parsed = parse_stream(file, text, schema);
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !shared.iter().any(kept) {
+        let mut held: usize = shared.iter().map(|e| e.text.len()).sum();
+        while held + text.len() > SHARED_MAX_BYTES {
+            let Some(old) = shared.pop_front() else { break };
+            held -= old.text.len();
+        }
+        shared.push_back(SharedParse {
+            file: file.into(),
+            schema,
+            text: text.into(),
+            parsed: parsed.clone(),
+        });
+    }
+    parsed
 }
 
 struct Failure {
@@ -672,6 +745,33 @@ mod tests {
         assert_eq!(&text[r.start..r.start + 2], "é");
         let r = ranges.of(doc.get("a").unwrap()).unwrap();
         assert!(text[r.start..].starts_with("- é"));
+    }
+
+    #[test]
+    fn shared_parses_are_the_parses_of_the_same_text() {
+        let keys = (0..2000).fold(String::new(), |mut s, i| {
+            use std::fmt::Write as _;
+            let _ = writeln!(s, "k{i}: v{i}");
+            s
+        });
+        let big = |v: &str| format!("{keys}last: {v}\n");
+        let (a, b) = (big("one"), big("two"));
+        assert!(a.len() >= SHARED_MIN_BYTES);
+        for _ in 0..2 {
+            for (text, last) in [(&a, "one"), (&b, "two")] {
+                let s = parse_stream_shared("values.yaml", text, Schema::Kube);
+                assert_eq!(s.docs[0].get("last").and_then(Node::as_str), Some(last));
+                assert_eq!(s.docs[0].get("last").map(|n| n.loc.line), Some(2001));
+            }
+        }
+        // Another name or schema is another parse (locations name the file).
+        let other = parse_stream_shared("other.yaml", &a, Schema::Kube);
+        assert_eq!(&*other.docs[0].loc.file, "other.yaml");
+        // A second document is still a warning of parse_one's.
+        let two = format!("{a}---\nx: 1\n");
+        let (first, d) = parse_one_shared("values.yaml", &two, Schema::Kube);
+        assert!(first.is_some());
+        assert_eq!(d.len(), 1, "{d:?}");
     }
 
     #[test]

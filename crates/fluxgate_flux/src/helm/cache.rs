@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use fluxgate_diagnostics::{Annotate as _, Location};
 use fluxgate_fetch::FetchedCharts;
 use fluxgate_kustomize::{Fs, RealFs, normalize};
-use fluxgate_yaml::{Node, Schema, parse_one};
+use fluxgate_yaml::{Node, Schema, parse_one, parse_one_shared};
 
 use crate::problem::{Problem, ProblemKind};
 
@@ -250,7 +250,7 @@ impl<'a> ChartCache<'a> {
         let meta = meta?;
         let values = match fs.read(&dir.join("values.yaml")) {
             Ok(text) => {
-                let (v, d) = parse_one(&format!("{rel}/values.yaml"), &text, Schema::Kube);
+                let (v, d) = parse_one_shared(&format!("{rel}/values.yaml"), &text, Schema::Kube);
                 diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
                 v
             }
@@ -323,7 +323,7 @@ fn chart_from_archive(
         n
     });
     let values = values.and_then(|(member, text)| {
-        let (n, d) = parse_one(&format!("{rel}/{member}"), &text, Schema::Kube);
+        let (n, d) = parse_one_shared(&format!("{rel}/{member}"), &text, Schema::Kube);
         diagnostics.extend(d.into_iter().map(crate::problem::from_yaml));
         n
     });

@@ -34,6 +34,7 @@ pub(crate) type Read = Arc<Result<Source, ReadError>>;
 #[error("{0}")]
 pub(crate) struct ReadError(String);
 
+#[derive(PartialEq, Eq)]
 pub(crate) enum Source {
     Archive(Vec<u8>),
     Folder(Vec<(String, Vec<u8>)>),
@@ -60,6 +61,14 @@ impl ChartFiles {
             .or_insert_with(|| (bytes.clone(), Arc::new(Ok(Source::Archive(bytes.to_vec())))))
             .1
             .clone()
+    }
+}
+
+/// Whether two reads hold the same files, byte for byte (a read that failed is never the same).
+pub(crate) fn same_content(a: &Read, b: &Read) -> bool {
+    match (a.as_ref(), b.as_ref()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 

@@ -255,10 +255,12 @@ fn render(
 const LOADED_CHARTS: usize = 8;
 
 thread_local! {
-    /// The charts this render thread loaded last, by the files they were loaded from (held,
-    /// so that the address is not reused): the releases of one chart (app-template above all)
-    /// load it once per thread, not once each. Most recent last.
-    static LOADED: std::cell::RefCell<Vec<(files::Read, fluxgate_helm::Chart)>> =
+    /// The charts this render thread loaded last, by their source and the files they were
+    /// loaded from (held, so that the address is not reused): the releases of one chart
+    /// (app-template above all) load it once per thread, not once each, and so do the
+    /// environments that read the same files (compared whole: a mutant's overlay may change
+    /// one). Most recent last.
+    static LOADED: std::cell::RefCell<Vec<(String, files::Read, fluxgate_helm::Chart)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -266,9 +268,15 @@ thread_local! {
 /// render.
 fn loaded(files: &files::Read, source: &str) -> Result<fluxgate_helm::Chart, Failed> {
     let hit = LOADED.with_borrow_mut(|memo| {
-        let i = memo.iter().position(|(f, _)| Arc::ptr_eq(f, files))?;
+        let i = memo
+            .iter()
+            .position(|(s, f, _)| s == source && Arc::ptr_eq(f, files))
+            .or_else(|| {
+                memo.iter()
+                    .position(|(s, f, _)| s == source && files::same_content(f, files))
+            })?;
         let entry = memo.remove(i);
-        let chart = entry.1.detached();
+        let chart = entry.2.detached();
         memo.push(entry);
         Some(chart)
     });
@@ -286,7 +294,7 @@ fn loaded(files: &files::Read, source: &str) -> Result<fluxgate_helm::Chart, Fai
         if memo.len() >= LOADED_CHARTS {
             memo.remove(0);
         }
-        memo.push((files.clone(), chart));
+        memo.push((source.to_string(), files.clone(), chart));
     });
     Ok(detached)
 }

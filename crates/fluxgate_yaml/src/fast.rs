@@ -1,0 +1,575 @@
+//! A direct reader for the plain block YAML that tools print (`helm template`, `kubectl`,
+//! `toYaml`): block mappings with simple keys, block sequences, one-line plain and quoted
+//! scalars, literal block scalars, `[]` and `{}`, comments and `---` markers.
+//!
+//! It builds the same [`Node`]s as the event-driven reader (values, locations, `implicit_null`)
+//! at a fraction of the cost, or gives up: anything else (anchors, aliases, tags, flow
+//! collections with content, folded or indented block scalars, escapes, multi-line scalars,
+//! tabs, duplicate or merge keys, odd indentation) returns `None` and the caller parses the
+//! text the general way, which also words every error. Agreement with the general reader is
+//! tested over the corpus and fuzzed (`fast_matches_general`).
+
+use std::sync::Arc;
+
+use fluxgate_diagnostics::Location;
+
+use crate::node::{Map, Node, Value};
+use crate::scalar::{Schema, resolve_plain};
+
+/// Gives up: the general reader decides.
+struct GiveUp;
+
+type R<T> = Result<T, GiveUp>;
+
+/// One line of the text: its number (1-based), its indentation and what follows it. A
+/// sequence entry's content (`- a: 1`) is read as a line of its own at its column.
+#[derive(Clone, Copy)]
+struct Line<'t> {
+    no: u32,
+    indent: usize,
+    /// After the indentation, trailing spaces cut.
+    rest: &'t str,
+    /// After the indentation, as written (a literal block keeps trailing spaces).
+    raw: &'t str,
+}
+
+impl Line<'_> {
+    /// Blank, or only a comment.
+    fn is_empty(&self) -> bool {
+        self.rest.is_empty() || self.rest.starts_with('#')
+    }
+}
+
+struct Reader<'t> {
+    lines: Vec<Line<'t>>,
+    at: usize,
+    file: Arc<str>,
+    schema: Schema,
+    /// Nodes left before the general reader's budget would be reached.
+    budget: usize,
+}
+
+/// The documents of `text`, or `None` when the text is not of the plain kind this reads.
+pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<Node>> {
+    // The bytes of a tab, a carriage return and the first of a byte order mark's.
+    let odd = text.bytes().any(|b| matches!(b, b'\t' | b'\r' | 0xEF));
+    if !text.ends_with('\n') || odd && text.contains(['\t', '\r', '\u{feff}']) {
+        return None;
+    }
+    let mut lines = Vec::new();
+    for (i, raw) in text[..text.len() - 1].split('\n').enumerate() {
+        let indent = raw.len() - raw.trim_start_matches(' ').len();
+        let raw = &raw[indent..];
+        lines.push(Line {
+            no: u32::try_from(i + 1).ok()?,
+            indent,
+            rest: raw.trim_end_matches(' '),
+            raw,
+        });
+    }
+    let mut r = Reader {
+        lines,
+        at: 0,
+        file: file.clone(),
+        schema,
+        budget: crate::parse::NODE_BUDGET,
+    };
+    r.stream().ok()
+}
+
+impl<'t> Reader<'t> {
+    fn loc(&self, line: u32, col: usize) -> R<Location> {
+        Ok(Location {
+            file: self.file.clone(),
+            line,
+            column: u32::try_from(col + 1).map_err(|_| GiveUp)?,
+        })
+    }
+
+    fn node(&mut self, value: Value, loc: Location) -> R<Node> {
+        self.budget = self.budget.checked_sub(1).ok_or(GiveUp)?;
+        Ok(Node::new(value, loc))
+    }
+
+    /// The next line with content, skipping blank and comment lines.
+    fn peek(&mut self) -> Option<Line<'t>> {
+        while let Some(l) = self.lines.get(self.at) {
+            if l.is_empty() {
+                self.at += 1;
+            } else {
+                return Some(*l);
+            }
+        }
+        None
+    }
+
+    fn stream(&mut self) -> R<Vec<Node>> {
+        let mut docs = Vec::new();
+        // Whether a `---` opened a document that has no content yet.
+        let mut opened = false;
+        while let Some(l) = self.peek() {
+            if l.indent == 0 && (l.rest == "---" || l.rest.starts_with("--- #")) {
+                if opened {
+                    // An empty document: the general reader words what it holds.
+                    return Err(GiveUp);
+                }
+                opened = true;
+                self.at += 1;
+                continue;
+            }
+            if l.indent != 0 || l.rest.starts_with('%') || l.rest.starts_with("...") {
+                return Err(GiveUp);
+            }
+            opened = false;
+            docs.push(self.block(0)?);
+            if let Some(next) = self.peek()
+                && !(next.indent == 0 && next.rest.starts_with("---"))
+            {
+                return Err(GiveUp);
+            }
+        }
+        if opened {
+            return Err(GiveUp);
+        }
+        Ok(docs)
+    }
+
+    /// The collection that starts at the next line, which is at `indent`.
+    fn block(&mut self, indent: usize) -> R<Node> {
+        let l = self.peek().ok_or(GiveUp)?;
+        if l.indent != indent {
+            return Err(GiveUp);
+        }
+        if is_entry(l.rest) {
+            self.sequence(indent, false)
+        } else if split_key(l.rest).is_some() {
+            self.mapping(indent)
+        } else if matches!(cut_comment(l.rest).0, "[]" | "{}") {
+            // An empty collection written on the line below its key.
+            self.at += 1;
+            let loc = self.loc(l.no, l.indent)?;
+            let value = if l.rest.starts_with('[') {
+                Value::Seq(Vec::new())
+            } else {
+                Value::Map(Map::default())
+            };
+            self.node(value, loc)
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    /// The sequence whose entries are at `indent`. `indentless`: a mapping's value at the
+    /// key's indentation, which the general reader places at its first entry's content.
+    fn sequence(&mut self, indent: usize, indentless: bool) -> R<Node> {
+        let first = self.peek().ok_or(GiveUp)?;
+        let loc = if indentless {
+            let after = &first.rest[1..];
+            let content = after.trim_start_matches(' ');
+            if content.is_empty() || content.starts_with('#') {
+                return Err(GiveUp);
+            }
+            self.loc(first.no, first.indent + 1 + after.len() - content.len())?
+        } else {
+            self.loc(first.no, first.indent)?
+        };
+        let mut items = Vec::new();
+        while let Some(l) = self.peek() {
+            if l.indent < indent || indentless && l.indent == indent && !is_entry(l.rest) {
+                // Less indented, or (a sequence at its key's indentation) the next key.
+                break;
+            }
+            if l.indent > indent || !is_entry(l.rest) {
+                return Err(GiveUp);
+            }
+            let after = &l.rest[1..];
+            let content = after.trim_start_matches(' ');
+            if content.is_empty() || content.starts_with('#') && after.starts_with(' ') {
+                // `-` alone: the item is the block below, or null.
+                self.at += 1;
+                items.push(self.value_below(indent, true, None)?);
+                continue;
+            }
+            let col = l.indent + 1 + (after.len() - content.len());
+            if is_entry(content) || split_key(content).is_some() {
+                // `- a: 1` or `- - a`: a collection at the content's column.
+                self.lines[self.at] = Line {
+                    no: l.no,
+                    indent: col,
+                    rest: content,
+                    raw: &l.raw[col - l.indent..],
+                };
+                items.push(self.block(col)?);
+            } else {
+                self.at += 1;
+                items.push(self.inline(content, l.no, col, indent)?);
+            }
+        }
+        self.node(Value::Seq(items), loc)
+    }
+
+    fn mapping(&mut self, indent: usize) -> R<Node> {
+        let first = self.peek().ok_or(GiveUp)?;
+        let mut map = Map::default();
+        while let Some(l) = self.peek() {
+            if l.indent < indent {
+                break;
+            }
+            if l.indent > indent {
+                return Err(GiveUp);
+            }
+            let Some((key, value_at)) = split_key(l.rest) else {
+                return Err(GiveUp);
+            };
+            let key = self.key(key)?;
+            if key == "<<" || map.contains_key(&key) {
+                return Err(GiveUp);
+            }
+            self.budget = self.budget.checked_sub(1).ok_or(GiveUp)?;
+            let rest = &l.rest[value_at..];
+            let content = rest.trim_start_matches(' ');
+            let col = l.indent + value_at + (rest.len() - content.len());
+            self.at += 1;
+            let value = if content.is_empty() || content.starts_with('#') && rest.starts_with(' ') {
+                self.value_below(indent, false, Some((l.no, l.indent + value_at - 1)))?
+            } else {
+                self.inline(content, l.no, col, indent)?
+            };
+            map.insert(key, value);
+        }
+        let loc = self.loc(first.no, first.indent)?;
+        self.node(Value::Map(map), loc)
+    }
+
+    /// A key's text: a plain word that reads as a string, or a one-line quoted string.
+    fn key(&self, key: &str) -> R<String> {
+        if key.starts_with(['\'', '"']) {
+            return match quoted(key)? {
+                (s, "") => Ok(s),
+                _ => Err(GiveUp),
+            };
+        }
+        match resolve_plain(key, self.schema) {
+            Value::String(s) => Ok(s),
+            _ => Err(GiveUp),
+        }
+    }
+
+    /// The value of an entry with nothing after its indicator on line `no`: the block on the
+    /// lines below (more indented; for a mapping's value, a sequence may also sit at the
+    /// key's indentation), or an implicit null.
+    /// `colon`: where a mapping entry's `:` is, where the general reader places an implicit
+    /// null (an empty sequence entry is its own).
+    fn value_below(&mut self, indent: usize, in_seq: bool, colon: Option<(u32, usize)>) -> R<Node> {
+        match self.peek() {
+            Some(l) if l.indent > indent => self.block(l.indent),
+            Some(l) if !in_seq && l.indent == indent && is_entry(l.rest) => {
+                self.sequence(indent, true)
+            }
+            // Nothing below: an implicit null, at the indicator.
+            _ => {
+                let (no, col) = colon.ok_or(GiveUp)?;
+                let loc = self.loc(no, col)?;
+                let mut n = self.node(Value::Null, loc)?;
+                n.implicit_null = true;
+                Ok(n)
+            }
+        }
+    }
+
+    /// A value written on its line at column `col` (`content`, comment included), for an
+    /// entry of the collection at `indent`.
+    fn inline(&mut self, content: &'t str, no: u32, col: usize, indent: usize) -> R<Node> {
+        let loc = self.loc(no, col)?;
+        let value = match content.as_bytes()[0] {
+            b'\'' | b'"' => {
+                let (s, after) = quoted(content)?;
+                if !(after.is_empty() || after.starts_with(" #")) {
+                    return Err(GiveUp);
+                }
+                Value::String(s)
+            }
+            b'|' => return self.literal(content, indent),
+            b'{' => match cut_comment(content).0 {
+                "{}" => Value::Map(Map::default()),
+                _ => return Err(GiveUp),
+            },
+            b'[' => Value::Seq(self.flow_items(content, no, col)?),
+            b'>' | b'&' | b'*' | b'!' | b'%' | b'@' | b'`' | b'?' | b':' | b',' | b']' | b'}'
+            | b'#' => return Err(GiveUp),
+            _ => {
+                let (text, _) = cut_comment(content);
+                if text.contains(": ") || text.ends_with(':') || is_entry(text) {
+                    return Err(GiveUp);
+                }
+                resolve_plain(text, self.schema)
+            }
+        };
+        // A scalar continued on the lines below is the general reader's.
+        if self.peek().is_some_and(|l| l.indent > indent) {
+            return Err(GiveUp);
+        }
+        self.node(value, loc)
+    }
+
+    /// The scalars of a one-line flow sequence (`["a", b]`) written at column `col`.
+    fn flow_items(&mut self, content: &str, no: u32, col: usize) -> R<Vec<Node>> {
+        let mut items = Vec::new();
+        let mut at = 1;
+        let b = content.as_bytes();
+        let skip = |at: &mut usize| {
+            while b.get(*at) == Some(&b' ') {
+                *at += 1;
+            }
+        };
+        skip(&mut at);
+        if b.get(at) == Some(&b']') {
+            at += 1;
+        } else {
+            loop {
+                let start = at;
+                let value = match b.get(at) {
+                    Some(b'\'' | b'"') => {
+                        let (s, after) = quoted(&content[at..])?;
+                        at = content.len() - after.len();
+                        Value::String(s)
+                    }
+                    Some(c) if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'.') => {
+                        let len = content[at..]
+                            .find(|c: char| {
+                                !(c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'))
+                            })
+                            .ok_or(GiveUp)?;
+                        let word = &content[at..at + len];
+                        at += len;
+                        resolve_plain(word, self.schema)
+                    }
+                    _ => return Err(GiveUp),
+                };
+                let loc = self.loc(no, col + start)?;
+                items.push(self.node(value, loc)?);
+                skip(&mut at);
+                match b.get(at) {
+                    Some(b',') => {
+                        at += 1;
+                        skip(&mut at);
+                        if matches!(b.get(at), Some(b']') | None) {
+                            return Err(GiveUp);
+                        }
+                    }
+                    Some(b']') => {
+                        at += 1;
+                        break;
+                    }
+                    _ => return Err(GiveUp),
+                }
+            }
+        }
+        let after = &content[at..];
+        if !(after.is_empty() || after.starts_with(" #")) {
+            return Err(GiveUp);
+        }
+        Ok(items)
+    }
+
+    /// A literal block scalar (`|`, `|-`) whose header is `content`.
+    fn literal(&mut self, content: &str, indent: usize) -> R<Node> {
+        let (header, _) = cut_comment(content);
+        let strip = match header {
+            "|" => false,
+            "|-" => true,
+            _ => return Err(GiveUp),
+        };
+        // The content's indentation is its first line's; blank lines before it are the
+        // general reader's (their spaces may set it).
+        let first = self.lines.get(self.at).copied();
+        // The general reader places the scalar at its first line's content; an empty one is
+        // its own.
+        let (width, loc) = match first {
+            Some(l) if !l.rest.is_empty() && l.indent > indent => {
+                (l.indent, self.loc(l.no, l.indent)?)
+            }
+            _ => return Err(GiveUp),
+        };
+        let mut out = String::new();
+        let mut pending_breaks = 0usize;
+        let mut any = false;
+        while let Some(l) = self.lines.get(self.at) {
+            if l.rest.is_empty() {
+                if l.indent > width {
+                    return Err(GiveUp);
+                }
+                pending_breaks += 1;
+                self.at += 1;
+                continue;
+            }
+            if l.indent < width {
+                break;
+            }
+            if any {
+                out.push('\n');
+            }
+            for _ in 0..pending_breaks {
+                out.push('\n');
+            }
+            pending_breaks = 0;
+            for _ in width..l.indent {
+                out.push(' ');
+            }
+            out.push_str(l.raw);
+            any = true;
+            self.at += 1;
+        }
+        if !strip && any {
+            out.push('\n');
+        }
+        self.node(Value::String(out), loc)
+    }
+}
+
+/// Whether `rest` starts a sequence entry (`-` then a space or nothing).
+fn is_entry(rest: &str) -> bool {
+    rest == "-" || rest.starts_with("- ")
+}
+
+/// `key: value` (or `key:` at the end): the key's text and where the value starts (after
+/// the colon), for a plain key of simple characters or a one-line quoted key.
+fn split_key(rest: &str) -> Option<(&str, usize)> {
+    let end = if rest.starts_with(['\'', '"']) {
+        let q = rest.as_bytes()[0];
+        let mut i = 1;
+        let b = rest.as_bytes();
+        loop {
+            match b.get(i) {
+                None | Some(b'\\') => return None,
+                Some(&c) if c == q => {
+                    if q == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    break i + 1;
+                }
+                Some(_) => i += 1,
+            }
+        }
+    } else {
+        let end = rest.find(':')?;
+        let key = &rest[..end];
+        let simple = key.bytes().enumerate().all(|(i, c)| {
+            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'.') || c == b'-' && i > 0
+        });
+        if key.is_empty() || !simple {
+            return None;
+        }
+        end
+    };
+    let after = &rest[end..];
+    let after = after.strip_prefix(':')?;
+    if !(after.is_empty() || after.starts_with(' ')) {
+        return None;
+    }
+    Some((&rest[..end], end + 1))
+}
+
+/// A one-line quoted scalar at the start of `s` (no escapes in double quotes): its value and
+/// what follows the closing quote.
+fn quoted(s: &str) -> R<(String, &str)> {
+    let q = s.as_bytes()[0];
+    let body = &s[1..];
+    if q == b'"' {
+        let end = body.find(['"', '\\']).ok_or(GiveUp)?;
+        if body.as_bytes()[end] == b'\\' {
+            return Err(GiveUp);
+        }
+        return Ok((body[..end].to_string(), &body[end + 1..]));
+    }
+    let mut out = String::new();
+    let mut rest = body;
+    loop {
+        let end = rest.find('\'').ok_or(GiveUp)?;
+        out.push_str(&rest[..end]);
+        if rest[end + 1..].starts_with('\'') {
+            out.push('\'');
+            rest = &rest[end + 2..];
+        } else {
+            return Ok((out, &rest[end + 1..]));
+        }
+    }
+}
+
+/// A plain value and its comment (` #...`), the value's trailing spaces cut.
+fn cut_comment(s: &str) -> (&str, &str) {
+    match s.find(" #") {
+        Some(i) => (s[..i].trim_end_matches(' '), &s[i..]),
+        None => (s, ""),
+    }
+}
+
+/// Why `a` and `b` differ, if they do (equality of nodes ignores locations).
+fn differ(a: &Node, b: &Node, at: &str) -> Option<String> {
+    if a.loc != b.loc || a.tag != b.tag || a.implicit_null != b.implicit_null {
+        return Some(format!(
+            "{at}: {:?}/{:?}/{} against {:?}/{:?}/{}",
+            a.loc, a.tag, a.implicit_null, b.loc, b.tag, b.implicit_null
+        ));
+    }
+    match (&a.value, &b.value) {
+        (Value::Map(x), Value::Map(y)) => {
+            if !x.keys().eq(y.keys()) {
+                return Some(format!("{at}: keys {:?} against {:?}", x.keys(), y.keys()));
+            }
+            x.iter()
+                .zip(y.values())
+                .find_map(|((k, v), w)| differ(v, w, &format!("{at}.{k}")))
+        }
+        (Value::Seq(x), Value::Seq(y)) => {
+            if x.len() != y.len() {
+                return Some(format!("{at}: {} items against {}", x.len(), y.len()));
+            }
+            x.iter()
+                .zip(y)
+                .enumerate()
+                .find_map(|(i, (v, w))| differ(v, w, &format!("{at}[{i}]")))
+        }
+        (Value::String(x), Value::String(y)) if x != y => {
+            Some(format!("{at}: {x:?} against {y:?}"))
+        }
+        (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) || a != b => {
+            Some(format!("{at}: {x:?} against {y:?}"))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the direct reader took `text`, and what it read differently from the general
+/// reader, if anything (for the tests and fuzzing that hold the two to the same trees).
+#[doc(hidden)]
+#[must_use]
+pub fn compare_readers(file: &str, text: &str, schema: Schema) -> (bool, Option<String>) {
+    let Some(direct) = parse(&Arc::from(file), text, schema) else {
+        return (false, None);
+    };
+    let general = crate::parse::parse_stream_general(file, text, schema);
+    if !general.diagnostics.is_empty() {
+        return (
+            true,
+            Some(format!("the general reader says {:?}", general.diagnostics)),
+        );
+    }
+    if direct.len() != general.docs.len() {
+        return (
+            true,
+            Some(format!(
+                "{} documents against {}",
+                direct.len(),
+                general.docs.len()
+            )),
+        );
+    }
+    let d = direct
+        .iter()
+        .zip(&general.docs)
+        .enumerate()
+        .find_map(|(i, (a, b))| differ(a, b, &format!("doc {i}")));
+    (true, d)
+}

@@ -1,0 +1,129 @@
+//! The direct reader for plain block YAML (`fast.rs`) builds exactly the trees the general
+//! reader builds (values, key order, locations, tags, implicit nulls) on every text it takes,
+//! over the YAML files of the corpus and the charts' rendered shapes below; and it takes most
+//! of what tools print.
+//!
+//! The corpus part needs `FLUXGATE_CORPUS` (the corpus folder); skips otherwise.
+
+use std::path::{Path, PathBuf};
+
+use fluxgate_yaml::{Schema, compare_readers as check};
+
+const SHAPES: &[&str] = &[
+    "a: 1\nb: two\n",
+    "---\n# Source: x/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    app.kubernetes.io/name: x\ndata:\n  a: |\n    line one\n      indented\n\n    after blank\n  b: |-\n    no break\n  c: \"quoted\"\n  d: 'it''s'\n",
+    "items:\n- a\n- b: 1\n  c: 2\n-\n  d: 3\n- - nested\n  - more\n- []\n- {}\n",
+    "key:\nother: 1\nlast:\n",
+    "x:\n  - 1\n  - 2\ny: null\nz: ~\nw: true\nv: 1.5\nu: 0x1F\n",
+    "a: b # a comment\n# a line comment\nc: 'd' # another\n",
+    "spec:\n  template:\n    spec:\n      containers:\n        - name: app\n          image: \"repo:tag\"\n          args:\n            - --flag=1\n            - -v\n          env:\n            - name: A\n              value: \"1\"\n",
+    "a: |\n  text\n\n\nb: 1\n",
+    "a: |\n  trailing  \n  spaces \nb: 1\n",
+    "a: |\n  at the end\n",
+    "a: |-\n  at the end\n\n",
+    "a: |\n\n  leading blank\n",
+    "\"quoted key\": 1\n'single': 2\n",
+    "a: http://example.com/x\nb: a:b\nc: -5\nd: --x\n",
+    "- a: 1\n  b:\n  c: 3\n",
+    "a:\n  b:\n    c: 1\n  d: 2\ne: 3\n",
+    "---\na: 1\n---\nb: 2\n",
+    "a: 1\n---\n- b\n",
+    "a:\n- 1\n- 2\nb: 3\n",
+    "- a:\n  - 1\n  b: 2\n",
+    "a: [1, 2]\n",
+    "a: b\n c\n",
+    "a: &x 1\nb: *x\n",
+    "a: >\n  folded\n",
+    "a: \"esc\\n\"\n",
+    "a: 1\na: 2\n",
+    "a:\tb\n",
+    "a: 1",
+    "a: 'open\n  close'\n",
+    "a: |2\n   x\n",
+    "a: |\n  x\n # not a comment\n",
+    "a:  spaced value   \nb:   'q'   \n",
+    "k: v\n...\n",
+    "verbs: [\"get\", \"list\", watch] # c\nr: [ x, 'y' , 1, true, a/b.c ]\ne: [x,]\n",
+    "rules:\n- apiGroups: [\"\"]\n  resources: [\"secrets\"]\nsubjects:\n- kind: User\n",
+    "a:\n  {}\nb:\n    []\n",
+    "a: [b, [c]]\n",
+    "a: [b: c]\n",
+    "a:\nb: 1\nc:\n",
+    "- a:\n  b: # c\n- \n-\n- x\n",
+    "l:\n- \n- a:\nm:\n",
+    "a:\n  b:\n---\nc:\n",
+    "top:\n  - x:\n    y:\n  -\n",
+    "k: ---\nl: '---'\n",
+];
+
+#[test]
+fn the_direct_reader_agrees_on_shapes() {
+    let mut taken = 0;
+    for text in SHAPES {
+        for schema in [Schema::Kube, Schema::GoYamlV2, Schema::Yaml11] {
+            let (took, differs) = check("shape.yaml", text, schema);
+            taken += usize::from(took);
+            assert!(
+                differs.is_none(),
+                "{text:?} ({schema:?}): {}",
+                differs.unwrap_or_default()
+            );
+        }
+    }
+    // Most shapes are the plain kind (the others are there to be left alone).
+    assert!(taken >= 40, "the direct reader took {taken} texts");
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_symlink() {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "yaml_expected" || e == "txt")
+        {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_direct_reader_agrees_over_the_corpus() {
+    let Some(corpus) = fluxgate_testkit::corpus("the_direct_reader_agrees_over_the_corpus") else {
+        return;
+    };
+    let mut files = Vec::new();
+    walk(&corpus, &mut files);
+    let (mut read, mut taken) = (0usize, 0usize);
+    let mut differences = Vec::new();
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        read += 1;
+        let rel = f.strip_prefix(&corpus).unwrap_or(f).display().to_string();
+        for schema in [Schema::Kube, Schema::GoYamlV2] {
+            let (took, differs) = check(&rel, &text, schema);
+            taken += usize::from(took && schema == Schema::Kube);
+            if let Some(d) = differs {
+                differences.push(format!("{rel} ({schema:?}): {d}"));
+            }
+        }
+    }
+    eprintln!("the direct reader took {taken} of {read} corpus files");
+    assert!(
+        differences.is_empty(),
+        "{} texts read differently:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+    assert!(read > 1000 && taken * 2 > read, "took {taken} of {read}");
+}
