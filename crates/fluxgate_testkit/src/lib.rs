@@ -97,6 +97,29 @@ fn corpus_dir() -> Result<PathBuf, Error> {
     }
 }
 
+/// The files below `dir` (symlinks not followed) whose extension `keep` accepts, in path
+/// order.
+#[must_use]
+pub fn files_below(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_symlink() {
+            continue;
+        }
+        if p.is_dir() {
+            out.extend(files_below(&p, keep));
+        } else if p.extension().and_then(|e| e.to_str()).is_some_and(keep) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// Whether `kubectl` (the kustomize oracle) runs; [`missing`] is called when it does not.
 #[must_use]
 pub fn kubectl(test: &str) -> bool {

@@ -5,30 +5,10 @@
 //!
 //! Needs `FLUXGATE_CORPUS` (the corpus folder); skips otherwise.
 
-use std::path::{Path, PathBuf};
-
 use fluxgate_yaml::{Schema, parse_stream};
 
 /// Files (relative to the gitops folder) go-yaml itself rejects: fluxgate may reject them too.
 const GO_YAML_REJECTS: &[&str] = &[];
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_symlink() {
-            continue;
-        }
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            out.push(p);
-        }
-    }
-}
 
 #[test]
 fn every_file_go_yaml_accepts_parses() {
@@ -36,8 +16,7 @@ fn every_file_go_yaml_accepts_parses() {
         return;
     };
     let gitops = corpus.join("gitops");
-    let mut files = Vec::new();
-    walk(&gitops, &mut files);
+    let files = fluxgate_testkit::files_below(&gitops, &|e| matches!(e, "yaml" | "yml"));
     let mut failed = Vec::new();
     let mut read = 0;
     for f in &files {

@@ -5,8 +5,6 @@
 //!
 //! The corpus part needs `FLUXGATE_CORPUS` (the corpus folder); skips otherwise.
 
-use std::path::{Path, PathBuf};
-
 use fluxgate_yaml::{Schema, compare_readers as check};
 
 const SHAPES: &[&str] = &[
@@ -74,34 +72,14 @@ fn the_direct_reader_agrees_on_shapes() {
     assert!(taken >= 40, "the direct reader took {taken} texts");
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_symlink() {
-            continue;
-        }
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml" || e == "yaml_expected" || e == "txt")
-        {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn the_direct_reader_agrees_over_the_corpus() {
     let Some(corpus) = fluxgate_testkit::corpus("the_direct_reader_agrees_over_the_corpus") else {
         return;
     };
-    let mut files = Vec::new();
-    walk(&corpus, &mut files);
+    let files = fluxgate_testkit::files_below(&corpus, &|e| {
+        matches!(e, "yaml" | "yml" | "yaml_expected" | "txt")
+    });
     let (mut read, mut taken) = (0usize, 0usize);
     let mut differences = Vec::new();
     for f in &files {
