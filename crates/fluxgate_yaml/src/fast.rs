@@ -51,9 +51,10 @@ struct Reader<'t> {
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
 pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<Node>> {
-    // The bytes of a tab, a carriage return and the first of a byte order mark's.
-    let odd = text.bytes().any(|b| matches!(b, b'\t' | b'\r' | 0xEF));
-    if !text.ends_with('\n') || odd && text.contains(['\t', '\r', '\u{feff}']) {
+    // A control character, a tab or a carriage return, or anything not ASCII: then every
+    // character is looked at (the general reader refuses what YAML cannot print).
+    let odd = text.bytes().any(|b| b < 0x20 && b != b'\n' || b >= 0x7F);
+    if !text.ends_with('\n') || odd && !text.chars().all(plain_printable) {
         return None;
     }
     let mut lines = Vec::new();
@@ -425,6 +426,14 @@ impl<'t> Reader<'t> {
         }
         self.node(Value::String(out), loc)
     }
+}
+
+/// A character YAML prints as it is, other than the tab, the carriage return and the byte
+/// order mark (which this reader leaves to the general one).
+fn plain_printable(c: char) -> bool {
+    matches!(c, '\n' | ' '..='~' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+        && c != '\u{FEFF}'
+        || c >= '\u{10000}'
 }
 
 /// Whether `rest` starts a sequence entry (`-` then a space or nothing).

@@ -51,6 +51,9 @@ const SHAPES: &[&str] = &[
     "l:\n- \n- a:\nm:\n",
     "a:\n  b:\n---\nc:\n",
     "top:\n  - x:\n    y:\n  -\n",
+    // Found by the fuzzer: characters YAML cannot print are the general reader's to refuse.
+    "a: 1Jb:J  - x:q\u{18}\0\"@t\nc:\n",
+    "a: b\u{7f}\nc: \u{9f}\nd: \u{fffe}\ne: \u{feff}x\nf: é\u{1F600}\n",
     "k: ---\nl: '---'\n",
 ];
 
