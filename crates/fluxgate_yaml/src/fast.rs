@@ -47,6 +47,9 @@ struct Reader<'t> {
     schema: Schema,
     /// Nodes left before the general reader's budget would be reached.
     budget: usize,
+    /// Collections open: past the general reader's bound it gives up (and this reader
+    /// recurses no deeper than that).
+    depth: usize,
 }
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
@@ -74,6 +77,7 @@ pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<N
         file: file.clone(),
         schema,
         budget: crate::parse::NODE_BUDGET,
+        depth: 0,
     };
     r.stream().ok()
 }
@@ -137,6 +141,16 @@ impl<'t> Reader<'t> {
 
     /// The collection that starts at the next line, which is at `indent`.
     fn block(&mut self, indent: usize) -> R<Node> {
+        if self.depth >= crate::parse::MAX_DEPTH / 2 {
+            return Err(GiveUp);
+        }
+        self.depth += 1;
+        let node = self.block_at(indent);
+        self.depth -= 1;
+        node
+    }
+
+    fn block_at(&mut self, indent: usize) -> R<Node> {
         let l = self.peek().ok_or(GiveUp)?;
         if l.indent != indent {
             return Err(GiveUp);
@@ -472,6 +486,10 @@ fn split_key(rest: &str) -> Option<(&str, usize)> {
         }
         end
     };
+    // YAML bounds an implicit key at 1024 characters; the general reader words it.
+    if end > 1000 {
+        return None;
+    }
     let after = &rest[end..];
     let after = after.strip_prefix(':')?;
     if !(after.is_empty() || after.starts_with(' ')) {

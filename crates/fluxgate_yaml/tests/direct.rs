@@ -54,6 +54,12 @@ const SHAPES: &[&str] = &[
     // Found by the fuzzer: characters YAML cannot print are the general reader's to refuse.
     "a: 1Jb:J  - x:q\u{18}\0\"@t\nc:\n",
     "a: b\u{7f}\nc: \u{9f}\nd: \u{fffe}\ne: \u{feff}x\nf: é\u{1F600}\n",
+    // YAML bounds an implicit key at 1024 characters.
+    concat!(
+        "k",
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ": v\n"
+    ),
     "k: ---\nl: '---'\n",
 ];
 
@@ -107,4 +113,30 @@ fn the_direct_reader_agrees_over_the_corpus() {
         differences.join("\n")
     );
     assert!(read > 1000 && taken * 2 > read, "took {taken} of {read}");
+}
+
+/// Nesting past the general reader's bound (256) is its to refuse, in both its forms (compact
+/// `- - -` and indented), without this reader recursing as deep: a hostile file must not
+/// overflow the stack.
+#[test]
+fn deep_nesting_is_the_general_readers() {
+    for depth in [100, 300, 20_000] {
+        let compact = format!("{}x\n", "- ".repeat(depth));
+        let levels = depth.min(2_000);
+        let mut indented = String::new();
+        for i in 0..levels {
+            indented.push_str(&" ".repeat(i));
+            indented.push_str(&format!("k{i}:\n"));
+        }
+        indented.push_str(&" ".repeat(levels));
+        indented.push_str("v: 1\n");
+        for text in [compact, indented] {
+            let (_, differs) = check("deep.yaml", &text, Schema::Kube);
+            assert!(
+                differs.is_none(),
+                "depth {depth}: {}",
+                differs.unwrap_or_default()
+            );
+        }
+    }
 }
