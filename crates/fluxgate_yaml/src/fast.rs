@@ -329,6 +329,10 @@ impl<'t> Reader<'t> {
 
     /// The scalars of a one-line flow sequence (`["a", b]`) written at column `col`.
     fn flow_items(&mut self, content: &str, no: u32, col: usize) -> R<Vec<Node>> {
+        // Columns are bytes here, characters for the general reader.
+        if !content.is_ascii() {
+            return Err(GiveUp);
+        }
         let mut items = Vec::new();
         let mut at = 1;
         let b = content.as_bytes();
@@ -486,8 +490,9 @@ fn split_key(rest: &str) -> Option<(&str, usize)> {
         }
         end
     };
-    // YAML bounds an implicit key at 1024 characters; the general reader words it.
-    if end > 1000 {
+    // YAML bounds an implicit key at 1024 characters; the general reader words it. Columns
+    // here are bytes, the general reader's characters: a key not in ASCII moves what follows.
+    if end > 1000 || !rest[..end].is_ascii() {
         return None;
     }
     let after = &rest[end..];

@@ -54,6 +54,9 @@ const SHAPES: &[&str] = &[
     // Found by the fuzzer: characters YAML cannot print are the general reader's to refuse.
     "a: 1Jb:J  - x:q\u{18}\0\"@t\nc:\n",
     "a: b\u{7f}\nc: \u{9f}\nd: \u{fffe}\ne: \u{feff}x\nf: é\u{1F600}\n",
+    // Columns count characters: a key or a flow item not in ASCII moves what follows.
+    "x:   \n '''ayҌ''':\n",
+    "\"é\": 1\n'ü': [a, b]\nl: [\"é\", x]\nm: é\n",
     // YAML bounds an implicit key at 1024 characters.
     concat!(
         "k",
