@@ -2,6 +2,8 @@
 //! action's value (`%v`), with Go's float rules (`1e+06`), `map[k:v]`, `[a b]`, `<nil>`, and
 //! the `%!verb(type=value)` forms for bad verbs and arguments.
 
+use std::borrow::Cow;
+
 use crate::value::{MAX_DEPTH, Value};
 
 /// `fmt.Sprint(v)` of one value.
@@ -304,8 +306,13 @@ fn bad_verb(out: &mut String, v: &Value, verb: char, spec: &Spec) {
 
 /// Go's `padString`: text padded to the width, with zeros on the left under the `0` flag.
 fn pad_text(out: &mut String, s: &str, spec: &Spec) {
-    let len = s.chars().count();
     let width = spec.width.unwrap_or(0);
+    // No width (nearly always): no need to count the characters.
+    if width == 0 {
+        out.push_str(s);
+        return;
+    }
+    let len = s.chars().count();
     if len >= width {
         out.push_str(s);
         return;
@@ -474,10 +481,12 @@ fn write_seq(
 }
 
 fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec) {
-    let text = String::from_utf8_lossy(bytes);
+    // Valid UTF-8 (nearly every string) borrowed as is; `from_utf8` checks it faster than
+    // the lossy conversion walks it.
+    let text = std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Cow::Borrowed);
     let text = match spec.prec {
-        Some(p) if matches!(verb, 'v' | 's' | 'q') => text.chars().take(p).collect::<String>(),
-        _ => text.into_owned(),
+        Some(p) if matches!(verb, 'v' | 's' | 'q') => Cow::Owned(text.chars().take(p).collect()),
+        _ => text,
     };
     match verb {
         'v' | 's' => pad_text(out, &text, spec),

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use fluxgate_gotemplate::Value;
 use fluxgate_yaml::{Node, Schema, parse_one};
@@ -35,8 +36,9 @@ pub struct Chart {
     /// The name (an alias replaces it).
     pub name: String,
     pub version: String,
-    /// `templates/...` files and their text, in path order.
-    pub templates: Vec<(String, String)>,
+    /// `templates/...` files and their text, in path order (shared by every detached copy, so
+    /// that the parse memo knows a text by its address).
+    pub templates: Vec<(String, Arc<str>)>,
     /// Every other file (`crds/`, `files/`, ...), by path.
     pub files: BTreeMap<String, Rc<[u8]>>,
     /// values.yaml (numbers as float64, as Helm reads them).
@@ -143,7 +145,7 @@ impl Chart {
             match name.as_str() {
                 "Chart.yaml" => meta = Some(yaml_doc("Chart.yaml", &data, bad)?),
                 "values.yaml" => {
-                    let text = String::from_utf8_lossy(&data);
+                    let text = utf8(data);
                     values = crate::values::parse_values(&text)
                         .map_err(|e| bad(format!("values.yaml: {e}")))?;
                 }
@@ -153,7 +155,7 @@ impl Chart {
                 "values.schema.json" => schema = Some(Rc::from(data)),
                 "Chart.lock" | "requirements.lock" => {}
                 n if n.starts_with("templates/") => {
-                    templates.push((name.clone(), String::from_utf8_lossy(&data).into_owned()));
+                    templates.push((name.clone(), Arc::from(utf8(data))));
                 }
                 n if n.starts_with("charts/") && !n.ends_with(".prov") => {
                     let rest = &n["charts/".len()..];
@@ -219,6 +221,12 @@ impl Chart {
 }
 
 /// The one YAML document of `name`; `bad` makes the chart's error from a message.
+/// A file's bytes as text, as Go reads them into a string for Helm: valid UTF-8 (nearly every
+/// file) kept without a copy, anything else with U+FFFD for each bad sequence.
+fn utf8(data: Vec<u8>) -> String {
+    String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 fn yaml_doc(name: &str, data: &[u8], bad: impl Fn(String) -> Error) -> Result<Node, Error> {
     let (doc, diags) = parse_one(name, &String::from_utf8_lossy(data), Schema::GoYamlV2);
     if let Some(d) = diags.first() {

@@ -8,7 +8,7 @@
 //! parses the same way into each.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use fluxgate_gotemplate::{Error, Parsed, Templates};
 
@@ -18,7 +18,7 @@ const MAX_TEXT: usize = 64 << 20;
 #[derive(Default)]
 struct Memo {
     /// Template name -> the texts parsed under it.
-    by_name: HashMap<String, Vec<(String, Parsed)>>,
+    by_name: HashMap<String, Vec<(Arc<str>, Parsed)>>,
     bytes: usize,
 }
 
@@ -26,14 +26,17 @@ static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(Mutex::default);
 
 /// `text` parsed as the template `name` against `set`'s functions, from the memo when it was
 /// parsed before.
-pub(crate) fn parse(set: &Templates, name: &str, text: &str) -> Result<Parsed, Error> {
+/// A text the memo holds is known by its address first (every detached copy of a loaded chart
+/// shares its texts), then compared whole.
+pub(crate) fn parse(set: &Templates, name: &str, text: &Arc<str>) -> Result<Parsed, Error> {
     // A poisoned memo still holds only finished parses.
     let memo = || MEMO.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(found) = memo()
-        .by_name
-        .get(name)
-        .and_then(|texts| texts.iter().find(|(t, _)| t == text))
-    {
+    if let Some(found) = memo().by_name.get(name).and_then(|texts| {
+        texts
+            .iter()
+            .find(|(t, _)| Arc::ptr_eq(t, text))
+            .or_else(|| texts.iter().find(|(t, _)| t == text))
+    }) {
         return Ok(found.1.clone());
     }
     let parsed = set.parse_text(name, text)?;
@@ -43,7 +46,7 @@ pub(crate) fn parse(set: &Templates, name: &str, text: &str) -> Result<Parsed, E
         m.by_name
             .entry(name.to_string())
             .or_default()
-            .push((text.to_string(), parsed.clone()));
+            .push((Arc::clone(text), parsed.clone()));
     }
     Ok(parsed)
 }
@@ -64,8 +67,8 @@ mod tests {
 
     #[test]
     fn a_changed_text_is_parsed_anew() {
-        let a = parse(&set(), "memo-test/a.tpl", "one {{ 1 }}").unwrap();
-        let b = parse(&set(), "memo-test/a.tpl", "two {{ 2 }}").unwrap();
+        let a = parse(&set(), "memo-test/a.tpl", &Arc::from("one {{ 1 }}")).unwrap();
+        let b = parse(&set(), "memo-test/a.tpl", &Arc::from("two {{ 2 }}")).unwrap();
         let mut s = set();
         s.add(&a);
         assert_eq!(
@@ -80,7 +83,7 @@ mod tests {
             "two 2"
         );
         // The first text again comes from the memo, and executes as before.
-        let again = parse(&set(), "memo-test/a.tpl", "one {{ 1 }}").unwrap();
+        let again = parse(&set(), "memo-test/a.tpl", &Arc::from("one {{ 1 }}")).unwrap();
         s.add(&again);
         assert_eq!(
             s.execute("memo-test/a.tpl", &fluxgate_gotemplate::Value::Nil)
@@ -91,7 +94,7 @@ mod tests {
 
     #[test]
     fn parse_errors_are_not_kept() {
-        assert!(parse(&set(), "memo-test/bad.tpl", "{{ if }}").is_err());
-        assert!(parse(&set(), "memo-test/bad.tpl", "{{ if }}").is_err());
+        assert!(parse(&set(), "memo-test/bad.tpl", &Arc::from("{{ if }}")).is_err());
+        assert!(parse(&set(), "memo-test/bad.tpl", &Arc::from("{{ if }}")).is_err());
     }
 }

@@ -200,7 +200,7 @@ fn trace(err: &str) -> Option<String> {
 /// One renderable template: its full name, text and the values it sees.
 struct Renderable {
     name: String,
-    text: String,
+    text: Arc<str>,
     top: Value,
 }
 
@@ -289,9 +289,11 @@ fn collect(
 
 /// Helm's order for parsing and executing: more `/` first, then reverse lexical order.
 fn sort_templates(names: &mut [Renderable]) {
-    names.sort_by(|a, b| {
-        let (ca, cb) = (a.name.matches('/').count(), b.name.matches('/').count());
-        cb.cmp(&ca).then_with(|| b.name.cmp(&a.name))
+    names.sort_by_cached_key(|r| {
+        (
+            std::cmp::Reverse(r.name.bytes().filter(|&b| b == b'/').count()),
+            std::cmp::Reverse(r.name.clone()),
+        )
     });
 }
 
