@@ -483,7 +483,8 @@ fn write_seq(
 fn write_str(out: &mut String, v: &Value, bytes: &[u8], verb: char, spec: &Spec) {
     // Valid UTF-8 (nearly every string) borrowed as is; `from_utf8` checks it faster than
     // the lossy conversion walks it.
-    let text = std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Cow::Borrowed);
+    let text =
+        std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Cow::Borrowed);
     let text = match spec.prec {
         Some(p) if matches!(verb, 'v' | 's' | 'q') => Cow::Owned(text.chars().take(p).collect()),
         _ => text,

@@ -516,17 +516,30 @@ pub fn overlay(spans: &[Span], top: &[Span]) -> Vec<Span> {
 
 /// `path.key`, a dot in the key written `\.`.
 pub fn join_key(path: &str, key: &str) -> String {
-    let key = key.replace('.', "\\.");
-    if path.is_empty() {
-        key
-    } else {
-        format!("{path}.{key}")
+    // Built by hand: these paths are made for every value a render reads, and `format!` was a
+    // twentieth of an app-template render.
+    let mut out = String::with_capacity(path.len() + key.len() + 1);
+    if !path.is_empty() {
+        out.push_str(path);
+        out.push('.');
     }
+    for (i, part) in key.split('.').enumerate() {
+        if i > 0 {
+            out.push_str("\\.");
+        }
+        out.push_str(part);
+    }
+    out
 }
 
 /// `path[i]`.
 pub fn join_index(path: &str, i: usize) -> String {
-    format!("{path}[{i}]")
+    let mut out = String::with_capacity(path.len() + 6);
+    out.push_str(path);
+    out.push('[');
+    out.push_str(&i.to_string());
+    out.push(']');
+    out
 }
 
 impl Traced {

@@ -258,7 +258,7 @@ fn plain_kind(doc: &str) -> Option<String> {
     // The per-line look for a hidden key only where the characters it needs are there at all
     // (CRDs are long, and seldom have either).
     if doc.contains("helm.sh/hook")
-        || (doc.contains('?') || doc.contains('\\')) && doc.lines().any(may_hide_a_key)
+        || (doc.contains('?') || doc.contains('\\')) && may_hide_a_head_key(doc)
     {
         return None;
     }
@@ -311,6 +311,61 @@ fn plain_kind(doc: &str) -> Option<String> {
     }
     // No `kind:` line: a parse finds none either (or fails, which reads as no kind).
     Some(kind.unwrap_or_default())
+}
+
+/// Whether a key the text does not spell out could change the document's head: on a
+/// top-level line ([`may_hide_a_key`]), or in the top-level `metadata` block, where the hook
+/// annotation is. There, an alias, anchor or merge key (which could bring in a key written
+/// elsewhere) and a quote left open at the end of a line (a scalar running on over lines could
+/// make a later line look top-level) count as hiding one too. The rest of the document (its
+/// spec, data, dashboards, CRD schemas) holds no key Helm's sort reads, so a `? 1 : 0` in a CEL
+/// rule or escaped quotes in a dashboard's JSON no longer send a 300 KB document to the parser.
+fn may_hide_a_head_key(doc: &str) -> bool {
+    let mut in_metadata = false;
+    for line in doc.lines() {
+        let top = line.starts_with(|c: char| !matches!(c, ' ' | '\t' | '#'));
+        if top {
+            in_metadata = line.starts_with("metadata:");
+        }
+        let hides = if top {
+            may_hide_a_key(line)
+        } else {
+            in_metadata
+                && (may_hide_a_key(line)
+                    || line.contains(['*', '&'])
+                    || line.contains("<<")
+                    || leaves_a_quote_open(line))
+        };
+        if hides {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `line` ends inside a quoted scalar (YAML's escapes: `\"` in double quotes, `''` in
+/// single ones; a `#` after a space outside quotes starts a comment). An apostrophe in a plain
+/// scalar reads as an open quote: that only sends the document to the parser.
+fn leaves_a_quote_open(line: &str) -> bool {
+    let mut open: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    let mut prev = ' ';
+    while let Some(c) = chars.next() {
+        match (open, c) {
+            (None, '#') if prev == ' ' || prev == '\t' => return false,
+            (None, '"' | '\'') => open = Some(c),
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some('\''), '\'') if chars.peek() == Some(&'\'') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => open = None,
+            _ => {}
+        }
+        prev = c;
+    }
+    open.is_some()
 }
 
 /// Whether `line` could hold a key the text does not spell out: a double-quoted one with an
@@ -679,12 +734,42 @@ mod tests {
                 Some("Job"),
             ),
             ("kind: Job\nx: *a\n", None),
+            // A `?` or escapes outside the head (a CEL rule in a CRD, a dashboard's JSON) leave
+            // the lines to read.
+            (
+                "kind: CustomResourceDefinition\nmetadata:\n  name: a\nspec:\n  rule: 'a\n    ? 1 : 0'\n",
+                Some("CustomResourceDefinition"),
+            ),
+            (
+                "kind: ConfigMap\nmetadata:\n  name: d\ndata:\n  d.json: |\n    {\"expr\": \"a{k=\\\"v\\\"}\"}\n",
+                Some("ConfigMap"),
+            ),
+            // In the metadata block, what could bring in or hide a key sends it to the parse.
+            (
+                "kind: Job\nspec:\n  x: &s\n    \"helm.sh/ho\\x6fk\": test\nmetadata:\n  annotations: *s\n",
+                None,
+            ),
+            (
+                "kind: Job\nspec:\n  x: &s\n    \"helm.sh/ho\\x6fk\": test\nmetadata:\n  annotations:\n    <<: *s\n",
+                None,
+            ),
+            (
+                "kind: Job\nmetadata:\n  annotations:\n    a: \"x\nspec: y\"\n    \"helm.sh/ho\\x6fk\": test\n",
+                None,
+            ),
+            (
+                "kind: Job\nmetadata:\n  annotations:\n    ? \"helm.sh/ho\\x6fk\"\n    : test\n",
+                None,
+            ),
         ];
         for (doc, want) in docs {
             let got = plain_kind(doc);
             assert_eq!(got.as_deref(), want, "{doc:?}");
             if let Some(kind) = got {
                 assert_eq!(parsed_head(doc), (kind, None), "{doc:?}");
+            } else if doc.contains("x6fk") {
+                // The hidden hooks are there for the parse to find.
+                assert_eq!(parsed_head(doc).1.as_deref(), Some("test"), "{doc:?}");
             }
         }
     }

@@ -2,6 +2,8 @@
 //! that names another object of the build (a pod's ConfigMap volume, a RoleBinding's roleRef,
 //! an HPA's target) is rewritten to the new name, as kustomize's nameReference table does.
 
+use std::sync::LazyLock;
+
 use fluxgate_yaml::Node;
 
 use crate::fieldspec::FieldSpec;
@@ -223,11 +225,17 @@ fn rules() -> Vec<Rule> {
 
 /// Rewrites every reference in `resources` to the current names of renamed objects.
 pub fn fix_references(resources: &mut [Resource], extra: &[(String, FieldSpec)]) {
-    let mut rules = rules();
-    rules.extend(extra.iter().map(|(target, spec)| Rule {
-        target: target.clone(),
-        spec: spec.clone(),
-    }));
+    // The built-in rules are the same for every build; only a kustomization's configurations
+    // add to them.
+    static BUILT_IN: LazyLock<Vec<Rule>> = LazyLock::new(rules);
+    let extra: Vec<Rule> = extra
+        .iter()
+        .map(|(target, spec)| Rule {
+            target: target.clone(),
+            spec: spec.clone(),
+        })
+        .collect();
+    let rules: Vec<&Rule> = BUILT_IN.iter().chain(&extra).collect();
     // Candidates are read from a snapshot: kustomize resolves against the names as they are
     // after all renames, not as it rewrites.
     let snapshot: Vec<Entry> = resources

@@ -373,7 +373,13 @@ fn join(path: &str, key: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match (path.is_empty(), simple) {
         (true, true) => key.to_string(),
-        (false, true) => format!("{path}.{key}"),
+        (false, true) => {
+            let mut out = String::with_capacity(path.len() + key.len() + 1);
+            out.push_str(path);
+            out.push('.');
+            out.push_str(key);
+            out
+        }
         (_, false) => format!("{path}[{}]", serde_json::Value::from(key)),
     }
 }

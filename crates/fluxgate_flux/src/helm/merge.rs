@@ -15,20 +15,30 @@ pub use fluxgate_diagnostics::Origin;
 pub type Origins = BTreeMap<String, Vec<Origin>>;
 
 /// A key as it appears in a dotted path: dots inside a key are escaped as Helm does (`\.`).
-fn key_segment(k: &str) -> String {
-    k.replace('.', "\\.")
-}
-
+/// `parent.key`, a dot in the key written `\.` (built by hand: one for every key of a chart's
+/// defaults and a release's values).
 pub(crate) fn child_path(parent: &str, key: &str) -> String {
-    if parent.is_empty() {
-        key_segment(key)
-    } else {
-        format!("{parent}.{}", key_segment(key))
+    let mut out = String::with_capacity(parent.len() + key.len() + 1);
+    if !parent.is_empty() {
+        out.push_str(parent);
+        out.push('.');
     }
+    for (i, part) in key.split('.').enumerate() {
+        if i > 0 {
+            out.push_str("\\.");
+        }
+        out.push_str(part);
+    }
+    out
 }
 
 pub(crate) fn index_path(parent: &str, i: usize) -> String {
-    format!("{parent}[{i}]")
+    let mut out = String::with_capacity(parent.len() + 6);
+    out.push_str(parent);
+    out.push('[');
+    out.push_str(&i.to_string());
+    out.push(']');
+    out
 }
 
 /// Records the leaves of `node` (scalars, empty maps and lists) under `path`.
