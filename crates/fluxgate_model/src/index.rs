@@ -196,15 +196,23 @@ impl RepoIndex {
     /// folder beside a `Chart.yaml`): Go-template source, not YAML the repository applies, so
     /// the scans for CRDs and Secrets leave it alone (what the chart installs is rendered).
     pub fn is_chart_template(&self, rel: &str) -> bool {
-        let by_path = &self.walked().by_path;
-        let mut dir = rel;
-        while let Some((parent, name)) = dir.rsplit_once('/') {
-            if name == "templates" && by_path.contains_key(&format!("{parent}/Chart.yaml")) {
-                return true;
-            }
-            dir = parent;
-        }
-        false
+        folders_above(rel).any(|(parent, name)| name == "templates" && self.is_chart(parent))
+    }
+
+    /// The folder of the Helm chart `rel` is part of (the nearest folder above it with a
+    /// `Chart.yaml`): its templates, values, `crds/` and `ci/` files are the chart's, not YAML
+    /// a Kustomization applies.
+    pub fn chart_root<'r>(&self, rel: &'r str) -> Option<&'r str> {
+        folders_above(rel)
+            .map(|(parent, _)| parent)
+            .find(|parent| self.is_chart(parent))
+    }
+
+    fn is_chart(&self, folder: &str) -> bool {
+        let mut chart_yaml = String::with_capacity(folder.len() + 11);
+        chart_yaml.push_str(folder);
+        chart_yaml.push_str("/Chart.yaml");
+        self.walked().by_path.contains_key(&chart_yaml)
     }
 
     /// Every file the walk found below `dir` whose name `keep` accepts (absolute paths,
@@ -259,7 +267,7 @@ impl RepoIndex {
         let secrets = self.secrets.get_or_init(|| {
             let mut out: HashMap<String, usize> = HashMap::new();
             for (i, f) in files.iter().enumerate() {
-                if !f.text.contains("Secret") || self.is_chart_template(&f.path) {
+                if !f.text.contains("Secret") || self.chart_root(&f.path).is_some() {
                     continue;
                 }
                 for d in f.docs() {
@@ -274,6 +282,12 @@ impl RepoIndex {
         });
         secrets.get(name).map(|&i| files[i].path.as_str())
     }
+}
+
+/// The folders above the file `rel`, nearest first, each with the name of the folder or file
+/// below it on the way to `rel`.
+fn folders_above(rel: &str) -> impl Iterator<Item = (&str, &str)> {
+    std::iter::successors(rel.rsplit_once('/'), |(parent, _)| parent.rsplit_once('/'))
 }
 
 #[allow(clippy::case_sensitive_file_extension_comparisons)] // as crate::yaml_files: Flux reads `.yaml`/`.yml` case-sensitively
@@ -326,12 +340,13 @@ mod tests {
     }
 
     #[test]
-    fn chart_templates_are_not_scanned_for_secrets() {
+    fn chart_files_are_not_scanned_for_secrets() {
         let secret = "kind: Secret\nmetadata: {name: token}\n";
         let i = index(&[
             ("charts/demo/Chart.yaml", "name: demo\n"),
             ("charts/demo/templates/secret.yaml", secret),
             ("charts/demo/templates/sub/secret.yaml", secret),
+            ("charts/demo/ci/secret-values.yaml", secret),
             (
                 "charts/demo/crds/crd.yaml",
                 "kind: CustomResourceDefinition\n",
@@ -342,6 +357,13 @@ mod tests {
         assert!(i.is_chart_template("charts/demo/templates/sub/secret.yaml"));
         assert!(!i.is_chart_template("charts/demo/crds/crd.yaml"));
         assert!(!i.is_chart_template("templates/secret.yaml"));
+        assert_eq!(
+            i.chart_root("charts/demo/crds/crd.yaml"),
+            Some("charts/demo")
+        );
+        assert_eq!(i.chart_root("charts/demo/values.yaml"), Some("charts/demo"));
+        assert_eq!(i.chart_root("charts/other/values.yaml"), None);
+        assert_eq!(i.chart_root("values.yaml"), None);
         assert_eq!(i.secret_file("token"), Some("templates/secret.yaml"));
     }
 

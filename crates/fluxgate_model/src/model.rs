@@ -80,6 +80,13 @@ impl<'a> Documents<'a> {
         self.index.contains(rel)
     }
 
+    /// Whether the file `rel` is part of a Helm chart in the repository (below a folder with a
+    /// `Chart.yaml`).
+    #[must_use]
+    pub fn in_helm_chart(&self, rel: &str) -> bool {
+        self.index.chart_root(rel).is_some()
+    }
+
     /// The first file (in path order) that defines a `kind: Secret` named `name`.
     #[must_use]
     pub fn secret_file(&self, name: &str) -> Option<&'a str> {

@@ -45,6 +45,10 @@ fn version(text: &str) -> Option<Option<FluxVersion>> {
 pub(crate) fn evidence(index: &RepoIndex) -> Vec<Evidence> {
     let mut out = Vec::new();
     for f in index.files() {
+        // A chart's files (a vendored flux-instance chart's templates) are not what runs.
+        if index.chart_root(&f.path).is_some() {
+            continue;
+        }
         let text = &f.text;
         if let Some(at) = text.find("# Flux Version:") {
             let line = text[at + "# Flux Version:".len()..]

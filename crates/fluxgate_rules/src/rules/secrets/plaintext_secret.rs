@@ -4,7 +4,6 @@ use fluxgate_diagnostics::Annotate;
 use std::collections::BTreeSet;
 
 use fluxgate_diagnostics::{Diagnostic, Location};
-use fluxgate_model::Documents;
 use fluxgate_yaml::{Node, Value};
 
 use crate::support::setting_strings;
@@ -97,7 +96,7 @@ fn check(ctx: &RepoContext<'_>, out: &mut Vec<Diagnostic>) {
     let mut scanned: BTreeSet<&str> = BTreeSet::new();
     for f in ctx.repo.files() {
         let file = f.path.as_str();
-        if skipped(file) || in_helm_chart(ctx.repo, file) {
+        if skipped(file) || ctx.repo.in_helm_chart(file) {
             continue;
         }
         if !f.text.contains("Secret") {
@@ -491,19 +490,6 @@ fn is_reference(t: &str) -> bool {
         || t.starts_with("op://")
         || t.starts_with("ref+")
         || t.starts_with("<path:")
-}
-
-/// Whether `file` (relative to the root) is inside a Helm chart (a folder with `Chart.yaml`
-/// at or above it, below the root): chart templates are not Kubernetes manifests.
-fn in_helm_chart(repo: Documents<'_>, file: &str) -> bool {
-    let mut dir = file;
-    while let Some((parent, _)) = dir.rsplit_once('/') {
-        if repo.contains(&format!("{parent}/Chart.yaml")) {
-            return true;
-        }
-        dir = parent;
-    }
-    false
 }
 
 #[cfg(test)]
