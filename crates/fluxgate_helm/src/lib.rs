@@ -68,6 +68,8 @@ pub mod roundtrip;
 pub mod schema;
 pub mod setvals;
 pub mod sprig;
+#[cfg(test)]
+mod test_values;
 mod toml;
 pub mod values;
 

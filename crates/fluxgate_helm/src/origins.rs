@@ -648,18 +648,7 @@ mod tests {
 
     use fluxgate_gotemplate::{MissingKey, Origin, Templates, Traced, Tracer, Value};
 
-    fn s(x: &str) -> Value {
-        Value::str(x)
-    }
-
-    fn map(entries: &[(&str, Value)]) -> Value {
-        Value::map(
-            entries
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), v.clone()))
-                .collect(),
-        )
-    }
+    use crate::test_values::{map, s};
 
     /// Runs `prog` with `.Values` traced as `Values`, without the round trip table (every
     /// `fromYaml` parses).

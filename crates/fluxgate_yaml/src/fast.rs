@@ -202,7 +202,7 @@ impl<'t> Reader<'t> {
             if content.is_empty() || content.starts_with('#') && after.starts_with(' ') {
                 // `-` alone: the item is the block below, or null.
                 self.at += 1;
-                items.push(self.value_below(indent, true, None)?);
+                items.push(self.value_below(indent, None)?);
                 continue;
             }
             let col = l.indent + 1 + (after.len() - content.len());
@@ -246,7 +246,7 @@ impl<'t> Reader<'t> {
             let col = l.indent + value_at + (rest.len() - content.len());
             self.at += 1;
             let value = if content.is_empty() || content.starts_with('#') && rest.starts_with(' ') {
-                self.value_below(indent, false, Some((l.no, l.indent + value_at - 1)))?
+                self.value_below(indent, Some((l.no, l.indent + value_at - 1)))?
             } else {
                 self.inline(content, l.no, col, indent)?
             };
@@ -274,11 +274,11 @@ impl<'t> Reader<'t> {
     /// lines below (more indented; for a mapping's value, a sequence may also sit at the
     /// key's indentation), or an implicit null.
     /// `colon`: where a mapping entry's `:` is, where the general reader places an implicit
-    /// null (an empty sequence entry is its own).
-    fn value_below(&mut self, indent: usize, in_seq: bool, colon: Option<(u32, usize)>) -> R<Node> {
+    /// null; `None` for a sequence entry (whose implicit null is its own).
+    fn value_below(&mut self, indent: usize, colon: Option<(u32, usize)>) -> R<Node> {
         match self.peek() {
             Some(l) if l.indent > indent => self.block(l.indent),
-            Some(l) if !in_seq && l.indent == indent && is_entry(l.rest) => {
+            Some(l) if colon.is_some() && l.indent == indent && is_entry(l.rest) => {
                 self.sequence(indent, true)
             }
             // Nothing below: an implicit null, at the indicator.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use fluxgate_gotemplate::{Arity, MissingKey, Origin, Templates, Tracer, Value};
 
 use super::{Scope, identical};
+use crate::test_values::{map, s};
 
 thread_local! {
     /// Round trips served from the table on this thread.
@@ -34,19 +35,6 @@ fn kept(src: &str, data: &Value, tracer: Option<&Tracer>) -> (String, Vec<Value>
 
 fn hits() -> usize {
     HITS.with(Cell::get)
-}
-
-fn s(x: &str) -> Value {
-    Value::str(x)
-}
-
-fn map(entries: &[(&str, Value)]) -> Value {
-    Value::map(
-        entries
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), v.clone()))
-            .collect(),
-    )
 }
 
 /// Values whose YAML printing is tricky: numbers of every kind, strings YAML would read as

@@ -428,4 +428,30 @@ mod tests {
         assert_eq!(long.len(), 53);
         assert!(long.starts_with(&"a".repeat(40)));
     }
+
+    /// A chart loaded on this thread serves a later read of the same bytes (another
+    /// environment's), not one whose files changed (a mutant's overlay, another version).
+    #[test]
+    fn loaded_charts_are_reused_only_for_the_same_files() {
+        let read = |version: &str| -> files::Read {
+            Arc::new(Ok(Source::Folder(vec![
+                (
+                    "Chart.yaml".into(),
+                    format!("apiVersion: v2\nname: demo\nversion: {version}\n").into_bytes(),
+                ),
+                ("templates/cm.yaml".into(), b"kind: ConfigMap\n".to_vec()),
+            ])))
+        };
+        let load = |version: &str| {
+            loaded(&read(version), "reuse-test").unwrap_or_else(|_| panic!("{version} loads"))
+        };
+        let (first, same, changed) = (load("1.0.0"), load("1.0.0"), load("2.0.0"));
+        assert_eq!(
+            (same.version.as_str(), changed.version.as_str()),
+            ("1.0.0", "2.0.0")
+        );
+        // Reused: the template texts are the first load's, shared by address.
+        assert!(Arc::ptr_eq(&first.templates[0].1, &same.templates[0].1));
+        assert!(!Arc::ptr_eq(&first.templates[0].1, &changed.templates[0].1));
+    }
 }
