@@ -220,13 +220,13 @@ impl Chart {
     }
 }
 
-/// The one YAML document of `name`; `bad` makes the chart's error from a message.
 /// A file's bytes as text, as Go reads them into a string for Helm: valid UTF-8 (nearly every
 /// file) kept without a copy, anything else with U+FFFD for each bad sequence.
 fn utf8(data: Vec<u8>) -> String {
     String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// The one YAML document of `name`; `bad` makes the chart's error from a message.
 fn yaml_doc(name: &str, data: &[u8], bad: impl Fn(String) -> Error) -> Result<Node, Error> {
     let (doc, diags) = parse_one(name, &String::from_utf8_lossy(data), Schema::GoYamlV2);
     if let Some(d) = diags.first() {
