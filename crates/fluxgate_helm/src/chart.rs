@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use fluxgate_gotemplate::Value;
@@ -40,13 +39,13 @@ pub struct Chart {
     /// that the parse memo knows a text by its address).
     pub templates: Vec<(String, Arc<str>)>,
     /// Every other file (`crds/`, `files/`, ...), by path.
-    pub files: BTreeMap<String, Rc<[u8]>>,
+    pub files: BTreeMap<String, Arc<[u8]>>,
     /// values.yaml (numbers as float64, as Helm reads them).
     pub values: Value,
     pub dependencies: Vec<Dependency>,
     pub subcharts: Vec<Chart>,
     /// values.schema.json, as read.
-    pub schema: Option<Rc<[u8]>>,
+    pub schema: Option<Arc<[u8]>>,
 }
 
 /// Upper bound on a chart's total size (archives are decompressed into memory).
@@ -152,7 +151,7 @@ impl Chart {
                 "requirements.yaml" => {
                     requirements = Some(yaml_doc("requirements.yaml", &data, bad)?);
                 }
-                "values.schema.json" => schema = Some(Rc::from(data)),
+                "values.schema.json" => schema = Some(Arc::from(data)),
                 "Chart.lock" | "requirements.lock" => {}
                 n if n.starts_with("templates/") => {
                     templates.push((name.clone(), Arc::from(utf8(data))));
@@ -165,7 +164,7 @@ impl Chart {
                         .push((rest.to_string(), data));
                 }
                 _ => {
-                    other.insert(name, Rc::from(data));
+                    other.insert(name, Arc::from(data));
                 }
             }
         }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use fluxgate_gotemplate::{FuncError, Object, Value};
@@ -13,7 +14,7 @@ use crate::helmignore::glob_match;
 
 /// A chart's non-template files (Go type `chart.Files`, a `map[string][]byte`).
 #[derive(Debug, Clone)]
-pub struct Files(pub Rc<BTreeMap<String, Rc<[u8]>>>);
+pub struct Files(pub Rc<BTreeMap<String, Arc<[u8]>>>);
 
 impl Files {
     fn text(&self, name: &str) -> String {
@@ -58,7 +59,11 @@ impl Object for Files {
         Some(match name {
             "Get" => arg(0).map(|p| Value::from(self.text(&p))),
             "GetBytes" => arg(0).map(|p| {
-                Value::Bytes(self.0.get(&p).cloned().unwrap_or_else(|| Rc::from(&[][..])))
+                Value::Bytes(
+                    self.0
+                        .get(&p)
+                        .map_or_else(|| Rc::from(&[][..]), |b| Rc::from(&b[..])),
+                )
             }),
             "Lines" => arg(0).map(|p| {
                 let t = self.text(&p);
@@ -69,7 +74,7 @@ impl Object for Files {
                 Value::list(t.split('\n').map(Value::str).collect())
             }),
             "Glob" => arg(0).map(|pat| {
-                let m: BTreeMap<String, Rc<[u8]>> = self
+                let m: BTreeMap<String, Arc<[u8]>> = self
                     .0
                     .iter()
                     .filter(|(k, _)| glob_match(&pat, k, true))
@@ -92,7 +97,7 @@ impl Object for Files {
         let m: BTreeMap<String, Value> = self
             .0
             .iter()
-            .map(|(k, v)| (k.clone(), Value::Bytes(v.clone())))
+            .map(|(k, v)| (k.clone(), Value::Bytes(Rc::from(&v[..]))))
             .collect();
         fluxgate_gotemplate::format::sprint_value(&Value::map(m))
     }
@@ -100,7 +105,7 @@ impl Object for Files {
         Some(
             self.0
                 .iter()
-                .map(|(k, v)| (Value::str(k), Value::Bytes(v.clone())))
+                .map(|(k, v)| (Value::str(k), Value::Bytes(Rc::from(&v[..]))))
                 .collect(),
         )
     }

@@ -7,9 +7,8 @@
 //! file's top-level `$id` or by a path below such an `$id` (a schema `$ref`ing its sibling
 //! `schemas/pod.json`); a URL found nowhere is a load error, as it is for helm offline.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value as Json;
 
@@ -52,77 +51,67 @@ pub struct Registry {
 }
 
 #[derive(Clone, PartialEq)]
-struct FileSet(BTreeMap<String, Rc<[u8]>>);
+struct FileSet(BTreeMap<String, Arc<[u8]>>);
 
 /// A schema compiled (or failing to compile), as [`compile_cached`] shares it.
-pub type Compiled = Rc<Result<(Registry, Loc), LoadError>>;
+pub type Compiled = Arc<Result<(Registry, Loc), LoadError>>;
 
 /// What a compiled schema was compiled from: its bytes and, when it has references, the
 /// files of the chart tree they may load.
 struct CacheEntry {
-    schema: Rc<[u8]>,
+    schema: Arc<[u8]>,
     has_refs: bool,
     files: Vec<FileSet>,
     compiled: Compiled,
 }
 
-/// Compiled schemas kept per thread (the releases of one chart share their schema).
+/// Compiled schemas kept for the process (the releases of one chart share their schema, on
+/// whichever render thread they run), most recent last.
 const CACHE_SIZE: usize = 8;
 
-thread_local! {
-    static CACHE: RefCell<Vec<CacheEntry>> = const { RefCell::new(Vec::new()) };
-}
+static CACHE: Mutex<Vec<CacheEntry>> = Mutex::new(Vec::new());
 
-/// [`Registry::compile_with`] once per schema and chart tree on a thread: an entry is reused
-/// only when the schema's bytes and (for a schema with references) every file of the tree
-/// are the same.
-pub fn compile_cached(schema: &Rc<[u8]>, tree: &Chart) -> Compiled {
+/// [`Registry::compile_with`] once per schema and chart tree: an entry is reused only when the
+/// schema's bytes and (for a schema with references) every file of the tree are the same.
+pub fn compile_cached(schema: &Arc<[u8]>, tree: &Chart) -> Compiled {
+    // A poisoned cache still holds only finished compilations.
+    let cache = || CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     let mut tree_files: Option<Vec<FileSet>> = None;
-    let hit = CACHE.with(|c| {
-        let c = c.borrow();
-        for e in c.iter() {
-            if *e.schema != **schema {
-                continue;
-            }
-            if !e.has_refs {
-                return Some(e.compiled.clone());
-            }
-            let files = tree_files.get_or_insert_with(|| {
+    let tree_of = |tree_files: &mut Option<Vec<FileSet>>| -> Vec<FileSet> {
+        tree_files
+            .get_or_insert_with(|| {
                 let mut f = Vec::new();
                 collect_files(tree, &mut f, 0);
                 f
-            });
-            if e.files == *files {
-                return Some(e.compiled.clone());
-            }
-        }
-        None
-    });
-    if let Some(hit) = hit {
+            })
+            .clone()
+    };
+    let same = |e: &CacheEntry, tree_files: &mut Option<Vec<FileSet>>| {
+        *e.schema == **schema && (!e.has_refs || e.files == tree_of(tree_files))
+    };
+    if let Some(hit) = cache()
+        .iter()
+        .find(|e| same(e, &mut tree_files))
+        .map(|e| e.compiled.clone())
+    {
         return hit;
     }
     let has_refs = has_refs(schema);
     let files = if has_refs {
-        tree_files.unwrap_or_else(|| {
-            let mut f = Vec::new();
-            collect_files(tree, &mut f, 0);
-            f
-        })
+        tree_of(&mut tree_files)
     } else {
         Vec::new()
     };
-    let compiled = Rc::new(Registry::compile_with(schema, has_refs, files.clone()));
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= CACHE_SIZE {
-            c.remove(0);
-        }
-        c.push(CacheEntry {
-            schema: schema.clone(),
-            has_refs,
-            files,
-            compiled: compiled.clone(),
-        });
+    let compiled = Arc::new(Registry::compile_with(schema, has_refs, files.clone()));
+    let mut c = cache();
+    if c.len() >= CACHE_SIZE {
+        c.remove(0);
+    }
+    c.push(CacheEntry {
+        schema: schema.clone(),
+        has_refs,
+        files,
+        compiled: compiled.clone(),
     });
     compiled
 }

@@ -186,7 +186,7 @@ fn go_type(v: &Value) -> &'static str {
 
 /// The errors of `values` against one schema document; `Err` when it cannot be compiled.
 fn check_one(
-    schema: &std::rc::Rc<[u8]>,
+    schema: &std::sync::Arc<[u8]>,
     tree: &Chart,
     values: &Value,
 ) -> Result<Vec<Node>, doc::LoadError> {
