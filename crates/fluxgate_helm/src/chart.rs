@@ -27,50 +27,85 @@ pub struct Dependency {
     pub import_values: Vec<(String, String)>,
 }
 
-/// A loaded chart.
+/// A loaded chart, its values held as `V`: a [`Chart`] to render, or a [`Frozen`] one that
+/// threads can share.
 #[derive(Debug, Clone)]
-pub struct Chart {
+pub struct ChartOf<V> {
     /// Chart.yaml as read (keys as written).
     pub meta: Node,
     /// The name (an alias replaces it).
     pub name: String,
     pub version: String,
-    /// `templates/...` files and their text, in path order (shared by every detached copy, so
-    /// that the parse memo knows a text by its address).
+    /// `templates/...` files and their text, in path order (shared by every copy made from
+    /// one load, so that the parse memo knows a text by its address).
     pub templates: Vec<(String, Arc<str>)>,
     /// Every other file (`crds/`, `files/`, ...), by path.
     pub files: BTreeMap<String, Arc<[u8]>>,
     /// values.yaml (numbers as float64, as Helm reads them).
-    pub values: Value,
+    pub values: V,
     pub dependencies: Vec<Dependency>,
-    pub subcharts: Vec<Chart>,
+    pub subcharts: Vec<ChartOf<V>>,
     /// values.schema.json, as read.
     pub schema: Option<Arc<[u8]>>,
 }
+
+/// A loaded chart to render: its values as templates see them (a render coalesces into them).
+pub type Chart = ChartOf<Value>;
+
+/// A loaded chart any thread can hold: its values as read (`None`: no values, or an empty
+/// file). [`Frozen::thaw`] makes a [`Chart`] of it without reading or parsing a file again,
+/// so the releases of one chart load it once for the process.
+pub type Frozen = ChartOf<Option<Node>>;
 
 /// Upper bound on a chart's total size (archives are decompressed into memory).
 const MAX_CHART_BYTES: u64 = 256 << 20;
 
 impl Chart {
-    /// A copy to render: its values (and its subcharts') share nothing with this chart's, as a
-    /// render coalesces into them; the rest (files, templates) is read-only and may be shared.
+    /// Loads the chart at `path`: a folder or a `.tgz`.
+    pub fn load(path: &Path) -> Result<Chart, Error> {
+        Frozen::load(path).map(|f| f.thaw())
+    }
+
+    /// A chart archive (`.tgz`) already read into memory; `source` names it in messages.
+    pub fn from_archive(bytes: &[u8], source: &str) -> Result<Chart, Error> {
+        Frozen::from_archive(bytes, source).map(|f| f.thaw())
+    }
+
+    /// A chart folder's files (paths relative to the chart root, read by the caller), with
+    /// the folder's `.helmignore` applied as [`Chart::load`] applies it.
+    pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
+        Frozen::from_folder(files, source).map(|f| f.thaw())
+    }
+
+    /// Builds a chart from its files (paths relative to the chart root).
+    pub fn from_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
+        Frozen::from_files(files, source).map(|f| f.thaw())
+    }
+}
+
+impl Frozen {
+    /// A chart to render: the values converted afresh (a render changes them), the rest
+    /// shared.
     #[must_use]
-    pub fn detached(&self) -> Chart {
+    pub fn thaw(&self) -> Chart {
         Chart {
             meta: self.meta.clone(),
             name: self.name.clone(),
             version: self.version.clone(),
             templates: self.templates.clone(),
             files: self.files.clone(),
-            values: self.values.deep_copy(),
+            values: self
+                .values
+                .as_ref()
+                .map_or_else(Value::empty_map, crate::convert::from_yaml_node),
             dependencies: self.dependencies.clone(),
-            subcharts: self.subcharts.iter().map(Chart::detached).collect(),
+            subcharts: self.subcharts.iter().map(Frozen::thaw).collect(),
             schema: self.schema.clone(),
         }
     }
 
     /// Loads the chart at `path`: a folder or a `.tgz`.
-    pub fn load(path: &Path) -> Result<Chart, Error> {
+    pub fn load(path: &Path) -> Result<Frozen, Error> {
         let io = |e: std::io::Error| Error::Io {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -86,21 +121,21 @@ impl Chart {
             let bytes = std::fs::read(path).map_err(io)?;
             untar(&bytes).map_err(io)?
         };
-        Chart::from_files(files, &path.display().to_string())
+        Frozen::from_files(files, &path.display().to_string())
     }
 
     /// A chart archive (`.tgz`) already read into memory; `source` names it in messages.
-    pub fn from_archive(bytes: &[u8], source: &str) -> Result<Chart, Error> {
+    pub fn from_archive(bytes: &[u8], source: &str) -> Result<Frozen, Error> {
         let files = untar(bytes).map_err(|e| Error::Chart {
             chart: source.to_string(),
             message: format!("cannot read the chart archive: {e}"),
         })?;
-        Chart::from_files(files, source)
+        Frozen::from_files(files, source)
     }
 
     /// A chart folder's files (paths relative to the chart root, read by the caller), with
     /// the folder's `.helmignore` applied as [`Chart::load`] applies it.
-    pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
+    pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Frozen, Error> {
         let rules = files.iter().find(|(n, _)| n == ".helmignore").map_or_else(
             || Rules::parse(""),
             |(_, d)| Rules::parse(&String::from_utf8_lossy(d)),
@@ -124,17 +159,17 @@ impl Chart {
                 !rules.ignore(n, false)
             })
             .collect();
-        Chart::from_files(kept, source)
+        Frozen::from_files(kept, source)
     }
 
     /// Builds a chart from its files (paths relative to the chart root).
-    pub fn from_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
+    pub fn from_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Frozen, Error> {
         let bad = |m: String| Error::Chart {
             chart: source.to_string(),
             message: m,
         };
         let mut meta = None;
-        let mut values = Value::empty_map();
+        let mut values = None;
         let mut requirements = None;
         let mut schema = None;
         let mut templates = Vec::new();
@@ -145,7 +180,7 @@ impl Chart {
                 "Chart.yaml" => meta = Some(yaml_doc("Chart.yaml", &data, bad)?),
                 "values.yaml" => {
                     let text = utf8(data);
-                    values = crate::values::parse_values(&text)
+                    values = crate::values::parse_values_node(&text)
                         .map_err(|e| bad(format!("values.yaml: {e}")))?;
                 }
                 "requirements.yaml" => {
@@ -191,7 +226,7 @@ impl Chart {
                     continue;
                 };
                 let files = untar(&data).map_err(|e| bad(format!("charts/{dir}: {e}")))?;
-                Chart::from_files(files, &format!("{source}/charts/{dir}"))?
+                Frozen::from_files(files, &format!("{source}/charts/{dir}"))?
             } else {
                 let files: Vec<(String, Vec<u8>)> = members
                     .into_iter()
@@ -200,12 +235,12 @@ impl Chart {
                 if files.is_empty() {
                     continue;
                 }
-                Chart::from_files(files, &format!("{source}/charts/{dir}"))?
+                Frozen::from_files(files, &format!("{source}/charts/{dir}"))?
             };
             subcharts.push(chart);
         }
         templates.sort();
-        Ok(Chart {
+        Ok(Frozen {
             version: text("version"),
             name,
             meta,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use fluxgate_gotemplate::{MapRef, Value};
-use fluxgate_yaml::{Schema, parse_stream_shared};
+use fluxgate_yaml::{Node, Schema, parse_stream_shared};
 
 use crate::chart::Chart;
 use crate::convert;
@@ -36,6 +36,12 @@ impl From<ValuesError> for crate::Error {
 
 /// A values file as `sigs.k8s.io/yaml` reads it (numbers float64); an empty file is `{}`.
 pub fn parse_values(text: &str) -> Result<Value, ValuesError> {
+    Ok(parse_values_node(text)?.map_or_else(Value::empty_map, |n| convert::from_yaml_node(&n)))
+}
+
+/// [`parse_values`] before the conversion: the mapping read, or `None` for an empty file
+/// (or a `null` one).
+pub(crate) fn parse_values_node(text: &str) -> Result<Option<Node>, ValuesError> {
     let stream = parse_stream_shared("values.yaml", text, Schema::GoYamlV2);
     if let Some(d) = stream.diagnostics.first() {
         return Err(format!(
@@ -45,10 +51,15 @@ pub fn parse_values(text: &str) -> Result<Value, ValuesError> {
         )
         .into());
     }
-    match stream.docs.first().map(convert::from_yaml_node) {
-        None | Some(Value::Nil) => Ok(Value::empty_map()),
-        Some(v @ Value::Map(_)) => Ok(v),
-        Some(other) => Err(format!(
+    let Some(doc) = stream.docs.into_iter().next() else {
+        return Ok(None);
+    };
+    if doc.as_map().is_some() {
+        return Ok(Some(doc));
+    }
+    match convert::from_yaml_node(&doc) {
+        Value::Nil => Ok(None),
+        other => Err(format!(
             "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             other.kind_name()
         ).into()),

@@ -203,7 +203,7 @@ fn render(
 ) -> Result<Render, Failed> {
     let source = request.source.to_string();
     let (kube_version, api_versions) = (setup.kube_version.clone(), setup.api_versions.clone());
-    // Charts hold `Rc`s: each render loads its own copy on a render thread.
+    // Charts hold `Rc`s: each render makes its own copy on a render thread.
     let work = move || -> Result<Render, Failed> {
         let source = source.as_str();
         let chart = loaded(&files, source)?;
@@ -251,52 +251,64 @@ fn render(
         .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())))
 }
 
-/// How many loaded charts each render thread keeps.
+/// How many loaded charts the process keeps.
 const LOADED_CHARTS: usize = 8;
 
-thread_local! {
-    /// The charts this render thread loaded last, by their source and the files they were
-    /// loaded from (held, so that the address is not reused): the releases of one chart
-    /// (app-template above all) load it once per thread, not once each, and so do the
-    /// environments that read the same files (compared whole: a mutant's overlay may change
-    /// one). Most recent last.
-    static LOADED: std::cell::RefCell<Vec<(String, files::Read, fluxgate_helm::Chart)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
+/// A chart loaded for the process: its source, the files it was loaded from (held, so that
+/// the address is not reused) and the chart.
+type LoadedChart = (String, files::Read, Arc<fluxgate_helm::Frozen>);
 
-/// The chart in `files`, loaded (or reused from this thread's last loads), detached for one
-/// render.
+/// The charts loaded last, most recent last: the releases of one chart (app-template above
+/// all) load it once, on whichever render thread they run, and so do the environments that
+/// read the same files (compared whole: a mutant's overlay may change one).
+static LOADED: std::sync::Mutex<Vec<LoadedChart>> = std::sync::Mutex::new(Vec::new());
+
+/// The chart in `files`, loaded (or reused from the last loads), as a copy for one render.
 fn loaded(files: &files::Read, source: &str) -> Result<fluxgate_helm::Chart, Failed> {
-    let hit = LOADED.with_borrow_mut(|memo| {
+    // A poisoned memo still holds only charts that loaded.
+    let memo = || {
+        LOADED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let hit = {
+        let mut memo = memo();
         let i = memo
             .iter()
             .position(|(s, f, _)| s == source && Arc::ptr_eq(f, files))
             .or_else(|| {
                 memo.iter()
                     .position(|(s, f, _)| s == source && files::same_content(f, files))
-            })?;
-        let entry = memo.remove(i);
-        let chart = entry.2.detached();
-        memo.push(entry);
-        Some(chart)
-    });
+            });
+        i.map(|i| {
+            let entry = memo.remove(i);
+            let chart = entry.2.clone();
+            memo.push(entry);
+            chart
+        })
+    };
     if let Some(chart) = hit {
-        return Ok(chart);
+        return Ok(chart.thaw());
     }
     let chart = match files.as_ref() {
-        Ok(Source::Archive(bytes)) => fluxgate_helm::Chart::from_archive(bytes, source),
-        Ok(Source::Folder(f)) => fluxgate_helm::Chart::from_folder(f.clone(), source),
+        Ok(Source::Archive(bytes)) => fluxgate_helm::Frozen::from_archive(bytes, source),
+        Ok(Source::Folder(f)) => fluxgate_helm::Frozen::from_folder(f.clone(), source),
         Err(e) => return Err(Failed::Text(e.to_string())),
     }
     .map_err(|e| Failed::Text(e.to_string()))?;
-    let detached = chart.detached();
-    LOADED.with_borrow_mut(|memo| {
+    let chart = Arc::new(chart);
+    let mut memo = memo();
+    if !memo
+        .iter()
+        .any(|(s, f, _)| s == source && Arc::ptr_eq(f, files))
+    {
         if memo.len() >= LOADED_CHARTS {
             memo.remove(0);
         }
-        memo.push((source.to_string(), files.clone(), chart));
-    });
-    Ok(detached)
+        memo.push((source.to_string(), files.clone(), chart.clone()));
+    }
+    drop(memo);
+    Ok(chart.thaw())
 }
 
 /// One render, run on a render thread.
