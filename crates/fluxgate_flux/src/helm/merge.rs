@@ -14,32 +14,10 @@ pub use fluxgate_diagnostics::Origin;
 /// Leaf path -> its origin chain (the most direct first).
 pub type Origins = BTreeMap<String, Vec<Origin>>;
 
-/// A key as it appears in a dotted path: dots inside a key are escaped as Helm does (`\.`).
-/// `parent.key`, a dot in the key written `\.` (built by hand: one for every key of a chart's
-/// defaults and a release's values).
-pub(crate) fn child_path(parent: &str, key: &str) -> String {
-    let mut out = String::with_capacity(parent.len() + key.len() + 1);
-    if !parent.is_empty() {
-        out.push_str(parent);
-        out.push('.');
-    }
-    for (i, part) in key.split('.').enumerate() {
-        if i > 0 {
-            out.push_str("\\.");
-        }
-        out.push_str(part);
-    }
-    out
-}
-
-pub(crate) fn index_path(parent: &str, i: usize) -> String {
-    let mut out = String::with_capacity(parent.len() + 6);
-    out.push_str(parent);
-    out.push('[');
-    out.push_str(&i.to_string());
-    out.push(']');
-    out
-}
+/// `parent.key` (a dot in the key written `\.`, as Helm escapes it) and `parent[i]`: the
+/// template engine's notation for traced values, which the model matches against these
+/// paths, so there is one definition of it.
+pub(crate) use fluxgate_gotemplate::trace::{join_index as index_path, join_key as child_path};
 
 /// Records the leaves of `node` (scalars, empty maps and lists) under `path`.
 pub(crate) fn record_leaves(
