@@ -60,24 +60,24 @@ pub type Frozen = ChartOf<Option<Node>>;
 /// Upper bound on a chart's total size (archives are decompressed into memory).
 const MAX_CHART_BYTES: u64 = 256 << 20;
 
+/// The loaders of [`Frozen`], each giving the chart thawed for one render.
 impl Chart {
-    /// Loads the chart at `path`: a folder or a `.tgz`.
+    /// [`Frozen::load`].
     pub fn load(path: &Path) -> Result<Chart, Error> {
         Frozen::load(path).map(|f| f.thaw())
     }
 
-    /// A chart archive (`.tgz`) already read into memory; `source` names it in messages.
+    /// [`Frozen::from_archive`].
     pub fn from_archive(bytes: &[u8], source: &str) -> Result<Chart, Error> {
         Frozen::from_archive(bytes, source).map(|f| f.thaw())
     }
 
-    /// A chart folder's files (paths relative to the chart root, read by the caller), with
-    /// the folder's `.helmignore` applied as [`Chart::load`] applies it.
+    /// [`Frozen::from_folder`].
     pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
         Frozen::from_folder(files, source).map(|f| f.thaw())
     }
 
-    /// Builds a chart from its files (paths relative to the chart root).
+    /// [`Frozen::from_files`].
     pub fn from_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
         Frozen::from_files(files, source).map(|f| f.thaw())
     }
@@ -134,7 +134,7 @@ impl Frozen {
     }
 
     /// A chart folder's files (paths relative to the chart root, read by the caller), with
-    /// the folder's `.helmignore` applied as [`Chart::load`] applies it.
+    /// the folder's `.helmignore` applied as [`Frozen::load`] applies it.
     pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Frozen, Error> {
         let rules = files.iter().find(|(n, _)| n == ".helmignore").map_or_else(
             || Rules::parse(""),

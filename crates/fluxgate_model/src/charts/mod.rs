@@ -441,8 +441,8 @@ mod tests {
         assert!(long.starts_with(&"a".repeat(40)));
     }
 
-    /// A chart loaded on this thread serves a later read of the same bytes (another
-    /// environment's), not one whose files changed (a mutant's overlay, another version).
+    /// A loaded chart serves a later read of the same bytes (another environment's, on any
+    /// render thread), not one whose files changed (a mutant's overlay, another version).
     #[test]
     fn loaded_charts_are_reused_only_for_the_same_files() {
         let read = |version: &str| -> files::Read {
