@@ -207,21 +207,51 @@ pub fn json_float(f: f64) -> String {
     }
 }
 
+/// `s` as `encoding/json` writes a string: `"`, `\` and control characters escaped (`\n`,
+/// `\r`, `\t`, `\b`, `\f` short, the rest as `\u00XX`), U+2028 and U+2029 too, and with
+/// `esc` (HTML escaping, not `toRawJson`) `<`, `>`, `&`. The text between escapes is copied in
+/// runs: every character that needs one is ASCII except U+2028 and U+2029, so a byte scan
+/// cannot land inside another character.
 fn json_string(out: &mut String, s: &str, esc: bool) {
+    let bytes = s.as_bytes();
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' if esc => out.push_str(&format!("\\u{:04x}", c as u32)),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let (mut run, mut i) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (code, len) = match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => (u32::from(b), 1),
+            0..0x20 => (u32::from(b), 1),
+            b'<' | b'>' | b'&' if esc => (u32::from(b), 1),
+            0xE2 if bytes.get(i + 1) == Some(&0x80)
+                && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9)) =>
+            {
+                (0x2000 + u32::from(bytes[i + 2]) - 0x80, 3)
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&s[run..i]);
+        match code {
+            0x22 => out.push_str("\\\""),
+            0x5C => out.push_str("\\\\"),
+            0x0A => out.push_str("\\n"),
+            0x0D => out.push_str("\\r"),
+            0x09 => out.push_str("\\t"),
+            // Go 1.22 and later.
+            0x08 => out.push_str("\\b"),
+            0x0C => out.push_str("\\f"),
+            _ => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{code:04x}");
+            }
         }
+        i += len;
+        run = i;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -254,5 +284,35 @@ fn from_json_value(j: &serde_json::Value, depth: usize) -> Value {
                 .map(|(k, v)| (k.clone(), from_json_value(v, depth + 1)))
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every escape `encoding/json` writes, between runs of text (ASCII and not; DEL is
+    /// written as it is).
+    #[test]
+    fn json_strings_escape_as_go_does() {
+        let s = "a\"b\\c\nd\re\tf\u{1}g<h>i&j\u{2028}k\u{2029}lé\u{7f}€\u{8}\u{c}";
+        let mut html = String::new();
+        super::json_string(&mut html, s, true);
+        assert_eq!(
+            html,
+            concat!(
+                r#""a\"b\\c\nd\re\tf\u0001g\u003ch\u003ei\u0026j\u2028k\u2029lé"#,
+                "\u{7f}",
+                r#"€\b\f""#
+            )
+        );
+        let mut raw = String::new();
+        super::json_string(&mut raw, s, false);
+        assert_eq!(
+            raw,
+            concat!(
+                r#""a\"b\\c\nd\re\tf\u0001g<h>i&j\u2028k\u2029lé"#,
+                "\u{7f}",
+                r#"€\b\f""#
+            )
+        );
     }
 }

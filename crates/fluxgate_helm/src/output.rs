@@ -155,7 +155,25 @@ fn spans_of(spans: &[fluxgate_gotemplate::Span]) -> Vec<Span> {
 /// Renders `chart` with `opts`: what `helm template` prints.
 pub fn template(chart: Chart, opts: &Options) -> Result<String, Error> {
     let rendered = render(chart, opts, false)?;
+    check_yaml(&rendered.manifests)?;
     Ok(print(&rendered.manifests, opts.include_crds))
+}
+
+/// Helm reads every document its templates rendered (hooks too, not the `crds/` files) to
+/// sort them, and fails on one that is not YAML: `YAML parse error on <template>: ...`, with
+/// go-yaml's line and problem. (A traced render leaves this to its caller, which parses every
+/// document anyway: `fluxgate check` makes it the release's render finding.)
+fn check_yaml(manifests: &[Manifest]) -> Result<(), Error> {
+    for m in manifests.iter().filter(|m| !m.crd) {
+        let stream = fluxgate_yaml::parse_stream("manifest", &m.text, Schema::GoYamlV2);
+        if let Err(e) = crate::sprig::encoding::yaml_value(&m.text, &stream) {
+            return Err(Error::Render(format!(
+                "YAML parse error on {}: {e}",
+                m.source
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Renders `chart` with `opts` into the documents `helm template` prints, in its order,
@@ -566,6 +584,21 @@ mod tests {
             .unwrap_or_else(|| panic!("{needle}: {:?}", m.spans));
         assert!(at + needle.len() <= span.end, "{needle}: {span:?}");
         &span.origin
+    }
+
+    /// A rendered document that is not YAML fails the render with Helm's words (helm v4.3.2
+    /// prints exactly this for the same chart); `crds/` files are not read.
+    #[test]
+    fn a_document_that_is_not_yaml_fails_as_helm_fails() {
+        let meta = ("Chart.yaml", "apiVersion: v2\nname: delc\nversion: 0.1.0\n");
+        let broken = chart(&[meta, ("templates/t.yaml", "a: [\n")]);
+        let err = template(broken, &Options::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "YAML parse error on delc/templates/t.yaml: error converting YAML to JSON: yaml: line 1: did not find expected node content"
+        );
+        let crd_only = chart(&[meta, ("crds/c.yaml", "a: [\n")]);
+        assert!(template(crd_only, &Options::default()).is_ok());
     }
 
     #[test]

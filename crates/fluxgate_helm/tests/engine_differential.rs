@@ -72,6 +72,8 @@ const PROGRAMS: &[&str] = &[
     "{{ toYaml .Values }}",
     "{{ toYaml .Values.list }}|{{ toYaml .Values.n }}|{{ toYaml (dict) }}|{{ toYaml (list) }}|{{ toYaml 1.5 }}|{{ toYaml \"s\" }}",
     "{{ toJson .Values }}|{{ toPrettyJson .Values.map }}|{{ toRawJson (dict \"a\" \"<&>\") }}",
+    // Every escape encoding/json writes (short ones for \b and \f since Go 1.22).
+    "{{ toJson (list \"q\\\"b\\\\s\\b\\f\\n\\r\\t\\x01\\u2028\\u2029<&>é\") }}|{{ toRawJson \"\\b<&>\" }}",
     "{{ (fromYaml \"a: 1\\nb: [x, y]\\nc: yes\").c }} {{ fromYaml \"a: 1\" }} {{ fromYaml \"- x\" }} {{ fromYamlArray \"- 1\\n- b\" }} {{ fromYaml \"a: [\" }}",
     "{{ (fromJson \"{\\\"a\\\": 1.5}\").a }} {{ fromJsonArray \"[1, \\\"x\\\"]\" }} {{ fromJson \"{\" }}",
     "{{ toToml (dict \"a\" 1 \"b\" \"s\" \"t\" (dict \"c\" true)) }}",

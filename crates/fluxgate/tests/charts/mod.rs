@@ -130,3 +130,48 @@ fn the_agent_daemonset_carries_the_charts_default_at_its_values_line() {
     );
     let _ = std::fs::remove_dir_all(&repo);
 }
+
+/// A chart whose template renders text that is not YAML: Helm fails the release (`YAML parse
+/// error on <template>`), so `check` fails with a render finding at the release instead of
+/// installing the rest of the chart without that document.
+#[test]
+fn a_template_that_renders_no_yaml_fails_the_release() {
+    let repo = std::env::temp_dir().join(format!("fluxgate-broken-yaml-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&repo);
+    copy_dir(&workspace().join("examples/homelab"), &repo);
+    std::fs::write(
+        repo.join("charts/cilium-1.16.5/templates/broken.yaml"),
+        "kind: ConfigMap\ndata: [\n",
+    )
+    .expect("write the broken template");
+    let out = Command::new(env!("CARGO_BIN_EXE_fluxgate"))
+        .args(["check", "--format", "json", "--env", "dev"])
+        .arg(&repo)
+        .output()
+        .expect("fluxgate runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let findings = report["diagnostics"].as_array().expect("diagnostics");
+    let broken: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|d| {
+            d["severity"] == "error"
+                && d["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("YAML parse error on cilium/templates/broken.yaml"))
+        })
+        .collect();
+    assert_eq!(broken.len(), 1, "{findings:#?}");
+    assert_eq!(broken[0]["rule"], "render", "{:#}", broken[0]);
+    assert_eq!(
+        broken[0]["file"], "platform/cilium/helmrelease.yaml",
+        "{:#}",
+        broken[0]
+    );
+    let _ = std::fs::remove_dir_all(&repo);
+}

@@ -46,10 +46,19 @@ impl Located<'_> {
     /// The document's objects, every node at the line that set it: a value from the chart's
     /// values at that value's origin (the release's values line, the chart's values.yaml
     /// line), a literal at its template line.
-    pub(crate) fn objects(&self) -> Vec<Node> {
+    /// A document that is not YAML is Helm's error (`YAML parse error on <template>`): the
+    /// release fails, so it is returned, never skipped.
+    pub(crate) fn objects(&self) -> Result<Vec<Node>, String> {
         let file = cache_file(self.source, &self.manifest.source);
         let text = &self.manifest.text;
         let stream = parse_stream(&file, text, Schema::Kube);
+        if let Some(d) = stream.diagnostics.first() {
+            let line = d.location.as_ref().map_or(0, |l| l.line);
+            return Err(format!(
+                "YAML parse error on {}: line {line} of the rendered document: {}",
+                self.manifest.source, d.message
+            ));
+        }
         let lines: Vec<usize> = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
@@ -62,7 +71,7 @@ impl Located<'_> {
             self.locate(&mut node, &lines, None, &top);
             out.push(node);
         }
-        out
+        Ok(out)
     }
 
     /// Locates `node` and what is below it. `block`: the span the parent was written by and

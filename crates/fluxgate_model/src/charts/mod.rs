@@ -163,7 +163,10 @@ pub(crate) fn install(
             values,
             last_file: std::cell::RefCell::default(),
         };
-        for mut node in located.objects() {
+        let objects = located
+            .objects()
+            .map_err(|e| failure::problems(Failed::Text(e), &id, source, values, &at))?;
+        for mut node in objects {
             set_namespace(&mut node, &namespace);
             if m.crd {
                 crds.push(node);
