@@ -220,8 +220,7 @@ fn json_string(out: &mut String, s: &str, esc: bool) {
     while i < bytes.len() {
         let b = bytes[i];
         let (code, len) = match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => (u32::from(b), 1),
-            0..0x20 => (u32::from(b), 1),
+            b'"' | b'\\' | 0..0x20 => (u32::from(b), 1),
             b'<' | b'>' | b'&' if esc => (u32::from(b), 1),
             0xE2 if bytes.get(i + 1) == Some(&0x80)
                 && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9)) =>
