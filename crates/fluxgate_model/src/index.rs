@@ -194,7 +194,8 @@ impl RepoIndex {
 
     /// Whether `rel` is a template of a Helm chart in the repository (below a `templates/`
     /// folder beside a `Chart.yaml`): Go-template source, not YAML the repository applies, so
-    /// the scans for CRDs and Secrets leave it alone (what the chart installs is rendered).
+    /// the scan for CRDs leaves it alone (what the chart installs is rendered), while a
+    /// chart's `crds/` are read.
     pub fn is_chart_template(&self, rel: &str) -> bool {
         folders_above(rel).any(|(parent, name)| name == "templates" && self.is_chart(parent))
     }
@@ -306,12 +307,11 @@ fn rel_path(root: &Path, path: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use fluxgate_kustomize::MemFs;
-
-    fn index(files: &[(&str, &str)]) -> RepoIndex {
-        let mut fs = MemFs::new();
+impl RepoIndex {
+    /// An index of `files` (repository-relative path, text) held in memory; names starting
+    /// with `.` are left out of the walk, as hidden folders are.
+    pub(crate) fn in_memory(files: &[(&str, &str)]) -> RepoIndex {
+        let mut fs = fluxgate_kustomize::MemFs::new();
         for (p, t) in files {
             fs.insert(format!("/r/{p}"), *t);
         }
@@ -321,6 +321,15 @@ mod tests {
             .filter(|p| !p.starts_with('.'))
             .collect();
         RepoIndex::from_files(Box::new(fs), Path::new("/r"), &walked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(files: &[(&str, &str)]) -> RepoIndex {
+        RepoIndex::in_memory(files)
     }
 
     #[test]

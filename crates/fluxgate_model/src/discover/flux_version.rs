@@ -178,6 +178,20 @@ mod tests {
         assert_eq!(version("latest"), None);
     }
 
+    /// A chart's files are not what runs: a vendored flux-instance chart's values or
+    /// templates say nothing about the cluster's Flux.
+    #[test]
+    fn chart_files_are_no_evidence() {
+        let instance = "kind: FluxInstance\nspec:\n  distribution:\n    version: 2.6.x\n";
+        let index = crate::index::RepoIndex::in_memory(&[
+            ("charts/flux-instance/Chart.yaml", "name: flux-instance\n"),
+            ("charts/flux-instance/ci/values.yaml", instance),
+            ("clusters/main/flux.yaml", instance),
+        ]);
+        let found: Vec<String> = evidence(&index).into_iter().map(|e| e.file).collect();
+        assert_eq!(found, ["clusters/main/flux.yaml"]);
+    }
+
     #[test]
     fn nearest_evidence_wins() {
         let e = |v: u32, file: &str| Evidence {
