@@ -3,14 +3,38 @@
 //! v1.32 is the version findings name; v1.37 is asked when v1.32 rejects an object or lacks
 //! its kind, so that what newer clusters serve is not reported.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Read as _;
 use std::sync::OnceLock;
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map as JsonMap, Value as Json};
 
 static PRIMARY: &[u8] = include_bytes!("../data/k8s-v1.32-strict.json.gz");
 static NEWEST: &[u8] = include_bytes!("../data/k8s-v1.37-strict.json.gz");
+
+/// The `$defs` a `$ref` names, each definition parsed the first time a walk asks for it: an
+/// object of a few kinds needs a few dozen of the 600 definitions of a version, and parsing
+/// them all was most of what validating a handful of objects cost.
+#[derive(Default)]
+pub struct Defs(HashMap<String, Def>);
+
+struct Def {
+    text: Box<RawValue>,
+    parsed: OnceLock<Json>,
+}
+
+impl Defs {
+    /// The definition named `key` (`io.k8s.api.core.v1.PodSpec`).
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        let def = self.0.get(key)?;
+        Some(def.parsed.get_or_init(|| {
+            serde_json::from_str(def.text.get())
+                .expect("an embedded definition is JSON (made by data/generate.sh)")
+        }))
+    }
+}
 
 /// The definitions of one Kubernetes version.
 pub struct Definitions {
@@ -18,7 +42,18 @@ pub struct Definitions {
     pub version: String,
     /// `group/version/Kind` (core: `v1/Kind`) -> `$defs` key.
     kinds: JsonMap<String, Json>,
-    pub defs: JsonMap<String, Json>,
+    pub defs: Defs,
+}
+
+/// The embedded file, its definitions left as text.
+#[derive(Deserialize)]
+struct File {
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    kinds: JsonMap<String, Json>,
+    #[serde(default)]
+    defs: HashMap<String, Box<RawValue>>,
 }
 
 impl Definitions {
@@ -27,20 +62,23 @@ impl Definitions {
         flate2::read::GzDecoder::new(data)
             .read_to_string(&mut text)
             .expect("the embedded schemas are valid gzip (made by data/generate.sh)");
-        let mut all: JsonMap<String, Json> = serde_json::from_str(&text)
+        let file: File = serde_json::from_str(&text)
             .expect("the embedded schemas are JSON (made by data/generate.sh)");
-        let take = |all: &mut JsonMap<String, Json>, k: &str| match all.remove(k) {
-            Some(Json::Object(m)) => m,
-            _ => JsonMap::new(),
-        };
+        let defs = file
+            .defs
+            .into_iter()
+            .map(|(k, text)| {
+                let def = Def {
+                    text,
+                    parsed: OnceLock::new(),
+                };
+                (k, def)
+            })
+            .collect();
         Definitions {
-            kinds: take(&mut all, "kinds"),
-            defs: take(&mut all, "defs"),
-            version: all
-                .get("version")
-                .and_then(Json::as_str)
-                .unwrap_or("unknown")
-                .to_string(),
+            kinds: file.kinds,
+            defs: Defs(defs),
+            version: file.version.unwrap_or_else(|| "unknown".to_string()),
         }
     }
 

@@ -13,6 +13,8 @@ use fluxgate_diagnostics::Location;
 use fluxgate_yaml::{Node, Value};
 use serde_json::{Map as JsonMap, Value as Json};
 
+use crate::builtin::Defs;
+
 /// How undeclared fields are treated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -56,7 +58,7 @@ pub struct Violation {
 /// Walks nodes against schemas.
 pub(crate) struct Walker<'a> {
     /// `$defs` for `$ref` (the built-in definitions; CRD schemas have no `$ref`).
-    pub defs: &'a JsonMap<String, Json>,
+    pub defs: &'a Defs,
     pub mode: Mode,
     pub out: Vec<Violation>,
     /// Inside a `oneOf`/`anyOf` branch: unknown fields do not decide a branch.
@@ -67,7 +69,7 @@ pub(crate) struct Walker<'a> {
 const MAX_DEPTH: usize = 200;
 
 impl<'a> Walker<'a> {
-    pub fn new(defs: &'a JsonMap<String, Json>, mode: Mode) -> Walker<'a> {
+    pub fn new(defs: &'a Defs, mode: Mode) -> Walker<'a> {
         Walker {
             defs,
             mode,
@@ -472,7 +474,7 @@ mod tests {
 
     fn run(schema: &str, doc: &str, mode: Mode) -> Vec<(ViolationKind, String, u32)> {
         let schema: Json = serde_json::from_str(schema).unwrap();
-        let defs = JsonMap::new();
+        let defs = Defs::default();
         let (node, _) = parse_one("t.yaml", doc, Schema::Kube);
         let mut w = Walker::new(&defs, mode);
         w.check(&schema, &node.unwrap(), "", 0);
