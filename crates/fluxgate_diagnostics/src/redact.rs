@@ -16,6 +16,9 @@
 
 use std::borrow::Cow;
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::Diagnostic;
@@ -40,14 +43,43 @@ const CUT_MARKS: [&str; 2] = ["…", "..."];
 /// Words that a Secret may hold but that every output is full of.
 const COMMON_WORDS: [&str; 8] = ["true", "false", "null", "none", "yes", "on", "off", "no"];
 
+/// When the automaton is built: once the direct searches have covered this many bytes of
+/// text times needles per byte of needles. A direct search costs well under an instruction
+/// per byte of text and needle; building costs around a hundred per byte of needles (callgrind,
+/// the certificates the Cilium chart renders into Secrets); so this builds it early.
+const BUILD_COST: usize = 64;
+
 /// The secret values of a run, and the masking of their occurrences.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Redactor {
     needles: Vec<String>,
     /// Values that are one plain word (`kubernetes`, a username): masked only where they stand
     /// alone, never inside a longer name (`app.kubernetes.io/name`).
     words: Vec<String>,
-    matcher: Option<AhoCorasick>,
+    /// The automaton over `needles`, built once the texts searched without it add up to about
+    /// what building it costs: a run with certificates in its Secrets holds hundreds of needles
+    /// (every line of every PEM), and usually masks a few short messages.
+    matcher: OnceLock<Option<AhoCorasick>>,
+    /// Bytes times needles searched without the automaton so far.
+    searched: AtomicUsize,
+}
+
+impl Clone for Redactor {
+    fn clone(&self) -> Redactor {
+        Redactor {
+            needles: self.needles.clone(),
+            words: self.words.clone(),
+            matcher: self.matcher.clone(),
+            searched: AtomicUsize::new(self.searched.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// Whether JSON and Rust's `{:?}` print `s` as it is (no quote, backslash, control or
+/// non-ASCII character to escape).
+fn escapes_to_itself(s: &str) -> bool {
+    s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
 }
 
 impl Redactor {
@@ -61,6 +93,7 @@ impl Redactor {
         }
         let escaped: Vec<String> = forms
             .iter()
+            .filter(|f| !escapes_to_itself(f))
             .flat_map(|f| {
                 let json = serde_json::to_string(f).unwrap_or_default();
                 let json = json
@@ -84,26 +117,72 @@ impl Redactor {
                 }
             }
         }
-        self.matcher = None;
+        self.matcher = OnceLock::new();
     }
 
-    /// Builds the matcher once all values are known. [`Redactor::redact`] works without it,
-    /// only slower.
+    /// Settles the needles once all values are known.
     #[must_use]
     pub fn finish(mut self) -> Redactor {
         // Longest first, so that a value containing another is masked whole.
         self.needles
             .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         self.needles.dedup();
+        self.matcher = OnceLock::new();
+        self
+    }
+
+    /// The automaton, once searching without it has cost about what building it does.
+    fn matcher(&self, text: &str) -> Option<&AhoCorasick> {
+        if let Some(built) = self.matcher.get() {
+            return built.as_ref();
+        }
+        let work = text.len().saturating_mul(self.needles.len());
+        let searched = self.searched.fetch_add(work, Ordering::Relaxed) + work;
+        let building: usize = self.needles.iter().map(String::len).sum();
+        if searched < building.saturating_mul(BUILD_COST) {
+            return None;
+        }
         // A contiguous NFA, not the DFA the builder would pick for few needles: a run builds
         // one redactor per mutant (`mutate`), and building the DFA cost more than the texts
         // it searches.
-        self.matcher = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .build(&self.needles)
-            .ok();
-        self
+        self.matcher
+            .get_or_init(|| {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .kind(Some(AhoCorasickKind::ContiguousNFA))
+                    .build(&self.needles)
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// `text` with the needles masked as the automaton masks them (leftmost-longest), without
+    /// it: every occurrence of every needle, then from the left the longest at each place.
+    fn mask_needles_directly(&self, text: &str) -> Option<String> {
+        let mut hits: Vec<(usize, usize)> = Vec::new();
+        for n in &self.needles {
+            let mut from = 0;
+            while let Some(at) = text.get(from..).and_then(|rest| rest.find(n.as_str())) {
+                hits.push((from + at, n.len()));
+                // The next occurrence may overlap this one; it starts on a later character.
+                from += at + text[from + at..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        if hits.is_empty() {
+            return None;
+        }
+        hits.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut out = String::with_capacity(text.len());
+        let mut done = 0;
+        for (at, len) in hits {
+            if at >= done {
+                out.push_str(&text[done..at]);
+                out.push_str(MASK);
+                done = at + len;
+            }
+        }
+        out.push_str(&text[done..]);
+        Some(out)
     }
 
     #[must_use]
@@ -117,20 +196,12 @@ impl Redactor {
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out: Cow<'a, str> = Cow::Borrowed(text);
         if !self.needles.is_empty() {
-            let replaced = match &self.matcher {
+            let replaced = match self.matcher(text) {
                 Some(m) if m.is_match(text) => {
                     Some(m.replace_all(text, &vec![MASK; self.needles.len()]))
                 }
                 Some(_) => None,
-                None => {
-                    let mut s = text.to_string();
-                    for n in &self.needles {
-                        if s.contains(n.as_str()) {
-                            s = s.replace(n.as_str(), MASK);
-                        }
-                    }
-                    (s != text).then_some(s)
-                }
+                None => self.mask_needles_directly(text),
             };
             if let Some(r) = replaced {
                 out = Cow::Owned(r);
@@ -457,6 +528,62 @@ mod tests {
             mask_encrypted("a: 1\nb: cafe\n"),
             Cow::Borrowed(_)
         ));
+    }
+
+    /// The direct search masks what the automaton masks: leftmost, then longest, never
+    /// overlapping, occurrences that overlap each other included.
+    #[test]
+    fn the_direct_search_masks_as_the_automaton_does() {
+        // Two letters make overlaps common; a two-byte letter keeps the steps on characters.
+        let alphabet = ['a', 'b', 'a', 'b', 'a', 'b', 'a', '\u{e9}'];
+        let mut seed = 0x2545_f491_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n).unwrap_or(0)
+        };
+        for _ in 0..3000 {
+            let chars: Vec<char> = (0..8 + next(24)).map(|_| alphabet[next(8)]).collect();
+            let text: String = chars.iter().collect();
+            // Needles cut from the text itself, so that they occur and overlap.
+            let needles: Vec<String> = (0..=next(3))
+                .map(|_| {
+                    let len = 4 + next(3);
+                    let at = next((chars.len() - len + 1) as u64);
+                    chars[at..at + len].iter().collect()
+                })
+                .collect();
+            let mut r = Redactor::default();
+            for n in &needles {
+                r.add(n);
+            }
+            let r = r.finish();
+            let direct = r
+                .mask_needles_directly(&text)
+                .unwrap_or_else(|| text.clone());
+            let automaton = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&r.needles)
+                .unwrap()
+                .replace_all(&text, &vec![MASK; r.needles.len()]);
+            assert_eq!(direct, automaton, "{needles:?} in {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_text_builds_the_automaton_and_masks_the_same() {
+        let r = redactor(&["s3cr3t-token", "line one\nsecond line"]);
+        let short = "a s3cr3t-token";
+        assert_eq!(r.redact(short), "a ********");
+        assert!(
+            r.matcher.get().is_none(),
+            "a short text is searched directly"
+        );
+        let long = format!("{}second line", "x".repeat(4096));
+        assert_eq!(r.redact(&long), format!("{}********", "x".repeat(4096)));
+        assert!(r.matcher.get().is_some_and(Option::is_some));
+        assert_eq!(r.clone().redact(short), "a ********");
     }
 
     #[test]
