@@ -597,6 +597,19 @@ mod tests {
             err.to_string(),
             "YAML parse error on delc/templates/t.yaml: error converting YAML to JSON: yaml: line 1: did not find expected node content"
         );
+        // A character YAML cannot carry: go-yaml's reader refuses it without a line.
+        let del = chart(&[
+            meta,
+            (
+                "templates/t.yaml",
+                "kind: ConfigMap\ndata:\n  k: \"a\u{7f}b\"\n",
+            ),
+        ]);
+        let err = template(del, &Options::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "YAML parse error on delc/templates/t.yaml: error converting YAML to JSON: yaml: control characters are not allowed"
+        );
         let crd_only = chart(&[meta, ("crds/c.yaml", "a: [\n")]);
         assert!(template(crd_only, &Options::default()).is_ok());
     }

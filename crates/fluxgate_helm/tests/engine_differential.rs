@@ -75,6 +75,9 @@ const PROGRAMS: &[&str] = &[
     // Every escape encoding/json writes (short ones for \b and \f since Go 1.22).
     "{{ toJson (list \"q\\\"b\\\\s\\b\\f\\n\\r\\t\\x01\\u2028\\u2029<&>é\") }}|{{ toRawJson \"\\b<&>\" }}",
     "{{ (fromYaml \"a: 1\\nb: [x, y]\\nc: yes\").c }} {{ fromYaml \"a: 1\" }} {{ fromYaml \"- x\" }} {{ fromYamlArray \"- 1\\n- b\" }} {{ fromYaml \"a: [\" }}",
+    // Characters YAML cannot carry (C0, DEL, C1 but NEL, U+FFFE): go-yaml's reader refuses
+    // them; tab and U+00A0 on are read (NEL is, but go-yaml folds it as a line break).
+    "{{ fromYaml \"a: \\\"x\\x01\\\"\" }}|{{ fromYaml \"a: x\\x7fy\" }}|{{ fromYaml \"a: x\\u0080\" }}|{{ fromYaml \"a: x\\ufffe\" }}|{{ fromYaml \"a: \\\"x\\ty\\u00a0\\U0001F600\\\"\" }}",
     "{{ (fromJson \"{\\\"a\\\": 1.5}\").a }} {{ fromJsonArray \"[1, \\\"x\\\"]\" }} {{ fromJson \"{\" }}",
     "{{ toToml (dict \"a\" 1 \"b\" \"s\" \"t\" (dict \"c\" true)) }}",
     "{{ $d := dict \"a\" 1 }}{{ $e := $d }}{{ $_ := set $e \"b\" 2 }}{{ $d }} {{ unset $d \"a\" }} {{ $e }}",

@@ -71,6 +71,31 @@ fn parse_general(
     schema: Schema,
     ranges: bool,
 ) -> (Stream, Option<Ranges>) {
+    if let Some((at, c)) = first_unprintable(text) {
+        // go-yaml's reader and PyYAML's refuse the stream (`yaml: control characters are not
+        // allowed`, `special characters are not allowed`): so do kustomize, Flux, Helm and
+        // Ansible, and nothing of it is read.
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+            .chars()
+            .count()
+            + 1;
+        let error = Failure {
+            message: format!(
+                "control characters are not allowed (U+{:04X} at line {line}, column {column})",
+                u32::from(c)
+            ),
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+            column: u32::try_from(column).unwrap_or(u32::MAX),
+            at: None,
+        };
+        let stream = Stream {
+            docs: Vec::new(),
+            diagnostics: vec![error.into_diagnostic(file)],
+        };
+        return (stream, None);
+    }
     let mut builder = Builder::new(text, file.clone(), schema, None);
     if ranges {
         builder.ranges = Some(HashMap::new());
@@ -109,6 +134,26 @@ fn parse_general(
         },
         ranges,
     )
+}
+
+/// The first character a YAML stream cannot carry, and its byte offset. YAML 1.1 and 1.2 (and
+/// go-yaml's and PyYAML's readers) allow tab, line feed, carriage return, the printable ASCII
+/// characters, NEL (U+0085) and every other character from U+00A0 on but U+FFFE and U+FFFF
+/// (surrogates cannot be in a `str`); the C0 and C1 controls and DEL are refused.
+fn first_unprintable(text: &str) -> Option<(usize, char)> {
+    // Only these bytes start a refused character: a C0 control, DEL, the lead byte of
+    // U+0080..U+00BF (C1 controls) and of U+F000..U+FFFF.
+    let suspect = |b: u8| {
+        b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') || b == 0x7F || b == 0xC2 || b == 0xEF
+    };
+    if !text.bytes().any(suspect) {
+        return None;
+    }
+    text.char_indices().find(|&(_, c)| {
+        !matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}')
+            && !('\u{A0}'..='\u{FFFD}').contains(&c)
+            && c < '\u{10000}'
+    })
 }
 
 /// Where the nodes of a parse were written: for a scalar the bytes of its text as written
@@ -992,6 +1037,58 @@ mod tests {
     fn syntax_error_has_line() {
         let s = parse_stream("t.yaml", "a: 1\nb: [\n", Schema::Kube);
         assert!(s.has_errors());
+    }
+
+    /// What go-yaml's and PyYAML's readers refuse is refused, where it stands; what they read
+    /// is read.
+    #[test]
+    fn characters_yaml_cannot_carry_fail_the_stream() {
+        for c in [
+            '\u{1}', '\u{b}', '\u{1f}', '\u{7f}', '\u{80}', '\u{9f}', '\u{fffe}', '\u{ffff}',
+        ] {
+            for (text, line, column) in [
+                (format!("a: 1\nb: x{c}y\n"), 2, 5),
+                (format!("a: \"\u{e9}{c}\"\n"), 1, 6),
+                (format!("# {c}\na: 1\n"), 1, 3),
+                (format!("a: |\n  x{c}\n"), 2, 4),
+            ] {
+                for schema in [Schema::Kube, Schema::GoYamlV2, Schema::Yaml11] {
+                    let s = parse_stream("t.yaml", &text, schema);
+                    assert!(s.docs.is_empty(), "{text:?}");
+                    let [d] = &s.diagnostics[..] else {
+                        panic!("{text:?}: {:?}", s.diagnostics)
+                    };
+                    assert_eq!(
+                        d.message,
+                        format!(
+                            "invalid YAML: control characters are not allowed (U+{:04X} at line {line}, column {column})",
+                            u32::from(c)
+                        )
+                    );
+                    let at = d.location.as_ref().unwrap();
+                    assert_eq!((at.line, at.column), (line, column), "{text:?}");
+                }
+            }
+        }
+        assert!(
+            parse_stream("t.yaml", "a: x\r\nb: y\r\n", Schema::Kube)
+                .diagnostics
+                .is_empty()
+        );
+        for c in [
+            '\t',
+            '\u{85}',
+            '\u{a0}',
+            '\u{d7ff}',
+            '\u{e000}',
+            '\u{fffd}',
+            '\u{1f600}',
+        ] {
+            let text = format!("a: \"x{c}y\"\n");
+            let s = parse_stream("t.yaml", &text, Schema::Kube);
+            assert!(s.diagnostics.is_empty(), "{text:?}: {:?}", s.diagnostics);
+            assert_eq!(s.docs.len(), 1);
+        }
     }
 
     #[test]

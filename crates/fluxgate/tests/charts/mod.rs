@@ -133,15 +133,31 @@ fn the_agent_daemonset_carries_the_charts_default_at_its_values_line() {
 
 /// A chart whose template renders text that is not YAML: Helm fails the release (`YAML parse
 /// error on <template>`), so `check` fails with a render finding at the release instead of
-/// installing the rest of the chart without that document.
+/// installing the rest of the chart without that document. A character YAML cannot carry
+/// (DEL here; go-yaml refuses the stream) is such text too.
 #[test]
 fn a_template_that_renders_no_yaml_fails_the_release() {
-    let repo = std::env::temp_dir().join(format!("fluxgate-broken-yaml-{}", std::process::id()));
+    a_broken_template_fails_the_release(
+        "kind: ConfigMap\ndata: [\n",
+        "line 3 of the rendered document: invalid YAML: while parsing a node, did not find expected node content",
+    );
+    a_broken_template_fails_the_release(
+        "kind: ConfigMap\ndata:\n  k: \"a\u{7f}b\"\n",
+        "control characters are not allowed (U+007F at line 3, column 8)",
+    );
+}
+
+fn a_broken_template_fails_the_release(template: &str, says: &str) {
+    let repo = std::env::temp_dir().join(format!(
+        "fluxgate-broken-yaml-{}-{}",
+        std::process::id(),
+        template.len()
+    ));
     let _ = std::fs::remove_dir_all(&repo);
     copy_dir(&workspace().join("examples/homelab"), &repo);
     std::fs::write(
         repo.join("charts/cilium-1.16.5/templates/broken.yaml"),
-        "kind: ConfigMap\ndata: [\n",
+        template,
     )
     .expect("write the broken template");
     let out = Command::new(env!("CARGO_BIN_EXE_fluxgate"))
@@ -167,6 +183,8 @@ fn a_template_that_renders_no_yaml_fails_the_release() {
         })
         .collect();
     assert_eq!(broken.len(), 1, "{findings:#?}");
+    let message = broken[0]["message"].as_str().unwrap_or_default();
+    assert!(says == "syntax" || message.contains(says), "{message}");
     assert_eq!(broken[0]["rule"], "render", "{:#}", broken[0]);
     assert_eq!(
         broken[0]["file"], "platform/cilium/helmrelease.yaml",
