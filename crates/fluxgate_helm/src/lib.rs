@@ -74,7 +74,9 @@ mod toml;
 pub mod values;
 
 pub use chart::{Chart, ChartOf, Dependency, Frozen};
-pub use output::{Manifest, Notes, Rendered, Span, SpanOrigin, render_manifests, template};
+pub use output::{
+    Manifest, Notes, Rendered, Span, SpanOrigin, check_manifest, render_manifests, template,
+};
 pub use render::helm_funcs;
 pub use request::{Request, run, run_manifests, user_values};
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use fluxgate_gotemplate::trace::slice_spans;
-use fluxgate_gotemplate::{Origin, Traced};
+use fluxgate_gotemplate::{Origin, Traced, Value};
 use fluxgate_yaml::{Node, Schema, parse_stream};
 
 use crate::chart::Chart;
@@ -165,15 +165,31 @@ pub fn template(chart: Chart, opts: &Options) -> Result<String, Error> {
 /// document anyway: `fluxgate check` makes it the release's render finding.)
 fn check_yaml(manifests: &[Manifest]) -> Result<(), Error> {
     for m in manifests.iter().filter(|m| !m.crd) {
-        let stream = fluxgate_yaml::parse_stream("manifest", &m.text, Schema::GoYamlV2);
-        if let Err(e) = crate::sprig::encoding::yaml_value(&m.text, &stream) {
-            return Err(Error::Render(format!(
-                "YAML parse error on {}: {e}",
-                m.source
-            )));
+        if let Err(e) = check_manifest(m) {
+            return Err(Error::Render(e));
         }
     }
     Ok(())
+}
+
+/// Whether Helm can read `m` to sort it: YAML whose value is a mapping or null (the head
+/// Helm reads, `kind` and the hook annotations, is an object). Otherwise Helm's error, as it
+/// words it.
+pub fn check_manifest(m: &Manifest) -> Result<(), String> {
+    let stream = fluxgate_yaml::parse_stream("manifest", &m.text, Schema::GoYamlV2);
+    let value = crate::sprig::encoding::yaml_value(&m.text, &stream)
+        .map_err(|e| format!("YAML parse error on {}: {e}", m.source))?;
+    let json = match value {
+        Value::Missing | Value::Nil | Value::Map(_) => return Ok(()),
+        Value::List(_) => "array",
+        Value::Bool(_) => "bool",
+        Value::Int(_) | Value::Int64(_) | Value::Float(_) => "number",
+        _ => "string",
+    };
+    Err(format!(
+        "YAML parse error on {}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {json} into Go value of type util.SimpleHead",
+        m.source
+    ))
 }
 
 /// Renders `chart` with `opts` into the documents `helm template` prints, in its order,
@@ -610,6 +626,35 @@ mod tests {
             err.to_string(),
             "YAML parse error on delc/templates/t.yaml: error converting YAML to JSON: yaml: control characters are not allowed"
         );
+        // YAML that is no object: Helm cannot read its head (helm v4.3.2's words).
+        for (text, json) in [
+            ("- a\n", "array"),
+            ("hello\n", "string"),
+            ("\"s\"\n", "string"),
+            ("42\n", "number"),
+            ("true\n", "bool"),
+            ("a: 1\n---\n[]\n", "array"),
+        ] {
+            let err = template(
+                chart(&[meta, ("templates/t.yaml", text)]),
+                &Options::default(),
+            )
+            .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "YAML parse error on delc/templates/t.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {json} into Go value of type util.SimpleHead"
+                ),
+                "{text:?}"
+            );
+        }
+        for text in ["null\n", "~\n", "# c\n", "{}\n"] {
+            let out = template(
+                chart(&[meta, ("templates/t.yaml", text)]),
+                &Options::default(),
+            );
+            assert!(out.is_ok(), "{text:?}: {out:?}");
+        }
         let crd_only = chart(&[meta, ("crds/c.yaml", "a: [\n")]);
         assert!(template(crd_only, &Options::default()).is_ok());
     }

@@ -134,7 +134,8 @@ fn the_agent_daemonset_carries_the_charts_default_at_its_values_line() {
 /// A chart whose template renders text that is not YAML: Helm fails the release (`YAML parse
 /// error on <template>`), so `check` fails with a render finding at the release instead of
 /// installing the rest of the chart without that document. A character YAML cannot carry
-/// (DEL here; go-yaml refuses the stream) is such text too.
+/// (DEL here; go-yaml refuses the stream) is such text too, and so is YAML whose value is
+/// not an object.
 #[test]
 fn a_template_that_renders_no_yaml_fails_the_release() {
     a_broken_template_fails_the_release(
@@ -144,6 +145,11 @@ fn a_template_that_renders_no_yaml_fails_the_release() {
     a_broken_template_fails_the_release(
         "kind: ConfigMap\ndata:\n  k: \"a\u{7f}b\"\n",
         "control characters are not allowed (U+007F at line 3, column 8)",
+    );
+    // YAML, but no object: Helm cannot read its kind.
+    a_broken_template_fails_the_release(
+        "- kind: ConfigMap\n",
+        "cannot unmarshal array into Go value of type util.SimpleHead",
     );
 }
 

@@ -46,8 +46,9 @@ impl Located<'_> {
     /// The document's objects, every node at the line that set it: a value from the chart's
     /// values at that value's origin (the release's values line, the chart's values.yaml
     /// line), a literal at its template line.
-    /// A document that is not YAML is Helm's error (`YAML parse error on <template>`): the
-    /// release fails, so it is returned, never skipped.
+    /// A document that is not YAML, or whose value is not a mapping or null, is Helm's error
+    /// (`YAML parse error on <template>`): the release fails, so it is returned, never
+    /// skipped.
     pub(crate) fn objects(&self) -> Result<Vec<Node>, String> {
         let file = cache_file(self.source, &self.manifest.source);
         let text = &self.manifest.text;
@@ -65,6 +66,8 @@ impl Located<'_> {
         let mut out = Vec::new();
         for mut node in stream.docs {
             if node.as_map().is_none() {
+                // Null is read (and installs nothing); a list or a scalar fails the release.
+                fluxgate_helm::check_manifest(self.manifest)?;
                 continue;
             }
             let top = Location::file(file.clone());
