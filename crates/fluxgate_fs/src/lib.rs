@@ -22,7 +22,10 @@
 //! ```
 
 use std::any::Any;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+// Paths and names of the repository: foldhash, not SipHash (lookups are most of a canonicalize).
+use foldhash::HashMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};

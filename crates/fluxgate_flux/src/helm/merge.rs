@@ -111,7 +111,8 @@ pub(crate) fn drop_nulls(node: &mut Node, path: &str, origins: &mut Origins) {
             m.shift_remove(&k);
             forget(&child_path(path, &k), origins);
         }
-        for (k, v) in m.iter_mut() {
+        // Only a map can hold a null to drop.
+        for (k, v) in m.iter_mut().filter(|(_, v)| v.as_map().is_some()) {
             drop_nulls(v, &child_path(path, k), origins);
         }
     }

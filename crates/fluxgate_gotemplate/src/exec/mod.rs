@@ -82,7 +82,14 @@ impl Source {
     pub(crate) fn line_col(&self, pos: usize) -> (usize, usize) {
         let lines = self.lines.get_or_init(|| {
             let mut v = vec![0];
-            v.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            // A byte loop: template lines are short, and a searcher call per line costs more.
+            v.extend(
+                self.text
+                    .bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            );
             v
         });
         let pos = pos.min(self.text.len());
