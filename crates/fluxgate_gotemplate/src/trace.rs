@@ -830,6 +830,23 @@ fn added_span(start: usize, end: usize, origin: &Origin) -> Span {
 
 #[cfg(test)]
 mod tests {
+
+    /// The values path notation the model matches against Flux's (which uses these very
+    /// functions): keys joined with `.`, a dot inside a key escaped, list items in brackets.
+    #[test]
+    fn paths_join_keys_and_indices() {
+        assert_eq!(join_key("", "a"), "a");
+        assert_eq!(join_key("a", "b"), "a.b");
+        assert_eq!(
+            join_key("a", "app.kubernetes.io/name"),
+            "a.app\\.kubernetes\\.io/name"
+        );
+        assert_eq!(join_key("", ".x."), "\\.x\\.");
+        assert_eq!(join_index("a.b", 0), "a.b[0]");
+        assert_eq!(join_index("", 12), "[12]");
+        assert_eq!(join_key(&join_index("l", 3), "k"), "l[3].k");
+    }
+
     use super::*;
 
     fn v(path: &str) -> Origin {

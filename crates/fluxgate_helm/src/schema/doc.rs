@@ -706,6 +706,44 @@ pub fn pointer<'a>(json: &'a Json, ptr: &str) -> Option<&'a Json> {
 mod tests {
     use super::*;
 
+    fn chart(files: &[(&str, &str)]) -> Chart {
+        let files = files
+            .iter()
+            .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
+            .collect();
+        Chart::from_files(files, "test").unwrap()
+    }
+
+    /// The process-wide cache hands out one compilation per schema and chart tree: the same
+    /// bytes again give the same compiled schema; other bytes, or (for a schema with
+    /// references) a changed file of the tree, compile anew.
+    #[test]
+    fn compiled_schemas_are_shared_only_for_the_same_schema_and_files() {
+        let meta = (
+            "Chart.yaml",
+            "apiVersion: v2\nname: cachetest\nversion: 0.1.0\n",
+        );
+        let plain: Arc<[u8]> = Arc::from(&br#"{"type": "object", "title": "cache-plain"}"#[..]);
+        let a = compile_cached(&plain, &chart(&[meta]));
+        let b = compile_cached(&Arc::from(&*plain), &chart(&[meta, ("other.json", "{}")]));
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "same bytes, no references: one compilation"
+        );
+        let other: Arc<[u8]> = Arc::from(&br#"{"type": "object", "title": "cache-other"}"#[..]);
+        assert!(!Arc::ptr_eq(&a, &compile_cached(&other, &chart(&[meta]))));
+
+        let refs: Arc<[u8]> = Arc::from(&br#"{"$ref": "defs.json", "title": "cache-refs"}"#[..]);
+        let one = chart(&[meta, ("defs.json", r#"{"type": "object"}"#)]);
+        let two = chart(&[meta, ("defs.json", r#"{"type": "string"}"#)]);
+        let first = compile_cached(&refs, &one);
+        assert!(Arc::ptr_eq(&first, &compile_cached(&refs, &one)));
+        assert!(
+            !Arc::ptr_eq(&first, &compile_cached(&refs, &two)),
+            "a referenced file changed: compiled again"
+        );
+    }
+
     #[test]
     fn urls_join_as_rfc3986() {
         assert_eq!(
