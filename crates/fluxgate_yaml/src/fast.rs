@@ -1,10 +1,12 @@
 //! A direct reader for the plain block YAML that tools print (`helm template`, `kubectl`,
 //! `toYaml`): block mappings with simple keys, block sequences, one-line plain and quoted
-//! scalars, literal block scalars, `[]` and `{}`, comments and `---` markers.
+//! scalars (double quotes with their escapes), literal block scalars, `[]` and `{}`, comments
+//! and `---` markers.
 //!
 //! It builds the same [`Node`]s as the event-driven reader (values, locations, `implicit_null`)
 //! at a fraction of the cost, or gives up: anything else (anchors, aliases, tags, flow
-//! collections with content, folded or indented block scalars, escapes, multi-line scalars,
+//! collections with content, folded or indented block scalars, escaped line breaks,
+//! undefined escapes, multi-line scalars,
 //! tabs, duplicate or merge keys, odd indentation) returns `None` and the caller parses the
 //! text the general way, which also words every error. Agreement with the general reader is
 //! tested over the corpus and fuzzed (`fast_matches_general`).
@@ -503,17 +505,26 @@ fn split_key(rest: &str) -> Option<(&str, usize)> {
     Some((&rest[..end], end + 1))
 }
 
-/// A one-line quoted scalar at the start of `s` (no escapes in double quotes): its value and
-/// what follows the closing quote.
+/// A one-line quoted scalar at the start of `s`: its value and what follows the closing quote.
+/// Double quotes take YAML's escapes (`toJson` of a dashboard prints hundreds of kilobytes of
+/// `\n` and `\"` on one line); an escaped line break or an escape YAML does not define is left
+/// to the general reader.
 fn quoted(s: &str) -> R<(String, &str)> {
     let q = s.as_bytes()[0];
     let body = &s[1..];
     if q == b'"' {
-        let end = body.find(['"', '\\']).ok_or(GiveUp)?;
-        if body.as_bytes()[end] == b'\\' {
-            return Err(GiveUp);
+        let mut out = String::new();
+        let mut rest = body;
+        loop {
+            let end = rest.find(['"', '\\']).ok_or(GiveUp)?;
+            out.push_str(&rest[..end]);
+            if rest.as_bytes()[end] == b'"' {
+                return Ok((out, &rest[end + 1..]));
+            }
+            let (c, used) = escape(&rest[end + 1..]).ok_or(GiveUp)?;
+            out.push(c);
+            rest = &rest[end + 1 + used..];
         }
-        return Ok((body[..end].to_string(), &body[end + 1..]));
     }
     let mut out = String::new();
     let mut rest = body;
@@ -527,6 +538,43 @@ fn quoted(s: &str) -> R<(String, &str)> {
             return Ok((out, &rest[end + 1..]));
         }
     }
+}
+
+/// The character a double-quoted escape stands for (what follows the backslash), and how many
+/// bytes it took: YAML 1.2's escapes, hexadecimal ones only for a Unicode scalar value.
+fn escape(s: &str) -> Option<(char, usize)> {
+    let hex = |n: usize| {
+        let digits = s.get(1..=n)?;
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let c = char::from_u32(u32::from_str_radix(digits, 16).ok()?)?;
+        Some((c, 1 + n))
+    };
+    let c = match s.as_bytes().first()? {
+        b'0' => '\0',
+        b'a' => '\u{7}',
+        b'b' => '\u{8}',
+        b't' | b'\t' => '\t',
+        b'n' => '\n',
+        b'v' => '\u{b}',
+        b'f' => '\u{c}',
+        b'r' => '\r',
+        b'e' => '\u{1b}',
+        b' ' => ' ',
+        b'"' => '"',
+        b'/' => '/',
+        b'\\' => '\\',
+        b'N' => '\u{85}',
+        b'_' => '\u{a0}',
+        b'L' => '\u{2028}',
+        b'P' => '\u{2029}',
+        b'x' => return hex(2),
+        b'u' => return hex(4),
+        b'U' => return hex(8),
+        _ => return None,
+    };
+    Some((c, 1))
 }
 
 /// A plain value and its comment (` #...`), the value's trailing spaces cut.

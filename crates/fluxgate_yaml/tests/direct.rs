@@ -64,6 +64,16 @@ const SHAPES: &[&str] = &[
         ": v\n"
     ),
     "k: ---\nl: '---'\n",
+    // Double-quoted escapes: every one YAML defines, hexadecimal ones, an escaped quote next
+    // to the closing one, escapes in keys and flow items; then what the general reader must
+    // judge (an undefined escape, a surrogate, short hex, an escaped line break).
+    "a: \"\\0\\a\\b\\t\\\t\\n\\v\\f\\r\\e\\ \\\"\\/\\\\\\N\\_\\L\\P\"\nb: \"\\x41\\u00e9\\U0001F600\\x7f\"\n",
+    "json: \"{\\n  \\\"a\\\": [1, \\\"x\\\"]\\n}\\\"\"\n\"k\\tey\": 1\nl: [\"\\u00e9\", \"a\\\"b\"]\n",
+    "a: \"\\q\"\n",
+    "a: \"\\ud800\"\n",
+    "a: \"\\x4\"\n",
+    "a: \"x\\\n  y\"\n",
+    "a: \"\\U00110000\"\n",
 ];
 
 #[test]
@@ -141,5 +151,35 @@ fn deep_nesting_is_the_general_readers() {
                 differs.unwrap_or_default()
             );
         }
+    }
+}
+
+/// Double-quoted escapes are read directly (dashboards rendered by `toJson` are hundreds of
+/// kilobytes of them); what only the general reader can judge is left to it (and a tab,
+/// escaped or not, sends the whole text there).
+#[test]
+fn escapes_are_read_directly_and_the_rest_left_alone() {
+    let taken = [
+        "a: \"\\0\\a\\b\\t\\n\\v\\f\\r\\e\\ \\\"\\/\\\\\\N\\_\\L\\P\"\nb: \"\\x41\\u00e9\\U0001F600\\x7f\"\n",
+        "json: \"{\\n  \\\"a\\\": [1, \\\"x\\\"]\\n}\\\"\"\nl: [\"\\u00e9\", \"a\\\"b\"]\n",
+    ];
+    let left = [
+        "a: \"\\q\"\n",
+        "a: \"\\ud800\"\n",
+        "a: \"\\x4\"\n",
+        "a: \"x\\\n  y\"\n",
+        "a: \"\\U00110000\"\n",
+    ];
+    for text in taken {
+        let (took, differs) = check("escapes.yaml", text, Schema::Kube);
+        assert!(took, "{text:?}");
+        assert!(
+            differs.is_none(),
+            "{text:?}: {}",
+            differs.unwrap_or_default()
+        );
+    }
+    for text in left {
+        assert!(!check("escapes.yaml", text, Schema::Kube).0, "{text:?}");
     }
 }
