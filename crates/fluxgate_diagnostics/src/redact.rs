@@ -160,13 +160,23 @@ impl Redactor {
     /// it: every occurrence of every needle, then from the left the longest at each place.
     fn mask_needles_directly(&self, text: &str) -> Option<String> {
         let mut hits: Vec<(usize, usize)> = Vec::new();
-        for n in &self.needles {
-            let mut from = 0;
-            while let Some(at) = text.get(from..).and_then(|rest| rest.find(n.as_str())) {
-                hits.push((from + at, n.len()));
-                // The next occurrence may overlap this one; it starts on a later character.
-                from += at + text[from + at..].chars().next().map_or(1, char::len_utf8);
-            }
+        let bytes = text.as_bytes();
+        for n in self.needles.iter().map(String::as_bytes) {
+            // Where the first byte is, then the rest compared: a substring searcher costs the
+            // needle's length to set up, and a certificate's needles are kilobytes.
+            let Some(&first) = n.first().filter(|_| n.len() <= bytes.len()) else {
+                continue;
+            };
+            let last_start = bytes.len() - n.len();
+            // Overlapping occurrences too (a needle starts on a character: its first byte is
+            // no continuation byte, so neither is a match's).
+            hits.extend(
+                bytes[..=last_start]
+                    .iter()
+                    .enumerate()
+                    .filter(|&(at, &b)| b == first && bytes[at..].starts_with(n))
+                    .map(|(at, _)| (at, n.len())),
+            );
         }
         if hits.is_empty() {
             return None;
