@@ -576,14 +576,7 @@ fn crds(chart: &Chart, path: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn chart(files: &[(&str, &str)]) -> Chart {
-        let files = files
-            .iter()
-            .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
-            .collect();
-        Chart::from_files(files, "test").unwrap()
-    }
+    use crate::test_values::chart;
 
     fn values_path(o: &SpanOrigin) -> Option<&str> {
         match o {

@@ -1,4 +1,4 @@
-//! Values for unit tests, written briefly.
+//! Values and charts for unit tests, written briefly.
 
 use fluxgate_gotemplate::Value;
 
@@ -15,4 +15,13 @@ pub(crate) fn map(entries: &[(&str, Value)]) -> Value {
             .map(|(k, v)| ((*k).to_string(), v.clone()))
             .collect(),
     )
+}
+
+/// A chart of `files` (path in the chart, text), loaded as from a folder.
+pub(crate) fn chart(files: &[(&str, &str)]) -> crate::Chart {
+    let files = files
+        .iter()
+        .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
+        .collect();
+    crate::Chart::from_files(files, "test").unwrap()
 }

@@ -705,14 +705,7 @@ pub fn pointer<'a>(json: &'a Json, ptr: &str) -> Option<&'a Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn chart(files: &[(&str, &str)]) -> Chart {
-        let files = files
-            .iter()
-            .map(|(p, t)| ((*p).to_string(), t.as_bytes().to_vec()))
-            .collect();
-        Chart::from_files(files, "test").unwrap()
-    }
+    use crate::test_values::chart;
 
     /// The process-wide cache hands out one compilation per schema and chart tree: the same
     /// bytes again give the same compiled schema; other bytes, or (for a schema with
