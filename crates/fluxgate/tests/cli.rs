@@ -34,10 +34,16 @@ fn workspace() -> PathBuf {
 
 /// The JSON a command printed, after asserting it exited 0 (its stderr is the message).
 fn json_ok(args: &[&str]) -> serde_json::Value {
+    json_exit(args, 0)
+}
+
+/// The JSON a command printed, after asserting it exited with `code` (its stderr is the
+/// message).
+fn json_exit(args: &[&str], code: i32) -> serde_json::Value {
     let out = fluxgate(args);
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(code),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

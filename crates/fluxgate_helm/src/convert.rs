@@ -293,25 +293,19 @@ mod tests {
     #[test]
     fn json_strings_escape_as_go_does() {
         let s = "a\"b\\c\nd\re\tf\u{1}g<h>i&j\u{2028}k\u{2029}lé\u{7f}€\u{8}\u{c}";
-        let mut html = String::new();
-        super::json_string(&mut html, s, true);
-        assert_eq!(
-            html,
-            concat!(
-                r#""a\"b\\c\nd\re\tf\u0001g\u003ch\u003ei\u0026j\u2028k\u2029lé"#,
+        // With HTML escaping (`toJson`) and without (`toRawJson`).
+        for (html, escaped) in [(true, r"\u003ch\u003ei\u0026j"), (false, "<h>i&j")] {
+            let mut out = String::new();
+            super::json_string(&mut out, s, html);
+            let expected = [
+                r#""a\"b\\c\nd\re\tf\u0001g"#,
+                escaped,
+                r"\u2028k\u2029lé",
                 "\u{7f}",
-                r#"€\b\f""#
-            )
-        );
-        let mut raw = String::new();
-        super::json_string(&mut raw, s, false);
-        assert_eq!(
-            raw,
-            concat!(
-                r#""a\"b\\c\nd\re\tf\u0001g<h>i&j\u2028k\u2029lé"#,
-                "\u{7f}",
-                r#"€\b\f""#
-            )
-        );
+                r#"€\b\f""#,
+            ]
+            .concat();
+            assert_eq!(out, expected, "html: {html}");
+        }
     }
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::workspace;
+use super::{json_exit, workspace};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create the copy's folder");
@@ -166,18 +166,8 @@ fn a_broken_template_fails_the_release(template: &str, says: &str) {
         template,
     )
     .expect("write the broken template");
-    let out = Command::new(env!("CARGO_BIN_EXE_fluxgate"))
-        .args(["check", "--format", "json", "--env", "dev"])
-        .arg(&repo)
-        .output()
-        .expect("fluxgate runs");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let repo_arg = repo.to_str().expect("utf-8 path");
+    let report = json_exit(&["check", "--format", "json", "--env", "dev", repo_arg], 1);
     let findings = report["diagnostics"].as_array().expect("diagnostics");
     let broken: Vec<&serde_json::Value> = findings
         .iter()

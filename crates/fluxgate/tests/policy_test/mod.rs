@@ -1,23 +1,16 @@
 //! `fluxgate policy test`: agreement with a Kyverno CLI test, its JSON shape and exit codes.
 
-use super::fluxgate;
+use super::{fluxgate, json_ok};
 
 #[test]
 fn policy_test_agrees_and_reports_json() {
-    let out = fluxgate(&[
+    let v = json_ok(&[
         "policy",
         "test",
         "crates/fluxgate/tests/fixtures/policy-test/agree",
         "--format",
         "json",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["expected"], 3);
     assert_eq!(v["agreed"], 3);
     let results = v["results"].as_array().expect("results");
