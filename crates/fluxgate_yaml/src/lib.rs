@@ -32,7 +32,7 @@ pub use emit::{
 };
 pub use node::{Map, Node, Value, format_float};
 pub use parse::{
-    MAX_DEPTH, NODE_BUDGET, Ranges, Stream, parse_one, parse_one_shared, parse_stream,
-    parse_stream_ranges, parse_stream_shared,
+    CONTROL_CHARACTERS, MAX_DEPTH, NODE_BUDGET, Ranges, Stream, parse_one, parse_one_shared,
+    parse_stream, parse_stream_ranges, parse_stream_shared,
 };
 pub use scalar::{Schema, resolve_plain};

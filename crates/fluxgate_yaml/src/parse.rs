@@ -18,6 +18,9 @@ pub const NODE_BUDGET: usize = 2_000_000;
 /// Upper bound on the bytes that aliases of one stream may copy: a few long strings aliased
 /// level upon level stay under [`NODE_BUDGET`] nodes and still reach gigabytes.
 pub const ALIAS_BYTE_BUDGET: usize = 64 * 1024 * 1024;
+/// What go-yaml's reader says of a character YAML cannot carry; the refusal's message starts
+/// with it (Helm's wording of the error repeats it).
+pub const CONTROL_CHARACTERS: &str = "control characters are not allowed";
 /// Upper bound on nesting, so that no input can overflow the stack.
 pub const MAX_DEPTH: usize = 256;
 
@@ -83,7 +86,7 @@ fn parse_general(
             + 1;
         let error = Failure {
             message: format!(
-                "control characters are not allowed (U+{:04X} at line {line}, column {column})",
+                "{CONTROL_CHARACTERS} (U+{:04X} at line {line}, column {column})",
                 u32::from(c)
             ),
             line: u32::try_from(line).unwrap_or(u32::MAX),

@@ -24,10 +24,6 @@ pub fn parse_yaml(text: &str) -> Result<Value, FuncError> {
 }
 
 /// [`parse_yaml`] of `text` parsed as `stream`.
-/// What go-yaml's reader says of a character YAML cannot carry, and fluxgate_yaml's message
-/// starts with.
-const CONTROL_CHARACTERS: &str = "control characters are not allowed";
-
 pub(crate) fn yaml_value(text: &str, stream: &Stream) -> Result<Value, FuncError> {
     if let Some(d) = stream.diagnostics.first() {
         // go-yaml's text: `yaml: line N: PROBLEM` (libyaml's problem without its context).
@@ -40,10 +36,12 @@ pub(crate) fn yaml_value(text: &str, stream: &Stream) -> Result<Value, FuncError
             None => msg,
         };
         // The reader's refusal has no line (`yaml: control characters are not allowed`).
-        if msg.starts_with(CONTROL_CHARACTERS) {
-            return Err(
-                format!("error converting YAML to JSON: yaml: {CONTROL_CHARACTERS}").into(),
-            );
+        if msg.starts_with(fluxgate_yaml::CONTROL_CHARACTERS) {
+            return Err(format!(
+                "error converting YAML to JSON: yaml: {}",
+                fluxgate_yaml::CONTROL_CHARACTERS
+            )
+            .into());
         }
         // At the end of the text libyaml's mark stays on the last line.
         let last = u32::try_from(text.lines().count().max(1)).unwrap_or(u32::MAX);
