@@ -131,7 +131,11 @@ pub const DEFAULT_MAX_OUTPUT: usize = 64 << 20;
 /// A set of templates that can call one another.
 #[derive(Clone)]
 pub struct Templates {
-    trees: HashMap<String, Arc<Template>>,
+    trees: Arc<HashMap<String, Arc<Template>>>,
+    /// Templates added to a copy of a set whose table is shared (what `tpl` parses into a
+    /// copy of the chart's set), found before the shared ones: copying a set for each `tpl`
+    /// copies no table.
+    added: Vec<Arc<Template>>,
     funcs: Arc<Funcs>,
     /// What a missing map key gives.
     pub missing_key: MissingKey,
@@ -141,7 +145,7 @@ pub struct Templates {
     pub root_name: String,
     /// Methods of the data's named map types (Helm's `Values.AsMap`): called for `.Name`
     /// on a map that has no key `Name`.
-    pub map_methods: HashMap<String, MapMethod>,
+    pub map_methods: Arc<HashMap<String, MapMethod>>,
 }
 
 /// The templates one text defines, parsed: immutable, shared between threads and sets
@@ -157,12 +161,13 @@ pub type MapMethod = fn(&Value, &[Value]) -> Result<Value, FuncError>;
 impl Templates {
     pub fn new(funcs: Funcs) -> Templates {
         Templates {
-            trees: HashMap::default(),
+            trees: Arc::default(),
+            added: Vec::new(),
             funcs: Arc::new(funcs),
             missing_key: MissingKey::Default,
             max_output: DEFAULT_MAX_OUTPUT,
             root_name: String::new(),
-            map_methods: HashMap::default(),
+            map_methods: Arc::default(),
         }
     }
 
@@ -231,11 +236,16 @@ impl Templates {
         for t in parsed.templates.iter() {
             let keep_old = parse::is_empty_tree(&t.root)
                 && self
-                    .trees
-                    .get(&t.name)
+                    .get_ref(&t.name)
                     .is_some_and(|old| !parse::is_empty_tree(&old.root));
-            if !keep_old {
-                self.trees.insert(t.name.clone(), t.clone());
+            if keep_old {
+                continue;
+            }
+            self.added.retain(|a| a.name != t.name);
+            if let Some(trees) = Arc::get_mut(&mut self.trees) {
+                trees.insert(t.name.clone(), t.clone());
+            } else {
+                self.added.push(t.clone());
             }
         }
     }
@@ -266,18 +276,31 @@ impl Templates {
 
     /// Whether a template `name` exists.
     pub fn has(&self, name: &str) -> bool {
-        self.trees.contains_key(name)
+        self.get_ref(name).is_some()
     }
 
     /// The names of the templates, sorted.
     pub fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.trees.keys().cloned().collect();
+        let mut v: Vec<String> = self
+            .trees
+            .keys()
+            .chain(self.added.iter().map(|t| &t.name))
+            .cloned()
+            .collect();
         v.sort();
+        v.dedup();
         v
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<Arc<Template>> {
-        self.trees.get(name).cloned()
+        self.get_ref(name).cloned()
+    }
+
+    fn get_ref(&self, name: &str) -> Option<&Arc<Template>> {
+        self.added
+            .iter()
+            .find(|t| t.name == name)
+            .or_else(|| self.trees.get(name))
     }
 
     /// The function table.

@@ -122,6 +122,40 @@ fn define_template_block() {
     );
 }
 
+/// A copy of a set shares its table: what is added to the copy (as `tpl` adds its text) is
+/// the copy's alone, replaces the shared definition of the same name there, and keeps Go's
+/// rule that an empty definition never replaces a non-empty one.
+#[test]
+fn templates_added_to_a_copy_stay_in_the_copy() {
+    let mut base = Templates::new(Funcs::new());
+    base.parse(
+        "a",
+        "{{ define \"x\" }}X{{ end }}{{ define \"y\" }}Y{{ end }}A",
+    )
+    .unwrap();
+    let mut copy = base.clone();
+    copy.parse(
+        "b",
+        "{{ define \"x\" }}X2{{ end }}{{ define \"y\" }}{{ end }}B",
+    )
+    .unwrap();
+    let d = Value::Nil;
+    assert_eq!(copy.execute("x", &d).unwrap(), "X2");
+    assert_eq!(copy.execute("y", &d).unwrap(), "Y");
+    assert_eq!(copy.execute("b", &d).unwrap(), "B");
+    assert_eq!(copy.names(), ["a", "b", "x", "y"]);
+    copy.parse("c", "{{ define \"x\" }}X3{{ end }}").unwrap();
+    assert_eq!(copy.execute("x", &d).unwrap(), "X3");
+    assert_eq!(base.execute("x", &d).unwrap(), "X");
+    assert!(!base.has("b") && copy.has("b"));
+    assert_eq!(base.names(), ["a", "x", "y"]);
+    // Once the table is no longer shared, additions go into it and still replace the
+    // copy's own definitions.
+    drop(base);
+    copy.parse("d", "{{ define \"x\" }}X4{{ end }}").unwrap();
+    assert_eq!(copy.execute("x", &d).unwrap(), "X4");
+}
+
 #[test]
 fn pipelines_and_and_or() {
     assert_eq!(run("{{ .s | printf \"%s-%s\" \"x\" }}"), "x-str");

@@ -135,6 +135,19 @@ pub struct Options {
     pub include_crds: bool,
     /// `--skip-schema-validation`: render without checking values.schema.json.
     pub skip_schema_validation: bool,
+    /// What a values.schema.json that cannot be read offline does to the render.
+    pub unloadable_schemas: UnloadableSchemas,
+}
+
+/// What a values.schema.json that cannot be read offline (a `$ref` helm would fetch) does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UnloadableSchemas {
+    /// Fails the render, as helm does offline.
+    #[default]
+    Fail,
+    /// Renders on when the values break no schema that can be read: [`Rendered::unchecked`]
+    /// lists the others (`fluxgate check` makes them a note, without rendering twice).
+    RenderPast,
 }
 
 impl Default for Options {
@@ -148,6 +161,7 @@ impl Default for Options {
             skip_tests: false,
             include_crds: false,
             skip_schema_validation: false,
+            unloadable_schemas: UnloadableSchemas::Fail,
         }
     }
 }

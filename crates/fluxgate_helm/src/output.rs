@@ -62,6 +62,9 @@ pub struct Rendered {
     pub manifests: Vec<Manifest>,
     /// The top chart's `templates/NOTES.txt` as rendered (Helm prints it on install).
     pub notes: Option<Notes>,
+    /// The schemas the values were not checked against because they cannot be read offline
+    /// (with [`crate::UnloadableSchemas::RenderPast`]; each its load error).
+    pub unchecked: Vec<String>,
 }
 
 /// One YAML document of the output.
@@ -206,11 +209,24 @@ fn render(mut chart: Chart, opts: &Options, trace: bool) -> Result<Rendered, Err
         .map_err(|e| Error::Values(format!("chart dependencies processing failed: {e}")))?;
     values::process_import_values(&mut chart)?;
     let vals = values::coalesce_values_copy(&chart, &user)?;
+    let mut unchecked = Vec::new();
     if !opts.skip_schema_validation {
-        crate::schema::validate(&chart, &vals).map_err(|f| Error::Schema(Box::new(f)))?;
+        match crate::schema::validate(&chart, &vals) {
+            Ok(()) => {}
+            Err(f)
+                if opts.unloadable_schemas == crate::UnloadableSchemas::RenderPast
+                    && f.violations.is_empty() =>
+            {
+                unchecked = f.unloadable.into_iter().map(|u| u.message).collect();
+            }
+            Err(f) => return Err(Error::Schema(Box::new(f))),
+        }
     }
     let files = render_files(&chart, &vals, opts, trace)?;
-    Ok(assemble(&chart, files, opts, trace))
+    Ok(Rendered {
+        unchecked,
+        ..assemble(&chart, files, opts, trace)
+    })
 }
 
 /// What `helm template` prints for `manifests`.
@@ -303,14 +319,16 @@ fn plain_kind(doc: &str) -> Option<String> {
         let Some(c) = line.chars().next() else {
             continue;
         };
-        if c == '#' || line.trim().is_empty() {
-            continue;
-        }
+        // Indented lines are most of a document: they are skipped without trimming them
+        // (a blank one is skipped anyway).
         if c == ' ' || c == '\t' {
-            if !keyed {
+            if !keyed && !line.trim().is_empty() {
                 // Indented content before the first key: not a plain block mapping.
                 return None;
             }
+            continue;
+        }
+        if c == '#' || !c.is_ascii_alphabetic() && line.trim().is_empty() {
             continue;
         }
         // A quoted, complex (`?`), merge (`<<`), anchored or flow key, a document marker, a
@@ -519,7 +537,11 @@ fn assemble(chart: &Chart, files: Vec<(String, Traced)>, opts: &Options, trace: 
     manifests.extend(generic);
     trim_last_printed(&mut manifests, opts.include_crds);
     manifests.extend(hooks);
-    Rendered { manifests, notes }
+    Rendered {
+        manifests,
+        notes,
+        unchecked: Vec::new(),
+    }
 }
 
 /// Helm trims the whitespace after the last document before the hooks.
@@ -593,6 +615,58 @@ mod tests {
             .unwrap_or_else(|| panic!("{needle}: {:?}", m.spans));
         assert!(at + needle.len() <= span.end, "{needle}: {span:?}");
         &span.origin
+    }
+
+    /// A schema that cannot be read offline fails the render as helm fails it, unless the
+    /// caller renders past it: then the values are still held to the schemas that can be
+    /// read, and the one that cannot is listed, once, without a second render.
+    #[test]
+    fn rendering_past_a_schema_that_cannot_be_read_offline() {
+        let c = chart(&[
+            ("Chart.yaml", "apiVersion: v2\nname: top\nversion: 0.1.0\n"),
+            ("values.yaml", "port: 80\n"),
+            (
+                "values.schema.json",
+                r#"{"properties": {"port": {"type": "integer"}}}"#,
+            ),
+            (
+                "templates/cm.yaml",
+                "kind: ConfigMap\ndata:\n  port: {{ .Values.port | quote }}\n",
+            ),
+            (
+                "charts/lib/Chart.yaml",
+                "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
+            ),
+            (
+                "charts/lib/values.schema.json",
+                r#"{"$ref": "https://example.com/lib.schema.json"}"#,
+            ),
+        ]);
+        let helm = Options::default();
+        let Err(Error::Schema(f)) = render_manifests(c.clone(), &helm) else {
+            panic!("helm fails on a schema it would fetch");
+        };
+        assert!(f.violations.is_empty() && f.unloadable.len() == 1, "{f}");
+        let past = Options {
+            unloadable_schemas: crate::UnloadableSchemas::RenderPast,
+            ..Options::default()
+        };
+        let r = render_manifests(c.clone(), &past).unwrap();
+        assert_eq!(r.manifests.len(), 1);
+        assert_eq!(r.unchecked.len(), 1, "{:?}", r.unchecked);
+        assert!(
+            r.unchecked[0].contains("https://example.com/lib.schema.json"),
+            "{:?}",
+            r.unchecked
+        );
+        let bad = Options {
+            values: crate::values::parse_values("port: eighty\n").unwrap(),
+            ..past
+        };
+        let Err(Error::Schema(f)) = render_manifests(c, &bad) else {
+            panic!("the schema that can be read still holds");
+        };
+        assert_eq!(f.violations.len(), 1, "{f}");
     }
 
     /// A rendered document that is not YAML fails the render with Helm's words (helm v4.3.2

@@ -437,11 +437,12 @@ fn strip_no_value(text: String) -> String {
 /// The methods of Helm's `Values` type that charts call (`.Values.AsMap`, `.Values.Table`,
 /// `.Values.YAML`).
 fn add_values_methods(set: &mut Templates) {
-    set.map_methods.insert("AsMap".into(), |m, _| Ok(m.clone()));
-    set.map_methods.insert("YAML".into(), |m, _| {
+    let methods = Arc::make_mut(&mut set.map_methods);
+    methods.insert("AsMap".into(), |m, _| Ok(m.clone()));
+    methods.insert("YAML".into(), |m, _| {
         Ok(Value::from(crate::convert::to_yaml(m) + "\n"))
     });
-    set.map_methods.insert("Table".into(), |m, a| {
+    methods.insert("Table".into(), |m, a| {
         let name = sprig::arg_str(a, 0)?;
         let mut cur = m.clone();
         for part in name.split('.') {

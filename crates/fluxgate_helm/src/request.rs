@@ -129,6 +129,7 @@ fn prepare(req: &Request) -> Result<(Chart, Options), Error> {
         skip_tests: req.skip_tests,
         include_crds: req.include_crds,
         skip_schema_validation: req.skip_schema_validation,
+        unloadable_schemas: crate::UnloadableSchemas::Fail,
     };
     Ok((chart, opts))
 }

@@ -463,6 +463,14 @@ pub fn quote_string(s: &str) -> String {
 }
 
 fn scalar_style(s: &str) -> Style {
+    if obviously_plain(s) {
+        return Style::Plain;
+    }
+    resolved_style(s)
+}
+
+/// [`scalar_style`] the long way: how each reader would resolve the text.
+fn resolved_style(s: &str) -> Style {
     if s.is_empty() {
         return Style::Double;
     }
@@ -483,6 +491,30 @@ fn scalar_style(s: &str) -> Style {
     } else {
         Style::Single
     }
+}
+
+/// Whether `s` is plain by a look at its bytes alone, as most keys and strings a chart prints
+/// are (names, labels, sentences): a letter first, printable ASCII without `:` or `#`, no
+/// space last, and no word a YAML reader resolves to another type. [`scalar_style`] decides
+/// the same for these, after resolving the text as every reader would; this skips that.
+fn obviously_plain(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (Some(first), Some(last)) = (b.first(), b.last()) else {
+        return false;
+    };
+    first.is_ascii_alphabetic()
+        && *last != b' '
+        && b.iter()
+            .all(|&c| matches!(c, b' '..=b'~') && c != b':' && c != b'#')
+        // Every word that reads as null or a bool (go-yaml v2's included) has five letters
+        // or fewer.
+        && (b.len() > 5
+            || !(is_old_bool(s)
+                || matches!(
+                    s,
+                    "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False"
+                        | "FALSE"
+                )))
 }
 
 /// go-yaml's emitter breaks a long line (its best width is 80 columns).
@@ -659,6 +691,78 @@ mod tests {
         assert_eq!(quote_string("\u{a0}x\t"), "\"\u{a0}x\\t\"");
         assert_eq!(quote_string("\u{e000}"), "\u{e000}");
         assert_eq!(quote_string("\u{fffe}"), "\"\\uFFFE\"");
+    }
+
+    /// The shortcut for plain strings decides as the resolvers do: every string it takes
+    /// (words of up to five letters among them, where the ones that read as bools and nulls
+    /// are) is plain the long way too, and it takes the common shapes.
+    #[test]
+    fn obviously_plain_agrees_with_the_resolvers() {
+        let pieces = [
+            "a",
+            "Z",
+            "y",
+            "n",
+            "on",
+            "No",
+            "OFF",
+            "yes",
+            "null",
+            "NULL",
+            "true",
+            "False",
+            "1",
+            "09",
+            "2024-01-02",
+            ".",
+            "-",
+            "_",
+            "/",
+            " ",
+            ":",
+            "#",
+            ": ",
+            " #",
+            "'",
+            "\"",
+            "é",
+            "\t",
+            ",",
+            "[",
+            "{",
+            "~",
+            "inf",
+            ".inf",
+            "x1",
+        ];
+        let mut taken = 0;
+        for a in pieces {
+            for b in pieces {
+                for c in ["", "a", " ", "b c", ".5", ":", "#"] {
+                    let s = format!("{a}{b}{c}");
+                    for s in [s.clone(), format!("{s}{s}"), b.to_string()] {
+                        if obviously_plain(&s) {
+                            taken += 1;
+                            assert_eq!(resolved_style(&s), Style::Plain, "{s:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(taken > 1000, "{taken}");
+        for s in [
+            "app.kubernetes.io/name",
+            "name",
+            "spec",
+            "A sentence, with (words).",
+        ] {
+            assert!(obviously_plain(s), "{s:?}");
+        }
+        for s in [
+            "yes", "Off", "null", "TRUE", "false", "y", "a:b", "a #b", "ab ", "1a",
+        ] {
+            assert!(!obviously_plain(s), "{s:?}");
+        }
     }
 
     #[test]

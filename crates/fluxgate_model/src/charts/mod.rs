@@ -219,25 +219,13 @@ fn render(
             skip_tests: true,
             include_crds: request.include_crds,
             skip_schema_validation: request.skip_schema,
+            unloadable_schemas: fluxgate_helm::UnloadableSchemas::RenderPast,
         };
-        match fluxgate_helm::render_manifests(chart.clone(), &opts) {
-            Ok(r) => Ok(Render {
-                manifests: r.manifests,
-                unchecked: Vec::new(),
-            }),
-            Err(fluxgate_helm::Error::Schema(f)) if f.violations.is_empty() => {
-                let opts = fluxgate_helm::Options {
-                    skip_schema_validation: true,
-                    ..opts
-                };
-                let r = fluxgate_helm::render_manifests(chart, &opts).map_err(Failed::from)?;
-                Ok(Render {
-                    manifests: r.manifests,
-                    unchecked: f.unloadable.iter().map(|u| u.message.clone()).collect(),
-                })
-            }
-            Err(e) => Err(Failed::from(e)),
-        }
+        let r = fluxgate_helm::render_manifests(chart, &opts).map_err(Failed::from)?;
+        Ok(Render {
+            manifests: r.manifests,
+            unchecked: r.unchecked,
+        })
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let job: Job = Box::new(move || {
