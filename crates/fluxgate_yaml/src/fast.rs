@@ -58,8 +58,7 @@ struct Reader<'t> {
 pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<Node>> {
     // A control character, a tab or a carriage return, or anything not ASCII: then every
     // character is looked at (the general reader refuses what YAML cannot print).
-    let odd = text.bytes().any(|b| b < 0x20 && b != b'\n' || b >= 0x7F);
-    if !text.ends_with('\n') || odd && !text.chars().all(plain_printable) {
+    if !text.ends_with('\n') || !all_plain_printable(text) {
         return None;
     }
     let mut lines = Vec::new();
@@ -456,6 +455,40 @@ fn plain_printable(c: char) -> bool {
         || c >= '\u{10000}'
 }
 
+/// Whether every character of `text` is [`plain_printable`]: printable ASCII and line feeds
+/// are taken 32 bytes at a time (a loop without early exit, which the compiler turns into
+/// vector compares); a block holding anything else is looked at character by character.
+fn all_plain_printable(text: &str) -> bool {
+    const BLOCK: usize = 32;
+    let b = text.as_bytes();
+    let mut at = 0;
+    while at < b.len() {
+        let end = (at + BLOCK).min(b.len());
+        let ascii = b[at..end].iter().fold(true, |ok, &c| {
+            ok & ((c.wrapping_sub(b' ') < 0x7F - b' ') | (c == b'\n'))
+        });
+        if ascii {
+            at = end;
+            continue;
+        }
+        // `at` is on a character boundary: the block's characters, up to the one that
+        // crosses its end.
+        let Some(rest) = text.get(at..) else {
+            return false;
+        };
+        for c in rest.chars() {
+            if !plain_printable(c) {
+                return false;
+            }
+            at += c.len_utf8();
+            if at >= end {
+                break;
+            }
+        }
+    }
+    true
+}
+
 /// Whether `rest` starts a sequence entry (`-` then a space or nothing).
 fn is_entry(rest: &str) -> bool {
     rest == "-" || rest.starts_with("- ")
@@ -653,4 +686,35 @@ pub fn compare_readers(file: &str, text: &str, schema: Schema) -> (bool, Option<
         .enumerate()
         .find_map(|(i, (a, b))| differ(a, b, &format!("doc {i}")));
     (true, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block scan decides as the character test does, wherever the odd character falls
+    /// (first, last, across a block's end) and whatever it is.
+    #[test]
+    fn block_scan_agrees_with_the_character_test() {
+        let odd = [
+            "\t", "\r", "\u{1}", "\u{7f}", "\u{85}", "\u{9f}", "é", "\u{feff}", "\u{fffe}", "😀",
+            "\u{2028}", "\u{e000}",
+        ];
+        let mut seen = [false; 2];
+        for len in [0, 1, 30, 31, 32, 33, 63, 64, 65, 100] {
+            for at in [0, 1, 15, 30, 31, 32, 33, 62, 63, 64] {
+                for c in odd {
+                    let base = "ab: c\n".repeat(20);
+                    let mut s: String = base.chars().take(len).collect();
+                    let at = at.min(s.len());
+                    s.insert_str(at, c);
+                    let want = s.chars().all(plain_printable);
+                    assert_eq!(all_plain_printable(&s), want, "{s:?}");
+                    seen[usize::from(want)] = true;
+                }
+            }
+        }
+        assert_eq!(seen, [true, true]);
+        assert!(all_plain_printable(&"key: value\n".repeat(50)));
+    }
 }
