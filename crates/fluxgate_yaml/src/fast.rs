@@ -458,6 +458,10 @@ fn plain_printable(c: char) -> bool {
 /// Whether every character of `text` is [`plain_printable`]: printable ASCII and line feeds
 /// are taken 32 bytes at a time (a loop without early exit, which the compiler turns into
 /// vector compares); a block holding anything else is looked at character by character.
+#[expect(
+    clippy::needless_bitwise_bool,
+    reason = "without branches, the block's compares are vectorised"
+)]
 fn all_plain_printable(text: &str) -> bool {
     const BLOCK: usize = 32;
     let b = text.as_bytes();
