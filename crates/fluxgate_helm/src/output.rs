@@ -314,7 +314,7 @@ fn plain_kind(doc: &str) -> Option<String> {
     }
     let mut kind = None;
     let mut keyed = false;
-    let mut lines = doc.lines().peekable();
+    let mut lines = fluxgate_yaml::lines(doc).peekable();
     while let Some(line) = lines.next() {
         let Some(c) = line.chars().next() else {
             continue;
@@ -374,7 +374,7 @@ fn plain_kind(doc: &str) -> Option<String> {
 /// rule or escaped quotes in a dashboard's JSON no longer send a 300 KB document to the parser.
 fn may_hide_a_head_key(doc: &str) -> bool {
     let mut in_metadata = false;
-    for line in doc.lines() {
+    for line in fluxgate_yaml::lines(doc) {
         let top = line.starts_with(|c: char| !matches!(c, ' ' | '\t' | '#'));
         if top {
             in_metadata = line.starts_with("metadata:");

@@ -62,7 +62,7 @@ pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<N
         return None;
     }
     let mut lines = Vec::new();
-    for (i, raw) in text[..text.len() - 1].split('\n').enumerate() {
+    for (i, raw) in crate::split_lines(&text[..text.len() - 1]).enumerate() {
         let indent = raw.len() - raw.trim_start_matches(' ').len();
         let raw = &raw[indent..];
         lines.push(Line {

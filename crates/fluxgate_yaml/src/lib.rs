@@ -22,6 +22,7 @@ mod fast;
 #[doc(hidden)]
 pub use fast::compare_readers;
 mod lenient;
+mod lines;
 mod node;
 mod parse;
 mod scalar;
@@ -30,6 +31,7 @@ pub use comments::Comments;
 pub use emit::{
     EmitOptions, emit_docs, emit_node, emit_node_scalars, go_yaml_key_order, quote_string,
 };
+pub use lines::{line_starts, lines, split_lines};
 pub use node::{Map, Node, Value, format_float};
 pub use parse::{
     CONTROL_CHARACTERS, MAX_DEPTH, NODE_BUDGET, Ranges, Stream, parse_one, parse_one_shared,

@@ -60,9 +60,7 @@ impl Located<'_> {
                 self.manifest.source, d.message
             ));
         }
-        let lines: Vec<usize> = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let lines = fluxgate_yaml::line_starts(text);
         let mut out = Vec::new();
         for mut node in stream.docs {
             if node.as_map().is_none() {
