@@ -8,15 +8,12 @@ pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
     let mut start = Some(0);
     std::iter::from_fn(move || {
         let from = start?;
-        match breaks.next() {
-            Some(i) => {
-                start = Some(i + 1);
-                text.get(from..i)
-            }
-            None => {
-                start = None;
-                text.get(from..)
-            }
+        if let Some(i) = breaks.next() {
+            start = Some(i + 1);
+            text.get(from..i)
+        } else {
+            start = None;
+            text.get(from..)
         }
     })
 }
@@ -28,16 +25,13 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
     let mut start = Some(0);
     std::iter::from_fn(move || {
         let from = start?;
-        match breaks.next() {
-            Some(i) => {
-                start = Some(i + 1);
-                let line = text.get(from..i)?;
-                Some(line.strip_suffix('\r').unwrap_or(line))
-            }
-            None => {
-                start = None;
-                text.get(from..).filter(|rest| !rest.is_empty())
-            }
+        if let Some(i) = breaks.next() {
+            start = Some(i + 1);
+            let line = text.get(from..i)?;
+            Some(line.strip_suffix('\r').unwrap_or(line))
+        } else {
+            start = None;
+            text.get(from..).filter(|rest| !rest.is_empty())
         }
     })
 }
