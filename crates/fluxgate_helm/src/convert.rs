@@ -54,7 +54,7 @@ fn to_yaml_node(v: &Value, loc: &Location, depth: usize) -> Node {
                 }
             }
             Value::Float(f) => Y::Float(*f),
-            Value::String(s) => Y::String(s.to_string()),
+            Value::String(s) => Y::String(String::from(&**s)),
             Value::Bytes(b) => Y::String(base64_std(b)),
             Value::List(l) => Y::Seq(
                 l.borrow()

@@ -40,7 +40,7 @@ impl Object for Files {
     }
     fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, FuncError>> {
         let arg = |i: usize| match args.get(i) {
-            Some(Value::String(s)) => Ok(s.to_string()),
+            Some(Value::String(s)) => Ok(String::from(&**s)),
             Some(other) => Err(format!(
                 "wrong type for value; expected string; got {}",
                 other.type_name()

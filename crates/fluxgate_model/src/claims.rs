@@ -246,8 +246,9 @@ impl Collector<'_> {
     /// the LB annotations (its parent is the Service's map).
     fn values(&mut self, id: &str, node: &Node, path: &str, parent: Option<(&Node, &str)>) {
         match &node.value {
+            // Scalars describe nothing: only collections are walked (and given a path).
             Value::Seq(items) => {
-                for (i, item) in items.iter().enumerate() {
+                for (i, item) in items.iter().enumerate().filter(|(_, x)| is_collection(x)) {
                     self.values(id, item, &format!("{path}[{i}]"), None);
                 }
             }
@@ -260,7 +261,7 @@ impl Collector<'_> {
                     let who = release_part(id, path);
                     self.service(&who, node, node.get("annotations"), true);
                 }
-                for (k, v) in m {
+                for (k, v) in m.iter().filter(|(_, v)| is_collection(v)) {
                     let child = if path.is_empty() {
                         k.clone()
                     } else {
@@ -272,6 +273,10 @@ impl Collector<'_> {
             _ => {}
         }
     }
+}
+
+fn is_collection(node: &Node) -> bool {
+    matches!(node.value, Value::Map(_) | Value::Seq(_))
 }
 
 /// A Service a HelmRelease's values describe at `path`.

@@ -154,7 +154,13 @@ fn char_order(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 fn pad(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
+    const SPACES: &str = "                                                                ";
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        left -= k;
+    }
 }
 
 fn write_map(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
@@ -162,7 +168,7 @@ fn write_map(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
         if i > 0 {
             pad(out, indent);
         }
-        out.push_str(&quote_string(k));
+        write_folded(out, k, scalar_style(k), usize::MAX);
         out.push(':');
         write_value_after_key(out, v, indent, opts);
     }

@@ -553,7 +553,7 @@ fn quoted(s: &str) -> R<(String, &str)> {
         let mut out = String::new();
         let mut rest = body;
         loop {
-            let end = rest.find(['"', '\\']).ok_or(GiveUp)?;
+            let end = memchr::memchr2(b'"', b'\\', rest.as_bytes()).ok_or(GiveUp)?;
             out.push_str(&rest[..end]);
             if rest.as_bytes()[end] == b'"' {
                 return Ok((out, &rest[end + 1..]));
@@ -566,7 +566,7 @@ fn quoted(s: &str) -> R<(String, &str)> {
     let mut out = String::new();
     let mut rest = body;
     loop {
-        let end = rest.find('\'').ok_or(GiveUp)?;
+        let end = memchr::memchr(b'\'', rest.as_bytes()).ok_or(GiveUp)?;
         out.push_str(&rest[..end]);
         if rest[end + 1..].starts_with('\'') {
             out.push('\'');

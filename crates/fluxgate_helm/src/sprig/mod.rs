@@ -95,7 +95,7 @@ pub const PARAMS: &[(&str, &[Ty])] = &[
 /// sprig's `strval`: a string as it is, bytes as text, anything else `fmt.Sprintf("%v")`.
 pub fn strval(v: &Value) -> String {
     match v {
-        Value::String(s) => s.to_string(),
+        Value::String(s) => String::from(&**s),
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
         other => format::sprint_value(other),
     }
@@ -173,7 +173,7 @@ pub fn to_f64(v: &Value) -> f64 {
 /// The string argument `i`, or Go's message for a value of another type.
 pub fn arg_str(a: &[Value], i: usize) -> Result<String, FuncError> {
     match a.get(i) {
-        Some(Value::String(s)) => Ok(s.to_string()),
+        Some(Value::String(s)) => Ok(String::from(&**s)),
         Some(Value::Nil | Value::Missing) | None => Err("invalid value; expected string".into()),
         Some(other) => Err(format!(
             "wrong type for value; expected string; got {}",

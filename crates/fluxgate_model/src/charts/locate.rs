@@ -17,10 +17,10 @@ pub(crate) fn cache_file(source: &str, template: &str) -> String {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("tgz"))
     {
-        format!("{source}/{template}")
+        [source, "/", template].concat()
     } else {
         let rest = template.split_once('/').map_or(template, |(_, r)| r);
-        format!("{source}/{rest}")
+        [source, "/", rest].concat()
     }
 }
 
