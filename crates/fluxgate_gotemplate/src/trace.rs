@@ -523,6 +523,11 @@ pub fn join_key(path: &str, key: &str) -> String {
         out.push_str(path);
         out.push('.');
     }
+    // Keys are short and seldom hold a dot: a byte loop looks, no searcher is set up.
+    if !key.bytes().any(|b| b == b'.') {
+        out.push_str(key);
+        return out;
+    }
     for (i, part) in key.split('.').enumerate() {
         if i > 0 {
             out.push_str("\\.");

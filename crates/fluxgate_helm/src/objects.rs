@@ -18,10 +18,16 @@ pub struct Files(pub Rc<BTreeMap<String, Arc<[u8]>>>);
 
 impl Files {
     fn text(&self, name: &str) -> String {
-        self.0
-            .get(name)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default()
+        self.0.get(name).map(|b| text(b)).unwrap_or_default()
+    }
+}
+
+/// A file's bytes as Go's `string(b)` prints them: valid UTF-8 (nearly every file) checked by
+/// the fast validator and copied, anything else with U+FFFD for each bad sequence.
+fn text(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
     }
 }
 
@@ -82,11 +88,7 @@ impl Object for Files {
                     .collect();
                 Value::Object(Rc::new(Files(Rc::new(m))))
             }),
-            "AsConfig" => {
-                Ok(Value::from(self.as_map(|b| {
-                    Value::from(String::from_utf8_lossy(b).into_owned())
-                })))
-            }
+            "AsConfig" => Ok(Value::from(self.as_map(|b| Value::from(text(b))))),
             "AsSecrets" => Ok(Value::from(self.as_map(|b| {
                 Value::from(base64::engine::general_purpose::STANDARD.encode(b))
             }))),

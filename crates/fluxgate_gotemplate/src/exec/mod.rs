@@ -123,15 +123,27 @@ impl Source {
         let Some(text) = self.text.get(start..end) else {
             return Vec::new();
         };
+        // The first line starts where the text does; each later one at column 1 of the next
+        // line of the template.
+        let (line, column) = self.line_col(start);
         let mut out = Vec::new();
         let mut at = 0;
-        for line in text.split_inclusive('\n') {
+        let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).map(Some);
+        for (n, brk) in breaks.chain(std::iter::once(None)).enumerate() {
+            let stop = brk.map_or(text.len(), |i| i + 1);
+            if stop == at {
+                break;
+            }
             out.push(Span {
                 start: at,
-                end: at + line.len(),
-                origin: self.origin_at(start + at),
+                end: stop,
+                origin: Origin::Template {
+                    file: self.name.clone(),
+                    line: u32::try_from(line + n).unwrap_or(u32::MAX),
+                    column: u32::try_from(if n == 0 { column } else { 1 }).unwrap_or(u32::MAX),
+                },
             });
-            at += line.len();
+            at = stop;
         }
         out
     }
@@ -329,9 +341,11 @@ impl State<'_> {
             Node::Action(pipe) => {
                 let (v, prov) = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
-                    let text = match &v {
-                        Value::Missing => "<no value>".to_string(),
-                        other => sprint_value(other),
+                    // A string prints as itself (`%v`): written without a copy.
+                    let text: std::borrow::Cow<'_, str> = match &v {
+                        Value::Missing => "<no value>".into(),
+                        Value::String(s) => (&**s).into(),
+                        other => sprint_value(other).into(),
                     };
                     let base = self.out.len();
                     self.write(&text)?;
