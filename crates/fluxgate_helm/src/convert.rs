@@ -212,13 +212,42 @@ pub fn json_float(f: f64) -> String {
 /// `esc` (HTML escaping, not `toRawJson`) `<`, `>`, `&`. The text between escapes is copied in
 /// runs: every character that needs one is ASCII except U+2028 and U+2029, so a byte scan
 /// cannot land inside another character.
+/// [`JSON_BYTES`]: a byte `encoding/json` always looks at (`"`, `\\`, a control, 0xE2 which
+/// starts U+2028 and U+2029).
+const ALWAYS: u8 = 1;
+/// [`JSON_BYTES`]: a byte escaped only with HTML escaping (`<`, `>`, `&`).
+const HTML: u8 = 2;
+/// What each byte is to [`json_string`].
+const JSON_BYTES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = ALWAYS;
+        b += 1;
+    }
+    t[b'"' as usize] = ALWAYS;
+    t[b'\\' as usize] = ALWAYS;
+    t[0xE2] = ALWAYS;
+    t[b'<' as usize] = HTML;
+    t[b'>' as usize] = HTML;
+    t[b'&' as usize] = HTML;
+    t
+};
+
 fn json_string(out: &mut String, s: &str, esc: bool) {
     let bytes = s.as_bytes();
     out.reserve(s.len() + 2);
     out.push('"');
     let (mut run, mut i) = (0, 0);
+    let mask = if esc { ALWAYS | HTML } else { ALWAYS };
     while i < bytes.len() {
-        let b = bytes[i];
+        // Runs of bytes that print as they are, one table lookup each.
+        while i < bytes.len() && JSON_BYTES[usize::from(bytes[i])] & mask == 0 {
+            i += 1;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         let (code, len) = match b {
             b'"' | b'\\' | 0..0x20 => (u32::from(b), 1),
             b'<' | b'>' | b'&' if esc => (u32::from(b), 1),

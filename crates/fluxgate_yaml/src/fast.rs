@@ -519,15 +519,23 @@ fn split_key(rest: &str) -> Option<(&str, usize)> {
             }
         }
     } else {
-        let end = rest.find(':')?;
-        let key = &rest[..end];
-        let simple = key.bytes().enumerate().all(|(i, c)| {
-            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'.') || c == b'-' && i > 0
-        });
-        if key.is_empty() || !simple {
-            return None;
+        // One pass up to the colon, stopping at the first character a simple key cannot
+        // have (a line of text stops at its first space).
+        let b = rest.as_bytes();
+        let mut end = 0;
+        loop {
+            match b.get(end) {
+                Some(b':') if end > 0 => break end,
+                Some(&c)
+                    if c.is_ascii_alphanumeric()
+                        || matches!(c, b'_' | b'/' | b'.')
+                        || c == b'-' && end > 0 =>
+                {
+                    end += 1;
+                }
+                _ => return None,
+            }
         }
-        end
     };
     // YAML bounds an implicit key at 1024 characters; the general reader words it. Columns
     // here are bytes, the general reader's characters: a key not in ASCII moves what follows.
