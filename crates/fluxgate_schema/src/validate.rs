@@ -80,7 +80,11 @@ impl<'a> Walker<'a> {
 
     fn resolve(&self, mut schema: &'a Json) -> &'a Json {
         for _ in 0..16 {
-            match schema.get("$ref").and_then(Json::as_str) {
+            match schema
+                .as_object()
+                .and_then(|o| kw(o, "$ref"))
+                .and_then(Json::as_str)
+            {
                 Some(r) => match self.defs.get(r.rsplit('/').next().unwrap_or(r)) {
                     Some(s) => schema = s,
                     None => return &Json::Null,
@@ -118,13 +122,13 @@ impl<'a> Walker<'a> {
         let Some(obj) = schema.as_object() else {
             return;
         };
-        if let Some(all) = obj.get("allOf").and_then(Json::as_array) {
+        if let Some(all) = kw(obj, "allOf").and_then(Json::as_array) {
             for s in all {
                 self.check(s, node, path, depth + 1);
             }
         }
         for key in ["oneOf", "anyOf"] {
-            if let Some(branches) = obj.get(key).and_then(Json::as_array)
+            if let Some(branches) = kw(obj, key).and_then(Json::as_array)
                 && !branches.is_empty()
                 && !branches.iter().any(|b| self.matches(b, node, depth))
             {
@@ -155,7 +159,7 @@ impl<'a> Walker<'a> {
             );
             return;
         }
-        if let Some(allowed) = obj.get("enum").and_then(Json::as_array)
+        if let Some(allowed) = kw(obj, "enum").and_then(Json::as_array)
             && is_scalar(node)
             && !allowed.iter().any(|a| scalar_eq(a, node))
         {
@@ -178,7 +182,7 @@ impl<'a> Walker<'a> {
         match &node.value {
             Value::Map(map) => self.mapping(obj, map, node, path, depth),
             Value::Seq(items) => {
-                if let Some(item) = obj.get("items") {
+                if let Some(item) = kw(obj, "items") {
                     for (i, n) in items.iter().enumerate() {
                         self.check(item, n, &format!("{path}[{i}]"), depth + 1);
                     }
@@ -216,13 +220,13 @@ impl<'a> Walker<'a> {
         path: &str,
         depth: usize,
     ) {
-        let props = obj.get("properties").and_then(Json::as_object);
-        let extra = obj.get("additionalProperties");
+        let props = kw(obj, "properties").and_then(Json::as_object);
+        let extra = kw(obj, "additionalProperties");
         let preserve = flag(obj, "x-kubernetes-preserve-unknown-fields");
         let embedded = flag(obj, "x-kubernetes-embedded-resource");
         for (k, v) in map {
             let child = join(path, k);
-            if let Some(s) = props.and_then(|p| p.get(k)) {
+            if let Some(s) = props.and_then(|p| kw(p, k)) {
                 self.check(s, v, &child, depth + 1);
                 continue;
             }
@@ -258,7 +262,7 @@ impl<'a> Walker<'a> {
                 });
             }
         }
-        if let Some(required) = obj.get("required").and_then(Json::as_array) {
+        if let Some(required) = kw(obj, "required").and_then(Json::as_array) {
             for r in required.iter().filter_map(Json::as_str) {
                 if map.contains_key(r) {
                     continue;
@@ -286,7 +290,7 @@ impl<'a> Walker<'a> {
     /// The structural value constraints a CRD may declare.
     #[allow(clippy::cast_precision_loss)] // lengths and bounds are far below 2^52
     fn bounds(&mut self, obj: &JsonMap<String, Json>, node: &Node, path: &str) {
-        let num = |k: &str| obj.get(k).and_then(Json::as_f64);
+        let num = |k: &str| kw(obj, k).and_then(Json::as_f64);
         let fail = |this: &mut Self, message: String| {
             this.push(ViolationKind::NotAllowed, path, node, None, message);
         };
@@ -299,7 +303,7 @@ impl<'a> Walker<'a> {
                 if let Some(max) = num("maxLength").filter(|m| len > *m) {
                     fail(self, format!("must be at most {max} characters long"));
                 }
-                if let Some(p) = obj.get("pattern").and_then(Json::as_str)
+                if let Some(p) = kw(obj, "pattern").and_then(Json::as_str)
                     && let Some(re) = crate::pattern(p)
                     && !re.is_match(s)
                 {
@@ -312,7 +316,7 @@ impl<'a> Walker<'a> {
                     Value::Float(f) => f,
                     _ => return,
                 };
-                let excl = |k: &str| obj.get(k).and_then(Json::as_bool).unwrap_or(false);
+                let excl = |k: &str| kw(obj, k).and_then(Json::as_bool).unwrap_or(false);
                 if let Some(min) = num("minimum")
                     && (x < min || (excl("exclusiveMinimum") && x <= min))
                 {
@@ -365,7 +369,7 @@ fn branch_types(w: &Walker<'_>, branches: &[Json]) -> Option<String> {
 }
 
 fn flag(obj: &JsonMap<String, Json>, key: &str) -> bool {
-    obj.get(key).and_then(Json::as_bool).unwrap_or(false)
+    kw(obj, key).and_then(Json::as_bool).unwrap_or(false)
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -386,12 +390,23 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
+/// `obj[key]`. Schema objects hold a handful of keywords, and comparing them is cheaper than
+/// hashing the key with the hasher of serde_json's ordered map (SipHash, which cannot be
+/// chosen); a larger object (`properties` of a big kind) is looked up by hash.
+fn kw<'j>(obj: &'j JsonMap<String, Json>, key: &str) -> Option<&'j Json> {
+    if obj.len() <= 8 {
+        obj.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        obj.get(key)
+    }
+}
+
 /// The JSON types the schema allows, without `null` (always accepted).
 fn types_of(obj: &JsonMap<String, Json>) -> Option<Vec<&str>> {
     if flag(obj, "x-kubernetes-int-or-string") {
         return Some(vec!["integer", "string"]);
     }
-    match obj.get("type")? {
+    match kw(obj, "type")? {
         Json::String(t) => Some(vec![t.as_str()]),
         Json::Array(ts) => Some(
             ts.iter()
