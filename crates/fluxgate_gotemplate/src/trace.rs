@@ -690,42 +690,63 @@ fn indent_map_lead(
     added: &Origin,
     lead: usize,
 ) -> Option<Vec<Span>> {
-    let lines = input.matches('\n').count() + 1;
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', input.as_bytes()).map(|i| i + 1))
+        .collect();
     let extra = output.len().checked_sub(input.len() + lead)?;
-    if extra % lines != 0 {
+    if extra % starts.len() != 0 {
         return None;
     }
-    let pad = " ".repeat(extra / lines);
-    let rebuilt = format!(
-        "{}{pad}{}",
-        if lead == 1 { "\n" } else { "" },
-        input.replace('\n', &format!("\n{pad}"))
-    );
-    if rebuilt != output {
+    let pad = extra / starts.len();
+    // The output must be the lead, then each input line (an empty last one too) after `pad`
+    // spaces: compared piece by piece, nothing rebuilt.
+    let (ib, ob) = (input.as_bytes(), output.as_bytes());
+    if lead == 1 && ob.first() != Some(&b'\n') {
         return None;
     }
-    // Each input line moves right by the pads before it; the pads are the function's.
+    let mut at = lead;
+    for (n, &ls) in starts.iter().enumerate() {
+        let le = starts.get(n + 1).copied().unwrap_or(input.len());
+        if !ob.get(at..at + pad)?.iter().all(|&b| b == b' ') {
+            return None;
+        }
+        at += pad;
+        if ob.get(at..at + (le - ls))? != &ib[ls..le] {
+            return None;
+        }
+        at += le - ls;
+    }
+    // Each input line moves right by the pads before it; the pads are the function's. The
+    // spans are sorted: one pass cuts them at the line breaks.
     let mut out = Vec::new();
-    let mut starts = vec![0];
-    starts.extend(input.match_indices('\n').map(|(i, _)| i + 1));
     let mut shift = lead;
     let mut cursor = 0;
     if lead == 1 {
         out.push(added_span(0, 1, added));
         cursor = 1;
     }
+    let mut first = 0;
     for (n, &ls) in starts.iter().enumerate() {
         let le = starts.get(n + 1).copied().unwrap_or(input.len());
-        shift += pad.len();
-        if !pad.is_empty() {
-            out.push(added_span(cursor, cursor + pad.len(), added));
+        shift += pad;
+        if pad > 0 {
+            out.push(added_span(cursor, cursor + pad, added));
         }
-        for s in slice_spans(spans, ls, le) {
-            out.push(Span {
-                start: s.start + ls + shift,
-                end: s.end + ls + shift,
-                origin: s.origin,
-            });
+        while spans.get(first).is_some_and(|s| s.end <= ls) {
+            first += 1;
+        }
+        for s in spans[first.min(spans.len())..]
+            .iter()
+            .take_while(|s| s.start < le)
+        {
+            let (a, b) = (s.start.max(ls), s.end.min(le));
+            if a < b {
+                out.push(Span {
+                    start: a + shift,
+                    end: b + shift,
+                    origin: s.origin.clone(),
+                });
+            }
         }
         cursor = le + shift;
     }
