@@ -60,7 +60,10 @@ impl Located<'_> {
                 self.manifest.source, d.message
             ));
         }
-        let lines = fluxgate_yaml::line_starts(text);
+        let lines = Lines {
+            starts: fluxgate_yaml::line_starts(text),
+            ascii: text.is_ascii(),
+        };
         let mut out = Vec::new();
         for mut node in stream.docs {
             if node.as_map().is_none() {
@@ -80,15 +83,20 @@ impl Located<'_> {
     fn locate(
         &self,
         node: &mut Node,
-        lines: &[usize],
+        lines: &Lines,
         block: Option<(usize, &str)>,
         parent: &Location,
     ) {
         let text = &self.manifest.text;
         let offset = lines
+            .starts
             .get(node.loc.line.saturating_sub(1) as usize)
             .map(|start| {
                 let col = node.loc.column.saturating_sub(1) as usize;
+                // Columns count characters: bytes, in a document of ASCII.
+                if lines.ascii {
+                    return (start + col).min(text.len());
+                }
                 text[*start..]
                     .char_indices()
                     .nth(col)
@@ -115,7 +123,12 @@ impl Located<'_> {
                 let column = if before.contains('\n') {
                     *column
                 } else {
-                    column.saturating_add(u32::try_from(before.chars().count()).unwrap_or(0))
+                    let chars = if lines.ascii {
+                        before.len()
+                    } else {
+                        before.chars().count()
+                    };
+                    column.saturating_add(u32::try_from(chars).unwrap_or(0))
                 };
                 Location::new(self.cache_file(file), *line, column)
             }
@@ -184,6 +197,13 @@ impl Located<'_> {
     fn origin(&self, path: &str) -> Option<Location> {
         origin_of(&self.values.origins, path)
     }
+}
+
+/// Where the lines of a rendered document start, and whether it is all ASCII (then a column,
+/// counted in characters, is a count of bytes).
+struct Lines {
+    starts: Vec<usize>,
+    ascii: bool,
 }
 
 /// Where the value at `path` of a release's values was set: the most direct origin of that
