@@ -213,7 +213,7 @@ impl State<'_> {
         }
         let tracing = self.trace.is_some();
         let mut argv = Vec::with_capacity(n);
-        let mut provs = Vec::new();
+        let mut provs = Vec::with_capacity(if tracing { n } else { 0 });
         // Go checks each argument against its parameter type as it evaluates it; the piped
         // value is checked last, at the last node evaluated.
         let mut last_at = ident_at;
