@@ -21,18 +21,20 @@ pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
 /// The lines of `text`, as `text.lines()` gives them: a final line feed ends the last line
 /// rather than starting an empty one, and a carriage return before a line feed is cut.
 pub fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
-    let mut start = Some(0);
+    // Without its final line feed, every piece but the last is followed by one; the last is
+    // too when the text ended with one.
+    let ended = text.ends_with('\n');
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let mut pieces = split_lines(body)
+        .filter(move |_| !text.is_empty())
+        .peekable();
     std::iter::from_fn(move || {
-        let from = start?;
-        if let Some(i) = breaks.next() {
-            start = Some(i + 1);
-            let line = text.get(from..i)?;
-            Some(line.strip_suffix('\r').unwrap_or(line))
-        } else {
-            start = None;
-            text.get(from..).filter(|rest| !rest.is_empty())
-        }
+        let piece = pieces.next()?;
+        let followed = ended || pieces.peek().is_some();
+        Some(match piece.strip_suffix('\r') {
+            Some(cut) if followed => cut,
+            _ => piece,
+        })
     })
 }
 
