@@ -690,9 +690,7 @@ fn indent_map_lead(
     added: &Origin,
     lead: usize,
 ) -> Option<Vec<Span>> {
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', input.as_bytes()).map(|i| i + 1))
-        .collect();
+    let starts = line_starts(input);
     let extra = output.len().checked_sub(input.len() + lead)?;
     if extra % starts.len() != 0 {
         return None;
@@ -751,6 +749,14 @@ fn indent_map_lead(
         cursor = le + shift;
     }
     Some(out)
+}
+
+/// Where each line of `text` starts: 0, then one past each line feed (found with memchr's
+/// vectorised search).
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect()
 }
 
 /// The output is a substring of the input: the spans of that substring.
@@ -856,6 +862,7 @@ fn added_span(start: usize, end: usize, origin: &Origin) -> Span {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     /// The values path notation the model matches against Flux's (which uses these very
     /// functions): keys joined with `.`, a dot inside a key escaped, list items in brackets.
@@ -872,8 +879,6 @@ mod tests {
         assert_eq!(join_index("", 12), "[12]");
         assert_eq!(join_key(&join_index("l", 3), "k"), "l[3].k");
     }
-
-    use super::*;
 
     fn v(path: &str) -> Origin {
         Origin::Value {

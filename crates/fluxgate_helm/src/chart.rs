@@ -256,7 +256,7 @@ impl Frozen {
 
 /// A file's bytes as text, as Go reads them into a string for Helm: valid UTF-8 (nearly every
 /// file) kept without a copy, anything else with U+FFFD for each bad sequence.
-fn utf8(data: Vec<u8>) -> String {
+pub(crate) fn utf8(data: Vec<u8>) -> String {
     String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 

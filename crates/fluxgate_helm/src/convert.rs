@@ -207,11 +207,6 @@ pub fn json_float(f: f64) -> String {
     }
 }
 
-/// `s` as `encoding/json` writes a string: `"`, `\` and control characters escaped (`\n`,
-/// `\r`, `\t`, `\b`, `\f` short, the rest as `\u00XX`), U+2028 and U+2029 too, and with
-/// `esc` (HTML escaping, not `toRawJson`) `<`, `>`, `&`. The text between escapes is copied in
-/// runs: every character that needs one is ASCII except U+2028 and U+2029, so a byte scan
-/// cannot land inside another character.
 /// [`JSON_BYTES`]: a byte `encoding/json` always looks at (`"`, `\\`, a control, 0xE2 which
 /// starts U+2028 and U+2029).
 const ALWAYS: u8 = 1;
@@ -234,6 +229,11 @@ const JSON_BYTES: [u8; 256] = {
     t
 };
 
+/// `s` as `encoding/json` writes a string: `"`, `\` and control characters escaped (`\n`,
+/// `\r`, `\t`, `\b`, `\f` short, the rest as `\u00XX`), U+2028 and U+2029 too, and with
+/// `esc` (HTML escaping, not `toRawJson`) `<`, `>`, `&`. The text between escapes is copied in
+/// runs: every character that needs one is ASCII except U+2028 and U+2029, so a byte scan
+/// cannot land inside another character.
 fn json_string(out: &mut String, s: &str, esc: bool) {
     let bytes = s.as_bytes();
     out.reserve(s.len() + 2);

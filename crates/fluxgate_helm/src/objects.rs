@@ -9,6 +9,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use fluxgate_gotemplate::{FuncError, Object, Value};
 
+use crate::chart::utf8;
 use crate::convert;
 use crate::helmignore::glob_match;
 
@@ -18,16 +19,10 @@ pub struct Files(pub Rc<BTreeMap<String, Arc<[u8]>>>);
 
 impl Files {
     fn text(&self, name: &str) -> String {
-        self.0.get(name).map(|b| text(b)).unwrap_or_default()
-    }
-}
-
-/// A file's bytes as Go's `string(b)` prints them: valid UTF-8 (nearly every file) checked by
-/// the fast validator and copied, anything else with U+FFFD for each bad sequence.
-fn text(b: &[u8]) -> String {
-    match std::str::from_utf8(b) {
-        Ok(s) => s.to_owned(),
-        Err(_) => String::from_utf8_lossy(b).into_owned(),
+        self.0
+            .get(name)
+            .map(|b| utf8(b.to_vec()))
+            .unwrap_or_default()
     }
 }
 
@@ -88,7 +83,7 @@ impl Object for Files {
                     .collect();
                 Value::Object(Rc::new(Files(Rc::new(m))))
             }),
-            "AsConfig" => Ok(Value::from(self.as_map(|b| Value::from(text(b))))),
+            "AsConfig" => Ok(Value::from(self.as_map(|b| Value::from(utf8(b.to_vec()))))),
             "AsSecrets" => Ok(Value::from(self.as_map(|b| {
                 Value::from(base64::engine::general_purpose::STANDARD.encode(b))
             }))),

@@ -513,14 +513,13 @@ fn obviously_plain(s: &str) -> bool {
         && b.iter()
             .all(|&c| matches!(c, b' '..=b'~') && c != b':' && c != b'#')
         // Every word that reads as null or a bool (go-yaml v2's included) has five letters
-        // or fewer.
+        // or fewer: those the resolvers judge.
         && (b.len() > 5
-            || !(is_old_bool(s)
-                || matches!(
-                    s,
-                    "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False"
-                        | "FALSE"
-                )))
+            || !is_old_bool(s)
+                && matches!(
+                    crate::scalar::resolve_plain(s, crate::Schema::Kube),
+                    Value::String(_)
+                ))
 }
 
 /// go-yaml's emitter breaks a long line (its best width is 80 columns).

@@ -56,8 +56,8 @@ struct Reader<'t> {
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
 pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<Node>> {
-    // A control character, a tab or a carriage return, or anything not ASCII: then every
-    // character is looked at (the general reader refuses what YAML cannot print).
+    // Only characters this reader prints as they are (the general reader refuses what YAML
+    // cannot carry, and judges tabs and carriage returns).
     if !text.ends_with('\n') || !all_plain_printable(text) {
         return None;
     }
@@ -447,12 +447,10 @@ impl<'t> Reader<'t> {
     }
 }
 
-/// A character YAML prints as it is, other than the tab, the carriage return and the byte
-/// order mark (which this reader leaves to the general one).
+/// A character YAML carries, other than the tab, the carriage return and the byte order mark
+/// (which this reader leaves to the general one).
 fn plain_printable(c: char) -> bool {
-    matches!(c, '\n' | ' '..='~' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
-        && c != '\u{FEFF}'
-        || c >= '\u{10000}'
+    crate::parse::yaml_printable(c) && !matches!(c, '\t' | '\r' | '\u{FEFF}')
 }
 
 /// Whether every character of `text` is [`plain_printable`]: printable ASCII and line feeds

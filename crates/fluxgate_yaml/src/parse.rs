@@ -152,11 +152,14 @@ fn first_unprintable(text: &str) -> Option<(usize, char)> {
     if !text.bytes().any(suspect) {
         return None;
     }
-    text.char_indices().find(|&(_, c)| {
-        !matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}')
-            && !('\u{A0}'..='\u{FFFD}').contains(&c)
-            && c < '\u{10000}'
-    })
+    text.char_indices().find(|&(_, c)| !yaml_printable(c))
+}
+
+/// Whether a YAML stream can carry `c` (see [`first_unprintable`]).
+pub(crate) fn yaml_printable(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}')
+        || ('\u{A0}'..='\u{FFFD}').contains(&c)
+        || c >= '\u{10000}'
 }
 
 /// Where the nodes of a parse were written: for a scalar the bytes of its text as written

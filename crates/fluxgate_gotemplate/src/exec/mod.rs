@@ -80,18 +80,9 @@ impl Source {
 
     /// The 1-based line and 1-based column (in characters) of byte `pos`.
     pub(crate) fn line_col(&self, pos: usize) -> (usize, usize) {
-        let lines = self.lines.get_or_init(|| {
-            let mut v = vec![0];
-            // A byte loop: template lines are short, and a searcher call per line costs more.
-            v.extend(
-                self.text
-                    .bytes()
-                    .enumerate()
-                    .filter(|&(_, b)| b == b'\n')
-                    .map(|(i, _)| i + 1),
-            );
-            v
-        });
+        let lines = self
+            .lines
+            .get_or_init(|| crate::trace::line_starts(&self.text));
         let pos = pos.min(self.text.len());
         let line = lines.partition_point(|&s| s <= pos).max(1);
         let start = lines[line - 1];
