@@ -234,7 +234,7 @@ impl RealFs {
             return Ok(None);
         };
         let (canonical, file_type) = self.canonicalize(path)?;
-        if canonical.starts_with(root) {
+        if normal_starts_with(&canonical, root) || canonical.starts_with(root) {
             Ok(file_type)
         } else {
             Err(io::Error::new(
@@ -343,7 +343,8 @@ impl Fs for RealFs {
             };
             out.push((p, dir));
         }
-        out.sort();
+        // One folder's entries: their names decide.
+        out.sort_unstable_by(|a, b| normal_order(&a.0, &b.0));
         Ok(out)
     }
 }
@@ -632,6 +633,9 @@ impl SourceCache {
 /// Removes `.` and resolves `..` lexically (no file system access).
 #[must_use]
 pub fn normalize(path: &Path) -> PathBuf {
+    if is_normal(path) {
+        return path.to_path_buf();
+    }
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -647,9 +651,129 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `path` is already what [`normalize`] makes of it: no `.` or `..` part, no empty
+/// part (`//`, a trailing `/`) but the root's. Most paths are, and are then copied as they are.
+fn is_normal(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let rest = bytes.strip_prefix(b"/").unwrap_or(bytes);
+    rest.is_empty()
+        || rest
+            .split(|&b| b == b'/')
+            .all(|part| !matches!(part, b"" | b"." | b".."))
+}
+
+/// Whether `path` lies at or below `dir`, for paths [`normalize`] leaves as they are (both
+/// absolute or both relative): [`Path::starts_with`] by comparing bytes, which is what it
+/// decides for such paths without parsing their components.
+#[must_use]
+pub fn normal_starts_with(path: &Path, dir: &Path) -> bool {
+    let (p, d) = (
+        path.as_os_str().as_encoded_bytes(),
+        dir.as_os_str().as_encoded_bytes(),
+    );
+    d.is_empty()
+        || p.starts_with(d) && (p.len() == d.len() || d.ends_with(b"/") || p[d.len()] == b'/')
+}
+
+/// The order of [`Path`]'s `Ord` (part by part) for paths [`normalize`] leaves as they are:
+/// their bytes compared with `/` below every other byte, without parsing their components.
+#[must_use]
+pub fn normal_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let key = |&c: &u8| if c == b'/' { 0 } else { u16::from(c) + 1 };
+    let (a, b) = (
+        a.as_os_str().as_encoded_bytes(),
+        b.as_os_str().as_encoded_bytes(),
+    );
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    a[same..].iter().map(key).cmp(b[same..].iter().map(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every path of up to four parts from a few names that sort around `/` (`-` and `.` are
+    /// below it, `0` and `a` above), absolute and relative, with the odd parts `normalize`
+    /// removes.
+    fn sample_paths() -> Vec<PathBuf> {
+        let names = ["a", "a-b", "a.b", "a0", "ab", "b", ".", "..", ""];
+        let mut paths = vec![PathBuf::from("/"), PathBuf::new()];
+        let mut level: Vec<String> = vec![String::new()];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for prefix in &level {
+                for n in names {
+                    let joined = if prefix.is_empty() {
+                        n.to_string()
+                    } else {
+                        format!("{prefix}/{n}")
+                    };
+                    paths.push(PathBuf::from(format!("/{joined}")));
+                    paths.push(PathBuf::from(&joined));
+                    next.push(joined);
+                }
+            }
+            level = next;
+        }
+        paths
+    }
+
+    #[test]
+    fn the_byte_shortcuts_agree_with_components() {
+        let paths = sample_paths();
+        let mut normal = 0;
+        for p in &paths {
+            let slow: PathBuf = {
+                let mut out = PathBuf::new();
+                for c in p.components() {
+                    match c {
+                        Component::CurDir => {}
+                        Component::ParentDir => {
+                            if !out.pop() {
+                                out.push("..");
+                            }
+                        }
+                        other => out.push(other.as_os_str()),
+                    }
+                }
+                out
+            };
+            assert_eq!(normalize(p), slow, "{}", p.display());
+            if is_normal(p) {
+                assert_eq!(p.as_os_str(), slow.as_os_str(), "{}", p.display());
+                normal += 1;
+            }
+        }
+        assert!(normal > 1000, "{normal} normal paths");
+        // Every seventh, and the root and the empty path.
+        let normal: Vec<&PathBuf> = paths
+            .iter()
+            .filter(|p| is_normal(p))
+            .enumerate()
+            .filter(|&(i, p)| i % 7 == 0 || p.as_os_str().len() <= 1)
+            .map(|(_, p)| p)
+            .collect();
+        for a in &normal {
+            for b in &normal {
+                assert_eq!(
+                    normal_order(a, b),
+                    a.cmp(b),
+                    "{} {}",
+                    a.display(),
+                    b.display()
+                );
+                if a.is_absolute() == b.is_absolute() {
+                    assert_eq!(
+                        normal_starts_with(a, b),
+                        a.starts_with(b),
+                        "{} {}",
+                        a.display(),
+                        b.display()
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn memfs_lists_and_reads() {

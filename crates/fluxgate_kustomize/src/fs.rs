@@ -6,7 +6,9 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use fluxgate_fs::{CachedFs, Fs, MemFs, Memo, Overlay, RealFs, SourceCache, normalize};
+pub use fluxgate_fs::{
+    CachedFs, Fs, MemFs, Memo, Overlay, RealFs, SourceCache, normal_order, normalize,
+};
 
 use fluxgate_diagnostics::Diagnostic;
 use fluxgate_yaml::{Node, Schema, Stream, parse_stream};

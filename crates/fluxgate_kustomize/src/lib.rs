@@ -47,7 +47,9 @@ use fluxgate_yaml::Node;
 
 pub use build::KUSTOMIZATION_FILES;
 pub use error::Error;
-pub use fs::{CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normalize, parse};
+pub use fs::{
+    CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normal_order, normalize, parse,
+};
 pub use generate::content_hash;
 pub use problem::{Problem, ProblemKind, from_yaml};
 pub use resource::{Override, is_cluster_scoped};

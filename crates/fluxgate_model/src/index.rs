@@ -219,13 +219,16 @@ impl RepoIndex {
     /// Every file the walk found below `dir` whose name `keep` accepts (absolute paths,
     /// sorted): what [`crate::walk::files_where`] would walk for, without walking again.
     pub fn paths_where(&self, dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
-        self.walked()
-            .paths
+        // Sorted part by part, the paths below `dir` are one run, from `dir` on.
+        let paths = &self.walked().paths;
+        let start = paths.partition_point(|p| p.as_path() < dir);
+        let below = &paths[start..];
+        let end = below.partition_point(|p| p.starts_with(dir));
+        below[..end]
             .iter()
             .filter(|p| {
-                p.starts_with(dir)
-                    && p.file_name()
-                        .is_some_and(|n| keep(n.to_string_lossy().as_ref()))
+                p.file_name()
+                    .is_some_and(|n| keep(n.to_string_lossy().as_ref()))
             })
             .cloned()
             .collect()

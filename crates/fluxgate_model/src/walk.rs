@@ -23,7 +23,8 @@ pub(crate) fn files_where(
     keep: impl Fn(&str) -> bool + Sync,
 ) -> Vec<PathBuf> {
     let mut out = files_below(fs, dir, &keep);
-    out.sort();
+    // Each path is `dir` joined with names: `Path`'s order without parsing them.
+    out.sort_unstable_by(|a, b| fluxgate_kustomize::normal_order(a, b));
     out
 }
 
