@@ -63,8 +63,10 @@ fn to_yaml_node(v: &Value, loc: &Location, depth: usize) -> Node {
                     .collect(),
             ),
             Value::Map(m) => {
-                let mut out = Map::default();
-                for (k, x) in m.borrow().iter() {
+                let m = m.borrow();
+                let mut out =
+                    Map::with_capacity_and_hasher(m.len(), foldhash::fast::RandomState::default());
+                for (k, x) in m.iter() {
                     out.insert(k.clone(), to_yaml_node(x, loc, depth + 1));
                 }
                 Y::Map(out)

@@ -238,7 +238,7 @@ impl<'t> Reader<'t> {
                 return Err(GiveUp);
             };
             let key = self.key(key)?;
-            if key == "<<" || map.contains_key(&key) {
+            if key == "<<" {
                 return Err(GiveUp);
             }
             self.budget = self.budget.checked_sub(1).ok_or(GiveUp)?;
@@ -251,7 +251,10 @@ impl<'t> Reader<'t> {
             } else {
                 self.inline(content, l.no, col, indent)?
             };
-            map.insert(key, value);
+            // A key written twice is the general reader's to report.
+            if map.insert(key, value).is_some() {
+                return Err(GiveUp);
+            }
         }
         let loc = self.loc(first.no, first.indent)?;
         self.node(Value::Map(map), loc)

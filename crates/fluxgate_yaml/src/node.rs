@@ -144,7 +144,12 @@ impl Node {
     /// The child under `key` when this is a mapping.
     #[must_use]
     pub fn get(&self, key: &str) -> Option<&Node> {
-        self.as_map().and_then(|m| m.get(key))
+        let m = self.as_map()?;
+        // Most mappings are small: comparing their keys is cheaper than hashing.
+        if m.len() <= 8 {
+            return m.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v);
+        }
+        m.get(key)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {

@@ -639,20 +639,21 @@ impl<'a> Builder<'a> {
                 merges.push(value);
                 continue;
             }
-            if let Some(previous) = map.get(&key_text) {
-                // go-yaml v2 reading into a map keeps the last value without a word.
+            // go-yaml v2 reading into a map keeps the last value (in the first one's place)
+            // without a word.
+            if let (at, Some(previous)) = map.insert_full(key_text, value) {
                 let severity = if self.schema == Schema::Kube {
                     Severity::Error
                 } else {
                     Severity::Warning
                 };
+                let key_text = map.get_index(at).map_or("", |(k, _)| k.as_str());
                 self.diagnostics.push(
                     Diagnostic::new("render", severity, format!("duplicate key `{key_text}`"))
                         .at(key.loc.clone())
                         .related(previous.loc.clone(), "first defined here"),
                 );
             }
-            map.insert(key_text, value);
         }
         if merges.is_empty() {
             return Ok(Node::new(Value::Map(map), loc));
