@@ -52,17 +52,26 @@ struct Reader<'t> {
     /// Collections open: past the general reader's bound it gives up (and this reader
     /// recurses no deeper than that).
     depth: usize,
+    /// Whether the text ends with a line break (a literal block scalar on its last line
+    /// keeps that break only when it does).
+    terminated: bool,
 }
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
 pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<Node>> {
     // Only characters this reader prints as they are (the general reader refuses what YAML
     // cannot carry, and judges tabs and carriage returns).
-    if !text.ends_with('\n') || !all_plain_printable(text) {
+    if !all_plain_printable(text) {
         return None;
     }
+    // A document Helm renders, a patch written inline, an empty text: not every text ends
+    // with a line break.
+    let (body, terminated) = match text.strip_suffix('\n') {
+        Some(body) => (body, true),
+        None => (text, false),
+    };
     let mut lines = Vec::new();
-    for (i, raw) in crate::split_lines(&text[..text.len() - 1]).enumerate() {
+    for (i, raw) in crate::split_lines(body).enumerate() {
         let indent = raw.len() - raw.trim_start_matches(' ').len();
         let raw = &raw[indent..];
         lines.push(Line {
@@ -79,6 +88,7 @@ pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<N
         schema,
         budget: crate::parse::NODE_BUDGET,
         depth: 0,
+        terminated,
     };
     r.stream().ok()
 }
@@ -442,6 +452,10 @@ impl<'t> Reader<'t> {
             out.push_str(l.raw);
             any = true;
             self.at += 1;
+        }
+        // Whether the last line's break is the scalar's is the general reader's to say.
+        if !self.terminated && self.at == self.lines.len() {
+            return Err(GiveUp);
         }
         if !strip && any {
             out.push('\n');

@@ -74,7 +74,38 @@ const SHAPES: &[&str] = &[
     "a: \"\\x4\"\n",
     "a: \"x\\\n  y\"\n",
     "a: \"\\U00110000\"\n",
+    // No final line break (a document Helm renders, a patch written inline, nothing at all):
+    // a literal block scalar on the last line is the general reader's.
+    "",
+    "  ",
+    "# only a comment",
+    "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: x",
+    "a:\n  b: 1\n  ",
+    "- a\n- [1, 2]\n- \"q\"",
+    "a: |\n  x",
+    "a: |-\n  x",
+    "a: |\n  x\n  ",
+    "a: |\n  x\nb: 1",
 ];
+
+#[test]
+fn texts_without_a_final_line_break_are_read_directly() {
+    for (text, taken) in [
+        ("", true),
+        ("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: x", true),
+        ("a: |\n  x\nb: 1", true),
+        ("a: |\n  x", false),
+        ("a: |-\n  x", false),
+    ] {
+        let (took, differs) = check("t.yaml", text, Schema::Kube);
+        assert_eq!(took, taken, "{text:?}");
+        assert!(
+            differs.is_none(),
+            "{text:?}: {}",
+            differs.unwrap_or_default()
+        );
+    }
+}
 
 #[test]
 fn the_direct_reader_agrees_on_shapes() {
