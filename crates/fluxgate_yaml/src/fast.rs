@@ -133,7 +133,11 @@ impl<'t> Reader<'t> {
                 self.at += 1;
                 continue;
             }
-            if l.indent != 0 || l.rest.starts_with('%') || l.rest.starts_with("...") {
+            if l.indent != 0
+                || l.rest.starts_with('%')
+                || l.rest.starts_with("...")
+                || l.rest.starts_with("---")
+            {
                 return Err(GiveUp);
             }
             opened = false;
@@ -201,7 +205,10 @@ impl<'t> Reader<'t> {
         };
         let mut items = Vec::new();
         while let Some(l) = self.peek() {
-            if l.indent < indent || indentless && l.indent == indent && !is_entry(l.rest) {
+            if l.indent < indent
+                || ends_document(l)
+                || indentless && l.indent == indent && !is_entry(l.rest)
+            {
                 // Less indented, or (a sequence at its key's indentation) the next key.
                 break;
             }
@@ -238,7 +245,7 @@ impl<'t> Reader<'t> {
         let first = self.peek().ok_or(GiveUp)?;
         let mut map = Map::default();
         while let Some(l) = self.peek() {
-            if l.indent < indent {
+            if l.indent < indent || ends_document(l) {
                 break;
             }
             if l.indent > indent {
@@ -511,6 +518,14 @@ fn all_plain_printable(text: &str) -> bool {
 /// Whether `rest` starts a sequence entry (`-` then a space or nothing).
 fn is_entry(rest: &str) -> bool {
     rest == "-" || rest.starts_with("- ")
+}
+
+/// A line that ends the document's top block: a marker (`---`, `...`) at the start of a line,
+/// which [`Reader::stream`] then reads or leaves to the general reader.
+fn ends_document(l: Line<'_>) -> bool {
+    l.indent == 0
+        && (l.rest.starts_with("---") || l.rest.starts_with("..."))
+        && matches!(l.rest.as_bytes().get(3), None | Some(b' '))
 }
 
 /// `key: value` (or `key:` at the end): the key's text and where the value starts (after

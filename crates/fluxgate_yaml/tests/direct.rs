@@ -86,16 +86,32 @@ const SHAPES: &[&str] = &[
     "a: |-\n  x",
     "a: |\n  x\n  ",
     "a: |\n  x\nb: 1",
+    // Documents after the first: the markers end the block above them.
+    "---\n# c\napiVersion: v1\nkind: A\nspec:\n  wait: true\n---\n# c\nkind: B\n",
+    "a:\n---\nb: 1\n",
+    "a:\n- x\n---\n- y\n",
+    "a: |\n  x\n---\nb: 1\n",
+    "a: |-\n  x\n---\nb: 1",
+    "a:\n  b:\n---\nc:\n",
+    "- a:\n---\n- b:",
+    "a: b\n---  \nc: d\n",
+    "a: [1, 2]\n--- # c\nb: 'x'\n",
+    "a: b\n...\n",
+    "a: 1\n--- x\n",
+    "a: 1\n----\n",
+    "a: 1\n---a: 2\n",
+    "a: 1\n---\n",
 ];
 
 #[test]
-fn texts_without_a_final_line_break_are_read_directly() {
+fn unterminated_texts_and_later_documents_are_read_directly() {
     for (text, taken) in [
         ("", true),
         ("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: x", true),
         ("a: |\n  x\nb: 1", true),
         ("a: |\n  x", false),
         ("a: |-\n  x", false),
+        ("a: 1\n---\n- b\n---\nc: |\n  d\n", true),
     ] {
         let (took, differs) = check("t.yaml", text, Schema::Kube);
         assert_eq!(took, taken, "{text:?}");
