@@ -7,7 +7,7 @@
 //! Every set these trees join has Helm's function table, whose names never change, so a text
 //! parses the same way into each.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use fluxgate_gotemplate::{Error, Parsed, Templates};

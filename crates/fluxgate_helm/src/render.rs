@@ -3,7 +3,9 @@
 //! win), each non-partial executed with its chart's values, `<no value>` removed; with
 //! tracing, the values traced from the top (`crate::output` makes documents of the files).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 

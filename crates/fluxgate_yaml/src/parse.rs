@@ -2,7 +2,7 @@
 //! budget, merge keys applied, duplicate keys reported and scalars resolved per [`Schema`].
 
 use fluxgate_diagnostics::Annotate;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt as _};
 use std::sync::Arc;
 
 use fluxgate_diagnostics::{Diagnostic, Location, Severity};

@@ -7,7 +7,9 @@
 //! file's top-level `$id` or by a path below such an `$id` (a schema `$ref`ing its sibling
 //! `schemas/pod.json`); a URL found nowhere is a load error, as it is for helm offline.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashMapExt as _};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value as Json;

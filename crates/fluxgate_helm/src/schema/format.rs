@@ -4,8 +4,8 @@
 //! where they are its own; where it passes on a Go library's error, ours say the same thing
 //! in other words.
 
+use foldhash::{HashMap, HashMapExt as _};
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use regex::Regex;
 use serde_json::Value as Json;

@@ -20,7 +20,9 @@
 //! sibling member it visited last (the validator shares one slice between siblings), which
 //! changes from run to run.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashMapExt as _};
 use std::rc::Rc;
 
 use serde_json::{Map, Number, Value as Json};

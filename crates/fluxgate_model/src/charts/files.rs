@@ -1,7 +1,7 @@
 //! The charts' files, read once per environment: an archive's bytes or an unpacked chart's
 //! files, bounded, through the environment's filesystem (a mutant's overlay included).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
