@@ -70,15 +70,22 @@ pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<N
         Some(body) => (body, true),
         None => (text, false),
     };
-    let mut lines = Vec::new();
+    let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1);
     for (i, raw) in crate::split_lines(body).enumerate() {
-        let indent = raw.len() - raw.trim_start_matches(' ').len();
-        let raw = &raw[indent..];
+        // Spaces are one byte: the cuts fall between characters.
+        let bytes = raw.as_bytes();
+        let indent = bytes.iter().take_while(|&&b| b == b' ').count();
+        let end = bytes.len()
+            - bytes[indent..]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b' ')
+                .count();
         lines.push(Line {
             no: u32::try_from(i + 1).ok()?,
             indent,
-            rest: raw.trim_end_matches(' '),
-            raw,
+            rest: &raw[indent..end],
+            raw: &raw[indent..],
         });
     }
     let mut r = Reader {
