@@ -30,7 +30,7 @@
 //! [`fluxgate_gotemplate::Tracer::MAX_COPIES`]).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use foldhash::HashMap;
 use std::rc::Rc;
@@ -57,8 +57,9 @@ enum Snap {
     Str(Rc<str>),
     /// The items and the path of the traced list it copies.
     List(Vec<Snap>, Option<Arc<str>>),
-    /// The entries and the path of the traced map it copies.
-    Map(BTreeMap<String, Snap>, Option<Arc<str>>),
+    /// The entries (in the map's order, its keys' bytes) and the path of the traced map it
+    /// copies.
+    Map(Vec<(String, Snap)>, Option<Arc<str>>),
     /// A scalar of a map or list that held an origin ([`Held`]).
     Held(Box<Snap>, Held),
 }
@@ -147,7 +148,11 @@ pub(crate) fn record(c: &Call<'_, '_>, text: &Rc<str>, v: &Value) {
     let tracing = c.tracing();
     let look = Look {
         path_of: &|v| c.path_of(v),
-        held: &|m, slot, x| if tracing { c.held(m, slot, x) } else { None },
+        held: &|m, at, x| match at {
+            _ if !tracing => None,
+            At::Key(k) => c.held_key(m, k, x),
+            At::Index(i) => c.held(m, &Slot::Index(i), x),
+        },
     };
     let Some(snap) = snapshot(v, &look, 0, &mut nodes) else {
         return;
@@ -191,11 +196,18 @@ pub(crate) fn lookup(c: &Call<'_, '_>, text: &str, list: bool) -> Option<Value> 
 /// holds for a scalar at a slot.
 struct Look<'a> {
     path_of: &'a dyn Fn(&Value) -> Option<Arc<str>>,
-    held: &'a dyn Fn(&Value, &Slot, &Value) -> Option<Held>,
+    held: &'a dyn Fn(&Value, At<'_>, &Value) -> Option<Held>,
+}
+
+/// A slot of a map or list, borrowed ([`Slot`] owns its key).
+#[derive(Clone, Copy)]
+enum At<'k> {
+    Key(&'k str),
+    Index(usize),
 }
 
 /// `snap` of `x` at `slot` of `container`, wrapped with what the container holds for it.
-fn with_held(look: &Look<'_>, container: &Value, slot: &Slot, x: &Value, snap: Snap) -> Snap {
+fn with_held(look: &Look<'_>, container: &Value, slot: At<'_>, x: &Value, snap: Snap) -> Snap {
     if matches!(snap, Snap::List(..) | Snap::Map(..) | Snap::Nil) {
         return snap;
     }
@@ -231,22 +243,20 @@ fn snapshot(v: &Value, look: &Look<'_>, depth: usize, nodes: &mut usize) -> Opti
                 .enumerate()
                 .map(|(i, x)| {
                     let snap = snapshot(x, look, depth + 1, nodes)?;
-                    Some(with_held(look, v, &Slot::Index(i), x, snap))
+                    Some(with_held(look, v, At::Index(i), x, snap))
                 })
                 .collect::<Option<Vec<Snap>>>()?;
             Snap::List(items, (look.path_of)(v))
         }
         Value::Map(m) => {
-            let mut out = BTreeMap::new();
-            for (k, x) in m.borrow().iter() {
+            let m = m.borrow();
+            let mut out = Vec::with_capacity(m.len());
+            for (k, x) in m.iter() {
                 if k == "<<" || !plain_reads_back(k) {
                     return None;
                 }
                 let snap = snapshot(x, look, depth + 1, nodes)?;
-                out.insert(
-                    k.clone(),
-                    with_held(look, v, &Slot::Key(k.clone()), x, snap),
-                );
+                out.push((k.clone(), with_held(look, v, At::Key(k), x, snap)));
             }
             Snap::Map(out, (look.path_of)(v))
         }
@@ -274,7 +284,9 @@ fn last_scalar(s: &Snap) -> Option<&Snap> {
     match s {
         Snap::List(items, _) => last_scalar(items.last()?),
         Snap::Map(entries, _) => {
-            let (_, last) = entries.iter().max_by(|a, b| go_yaml_key_order(a.0, b.0))?;
+            let (_, last) = entries
+                .iter()
+                .max_by(|a, b| go_yaml_key_order(&a.0, &b.0))?;
             last_scalar(last)
         }
         Snap::Held(inner, _) => last_scalar(inner),
@@ -319,7 +331,7 @@ fn thaw(s: &Snap, trace: TraceAs<'_>, hold: Hold<'_>) -> Value {
                 trace(&v, p.clone());
             }
             if let Value::Map(m) = &v {
-                for ((k, x), snap) in m.borrow().iter().zip(entries.values()) {
+                for ((k, x), (_, snap)) in m.borrow().iter().zip(entries) {
                     if let Snap::Held(_, h) = snap {
                         hold(&v, Slot::Key(k.clone()), x, h.clone());
                     }
