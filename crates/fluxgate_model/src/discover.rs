@@ -181,9 +181,10 @@ pub fn discover_in(index: &RepoIndex, sources: &IndexMap<String, String>) -> Dis
         .files()
         .par_iter()
         .filter(|f| {
-            f.text.contains("kind: Kustomization")
-                || f.text.contains("FluxInstance")
-                || f.text.contains("flux-instance")
+            let text = f.text.as_bytes();
+            ["kind: Kustomization", "FluxInstance", "flux-instance"]
+                .iter()
+                .any(|word| memchr::memmem::find(text, word.as_bytes()).is_some())
         })
         .map(|f| {
             let mut found = Vec::new();
