@@ -201,8 +201,8 @@ impl State<'_> {
                     ));
                 }
                 Value::Map(m) => {
-                    let has_key = m.borrow().contains_key(name);
-                    if let (false, Some(method)) = (has_key, self.set.map_methods.get(name)) {
+                    let found = m.borrow().get(name).cloned();
+                    if let (None, Some(method)) = (&found, self.set.map_methods.get(name)) {
                         let argv = if is_last {
                             self.method_args(dot, rest, fin)?
                         } else {
@@ -223,7 +223,6 @@ impl State<'_> {
                             format!("{name} is not a method but has arguments"),
                         ));
                     }
-                    let found = m.borrow().get(name).cloned();
                     match found {
                         Some(v) => v,
                         None => match self.set.missing_key {
