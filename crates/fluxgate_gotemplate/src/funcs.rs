@@ -160,9 +160,12 @@ impl Func {
 }
 
 /// The functions templates can call. [`Funcs::new`] holds Go's builtins; callers add theirs.
+/// A table built once can be [shared](Funcs::share): its copies then point at it and hold
+/// only what is added to them.
 #[derive(Clone)]
 pub struct Funcs {
     map: HashMap<String, Func>,
+    shared: Option<Arc<HashMap<String, Func>>>,
 }
 
 impl Default for Funcs {
@@ -176,6 +179,7 @@ impl Funcs {
     pub fn new() -> Funcs {
         let mut f = Funcs {
             map: HashMap::default(),
+            shared: None,
         };
         // `and` and `or` are evaluated lazily by the executor; the bodies are never called
         // with unevaluated arguments.
@@ -256,8 +260,8 @@ impl Funcs {
         arity: Arity,
         body: impl Fn(&mut Call<'_, '_>, &[Value]) -> Result<Value, FuncError> + Send + Sync + 'static,
     ) {
-        self.map.insert(
-            name.to_string(),
+        self.put(
+            name,
             Func {
                 arity,
                 body: Arc::new(body),
@@ -267,32 +271,70 @@ impl Funcs {
         );
     }
 
+    /// The table as one shared part: clones of the result share it (an `Arc`) instead of
+    /// copying each function, and keep what is added to them to themselves.
+    #[must_use]
+    pub fn share(self) -> Funcs {
+        let mut all = match self.shared {
+            Some(shared) => Arc::unwrap_or_clone(shared),
+            None => HashMap::default(),
+        };
+        all.extend(self.map);
+        Funcs {
+            map: HashMap::default(),
+            shared: Some(Arc::new(all)),
+        }
+    }
+
+    /// Adds `func` to this table's own functions.
+    fn put(&mut self, name: &str, func: Func) {
+        self.map.insert(name.to_string(), func);
+    }
+
+    /// The function `name`, this table's own (copied from the shared part when only that
+    /// has it) to change.
+    fn own_mut(&mut self, name: &str) -> Option<&mut Func> {
+        if !self.map.contains_key(name) {
+            let shared = self.shared.as_ref()?.get(name)?.clone();
+            self.put(name, shared);
+        }
+        self.map.get_mut(name)
+    }
+
     /// Declares the parameter types of `name` (checked before each call, as Go does).
     pub fn set_params(&mut self, name: &str, params: &'static [Ty]) {
-        if let Some(f) = self.map.get_mut(name) {
+        if self.get(name).is_some_and(|f| f.params == params) {
+            return;
+        }
+        if let Some(f) = self.own_mut(name) {
             f.params = params;
         }
     }
 
     /// Declares how the result of `name` relates to its arguments, for provenance.
     pub fn set_trace(&mut self, name: &str, trace: Trace) {
-        if let Some(f) = self.map.get_mut(name) {
+        if self.get(name).is_some_and(|f| f.trace == trace) {
+            return;
+        }
+        if let Some(f) = self.own_mut(name) {
             f.trace = trace;
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&Func> {
-        self.map.get(name)
+        self.map
+            .get(name)
+            .or_else(|| self.shared.as_ref()?.get(name))
     }
 
     /// Adds (or replaces) `name` with a function of the table under another name (an alias,
     /// as helmfile keeps sprig's `get` as `sprigGet`).
     pub fn insert_func(&mut self, name: &str, func: Func) {
-        self.map.insert(name.to_string(), func);
+        self.put(name, func);
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.map.contains_key(name)
+        self.get(name).is_some()
     }
 }
 

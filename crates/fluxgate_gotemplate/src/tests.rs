@@ -284,3 +284,34 @@ fn hostile_inputs_do_not_panic() {
         let _ = run_with(src, MissingKey::Zero);
     }
 }
+
+/// A shared table's copies see its functions, keep what they add or change to themselves,
+/// and a function added to a copy replaces the shared one of that name there.
+#[test]
+fn shared_function_tables_stay_apart() {
+    use crate::funcs::Ty;
+    let mut base = Funcs::new();
+    base.insert("greet", Arity::Exact(0), |_, _| Ok(Value::str("shared")));
+    let base = base.share();
+    let mut a = base.clone();
+    a.insert("greet", Arity::Exact(0), |_, _| Ok(Value::str("own")));
+    a.insert("extra", Arity::Exact(0), |_, _| Ok(Value::str("x")));
+    let mut b = base.clone();
+    b.set_params("greet", &[Ty::Str]);
+    let run = |f: &Funcs, src: &str| {
+        let mut t = Templates::new(f.clone());
+        t.parse("t", src)?;
+        t.execute("t", &Value::Nil)
+    };
+    assert_eq!(
+        run(&a, "{{ greet }} {{ extra }} {{ len \"ab\" }}").unwrap(),
+        "own x 2"
+    );
+    assert_eq!(run(&base, "{{ greet }}").unwrap(), "shared");
+    assert!(run(&base, "{{ extra }}").is_err());
+    assert!(!b.contains("extra") && a.contains("extra") && b.contains("len"));
+    assert_eq!(b.get("greet").map(|f| f.params), Some(&[Ty::Str][..]));
+    assert_eq!(base.get("greet").map(|f| f.params), Some(&[][..]));
+    // Sharing again keeps the copy's own functions over the shared ones.
+    assert_eq!(run(&a.share(), "{{ greet }}").unwrap(), "own");
+}

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use foldhash::HashMap;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use fluxgate_gotemplate::{Arity, Funcs, MissingKey, Templates, Trace, Traced, Tracer, Value};
 use fluxgate_yaml::Node;
@@ -21,8 +21,14 @@ const RECURSION_MAX: usize = 1000;
 
 /// The function table Helm gives templates: Go's builtins, sprig, and Helm's own.
 pub fn helm_funcs(seed: u64) -> Funcs {
-    let mut f = Funcs::new();
-    sprig::add(&mut f);
+    // Go's and sprig's functions, with Helm's origins, hold nothing of a render: built once,
+    // shared by every table.
+    static SHARED: LazyLock<Funcs> = LazyLock::new(|| {
+        let mut f = sprig::shared();
+        set_traces(&mut f);
+        f.share()
+    });
+    let mut f = SHARED.clone();
     sprig::crypto::add_seeded(&mut f, seed);
     let included: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
     f.insert("include", Arity::Exact(2), move |c, a| {
@@ -66,12 +72,16 @@ pub fn helm_funcs(seed: u64) -> Funcs {
     for (name, params) in sprig::PARAMS {
         f.set_params(name, params);
     }
+    set_traces(&mut f);
+    f
+}
+
+fn set_traces(f: &mut Funcs) {
     for (names, trace) in TRACES {
         for name in *names {
             f.set_trace(name, *trace);
         }
     }
-    f
 }
 
 /// How the results of sprig's and Helm's functions relate to their arguments, for origins

@@ -69,8 +69,7 @@ pub(crate) const LIMIT: &str = "fluxgate does not evaluate";
 /// The function table for a template whose `readFile` reads relative to `base`. `pre_render`
 /// is helmfile's first pass: `readFile`, `readDir` and `exec` return nothing.
 pub(crate) fn funcs(ctx: &Ctx, base: &Path, pre_render: bool) -> Funcs {
-    let mut f = Funcs::new();
-    sprig::add(&mut f);
+    let mut f = sprig::shared();
     sprig::crypto::add_seeded(&mut f, 0);
     // helmfile's `get` is a path lookup; sprig's is kept as `sprigGet`.
     if let Some(g) = f.get("get").cloned() {

@@ -17,6 +17,17 @@ pub use strings::path_base;
 use fluxgate_gotemplate::{FuncError, Funcs, Ty, Value, format};
 
 /// Adds sprig's functions to `funcs`.
+/// Go's builtins and sprig's functions ([`add`]), built once per process: a copy shares them
+/// (see [`Funcs::share`]).
+pub fn shared() -> Funcs {
+    static SHARED: std::sync::LazyLock<Funcs> = std::sync::LazyLock::new(|| {
+        let mut f = Funcs::new();
+        add(&mut f);
+        f.share()
+    });
+    SHARED.clone()
+}
+
 pub fn add(funcs: &mut Funcs) {
     strings::add(funcs);
     lists::add(funcs);
