@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use fluxgate_diagnostics::Location;
 use fluxgate_gotemplate::{MAX_DEPTH, Value};
-use fluxgate_yaml::{EmitOptions, Map, Node, Value as Y, emit_node};
+use fluxgate_yaml::{
+    EmitOptions, Node, Scalar, Shape, Tree, Value as Y, emit_tree, emit_tree_scalars,
+};
 
 use crate::values::ValuesError;
 
@@ -36,65 +37,63 @@ fn from_yaml_at(n: &Node, depth: usize) -> Value {
     }
 }
 
-/// A value as go-yaml v2 reads back its JSON encoding: integral numbers become ints.
-fn to_yaml_node(v: &Value, loc: &Location, depth: usize) -> Node {
-    let value = if depth > MAX_DEPTH {
-        Y::Null
-    } else {
-        match v {
-            Value::Missing | Value::Nil => Y::Null,
-            Value::Bool(b) => Y::Bool(*b),
-            Value::Int(i) | Value::Int64(i) => Y::Int(*i),
-            #[allow(clippy::cast_possible_truncation)] // only integral values in range
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
-                if f.abs() < 9.2e18 {
-                    Y::Int(*f as i64)
-                } else {
-                    Y::Float(*f)
-                }
-            }
-            Value::Float(f) => Y::Float(*f),
-            Value::String(s) => Y::String(String::from(&**s)),
-            Value::Bytes(b) => Y::String(base64_std(b)),
-            Value::List(l) => Y::Seq(
-                l.borrow()
-                    .iter()
-                    .map(|x| to_yaml_node(x, loc, depth + 1))
-                    .collect(),
-            ),
-            Value::Map(m) => {
-                let m = m.borrow();
-                let mut out =
-                    Map::with_capacity_and_hasher(m.len(), foldhash::fast::RandomState::default());
-                for (k, x) in m.iter() {
-                    out.insert(k.clone(), to_yaml_node(x, loc, depth + 1));
-                }
-                Y::Map(out)
-            }
-            Value::Object(o) => Y::String(o.display()),
+/// A template value as `toYaml` prints it (through JSON, then go-yaml): an integral float
+/// below 1e21 as an integer (below 2^63; as a float above), bytes as their base64 text, a
+/// host object as its text, no value as null; nothing below [`MAX_DEPTH`]. The printer walks
+/// the values themselves: no YAML tree is built.
+struct AsYaml<'v>(&'v Value, usize);
+
+impl Tree for AsYaml<'_> {
+    fn shape(&self, f: &mut dyn FnMut(Shape<'_>)) {
+        let AsYaml(v, depth) = *self;
+        if depth > MAX_DEPTH {
+            return f(Shape::Scalar(Scalar::Null));
         }
-    };
-    Node::new(value, loc.clone())
+        match v {
+            Value::Missing | Value::Nil => f(Shape::Scalar(Scalar::Null)),
+            Value::Bool(b) => f(Shape::Scalar(Scalar::Bool(*b))),
+            Value::Int(i) | Value::Int64(i) => f(Shape::Scalar(Scalar::Int(*i))),
+            #[allow(clippy::cast_possible_truncation)] // only integral values in range
+            Value::Float(x) if x.fract() == 0.0 && x.abs() < 1e21 => {
+                f(Shape::Scalar(if x.abs() < 9.2e18 {
+                    Scalar::Int(*x as i64)
+                } else {
+                    Scalar::Float(*x)
+                }));
+            }
+            Value::Float(x) => f(Shape::Scalar(Scalar::Float(*x))),
+            Value::String(s) => f(Shape::Scalar(Scalar::Str(s))),
+            Value::Bytes(b) => f(Shape::Scalar(Scalar::Str(&base64_std(b)))),
+            Value::Object(o) => f(Shape::Scalar(Scalar::Str(&o.display()))),
+            Value::List(l) => {
+                let items = l.borrow();
+                let kids: Vec<AsYaml<'_>> = items.iter().map(|x| AsYaml(x, depth + 1)).collect();
+                f(Shape::Seq(kids.iter().map(|k| k as &dyn Tree).collect()));
+            }
+            Value::Map(m) => {
+                let entries = m.borrow();
+                let kids: Vec<(&str, AsYaml<'_>)> = entries
+                    .iter()
+                    .map(|(k, x)| (k.as_str(), AsYaml(x, depth + 1)))
+                    .collect();
+                f(Shape::Map(
+                    kids.iter().map(|(k, x)| (*k, x as &dyn Tree)).collect(),
+                ));
+            }
+        }
+    }
 }
 
-fn base64_std(b: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.encode(b)
-}
+const TO_YAML: EmitOptions = EmitOptions {
+    sort_keys: true,
+    origins: false,
+};
 
 /// [`to_yaml`], and the byte range of each scalar in the text, in the order they are
-/// written (see [`fluxgate_yaml::emit_node_scalars`]): depth first, keys in go-yaml's order,
+/// written (see [`fluxgate_yaml::emit_tree_scalars`]): depth first, keys in go-yaml's order,
 /// an empty map or list as one.
 pub fn to_yaml_scalars(v: &Value) -> (String, Vec<std::ops::Range<usize>>) {
-    let loc = Location::new("toYaml", 0, 0);
-    let node = to_yaml_node(v, &loc, 0);
-    let (mut out, mut ranges) = fluxgate_yaml::emit_node_scalars(
-        &node,
-        EmitOptions {
-            sort_keys: true,
-            origins: false,
-        },
-    );
+    let (mut out, mut ranges) = emit_tree_scalars(&AsYaml(v, 0), TO_YAML);
     if out.ends_with('\n') {
         out.pop();
         for r in &mut ranges {
@@ -106,16 +105,16 @@ pub fn to_yaml_scalars(v: &Value) -> (String, Vec<std::ops::Range<usize>>) {
 
 /// Helm's `toYaml`: the YAML text without its final newline.
 pub fn to_yaml(v: &Value) -> String {
-    let loc = Location::new("toYaml", 0, 0);
-    let node = to_yaml_node(v, &loc, 0);
-    let out = emit_node(
-        &node,
-        EmitOptions {
-            sort_keys: true,
-            origins: false,
-        },
-    );
-    out.strip_suffix('\n').unwrap_or(&out).to_string()
+    let mut out = emit_tree(&AsYaml(v, 0), TO_YAML);
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+fn base64_std(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
 }
 
 /// `encoding/json`'s `Marshal` (with `escape_html`) or `MarshalIndent` with two spaces.

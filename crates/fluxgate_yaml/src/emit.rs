@@ -7,6 +7,8 @@ use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::ops::Range;
 
+use fluxgate_diagnostics::Location;
+
 use crate::node::{Node, Value, format_float};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -15,6 +17,57 @@ pub struct EmitOptions {
     pub sort_keys: bool,
     /// Append `# file:line` after every scalar: where that value was set.
     pub origins: bool,
+}
+
+/// A scalar as the printer sees it.
+#[derive(Clone, Copy, Debug)]
+pub enum Scalar<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+}
+
+/// What a node of a [`Tree`] holds, its children borrowed.
+pub enum Shape<'a> {
+    Scalar(Scalar<'a>),
+    Seq(Vec<&'a dyn Tree>),
+    /// Entries in the tree's order (the printer sorts them with `sort_keys`).
+    Map(Vec<(&'a str, &'a dyn Tree)>),
+}
+
+/// A tree the printer walks: a [`Node`], or another program's values printed without being
+/// turned into nodes first (Helm's `toYaml`).
+pub trait Tree {
+    /// Calls `f` with what this node holds.
+    fn shape(&self, f: &mut dyn FnMut(Shape<'_>));
+    /// Where the node was set, for [`EmitOptions::origins`].
+    fn origin(&self) -> Option<&Location> {
+        None
+    }
+}
+
+impl Tree for Node {
+    fn shape(&self, f: &mut dyn FnMut(Shape<'_>)) {
+        f(match &self.value {
+            Value::Null => Shape::Scalar(Scalar::Null),
+            Value::Bool(b) => Shape::Scalar(Scalar::Bool(*b)),
+            Value::Int(i) => Shape::Scalar(Scalar::Int(*i)),
+            Value::Float(x) => Shape::Scalar(Scalar::Float(*x)),
+            Value::String(s) => Shape::Scalar(Scalar::Str(s)),
+            Value::Seq(items) => Shape::Seq(items.iter().map(|n| n as &dyn Tree).collect()),
+            Value::Map(m) => Shape::Map(
+                m.iter()
+                    .map(|(k, v)| (k.as_str(), v as &dyn Tree))
+                    .collect(),
+            ),
+        });
+    }
+
+    fn origin(&self) -> Option<&Location> {
+        Some(&self.loc)
+    }
 }
 
 /// Writes documents separated by `---`, the way kustomize prints a build.
@@ -31,7 +84,7 @@ pub fn emit_docs(docs: &[Node], opts: EmitOptions) -> String {
 }
 
 thread_local! {
-    /// Where [`emit_node_scalars`] collects the range of each scalar written.
+    /// Where [`emit_tree_scalars`] collects the range of each scalar written.
     static SCALARS: RefCell<Option<Vec<Range<usize>>>> = const { RefCell::new(None) };
 }
 
@@ -40,8 +93,14 @@ thread_local! {
 /// `sort_keys`), an empty mapping or sequence (`{}`, `[]`) as a scalar.
 #[must_use]
 pub fn emit_node_scalars(node: &Node, opts: EmitOptions) -> (String, Vec<Range<usize>>) {
+    emit_tree_scalars(node, opts)
+}
+
+/// [`emit_node_scalars`] of any [`Tree`].
+#[must_use]
+pub fn emit_tree_scalars(tree: &dyn Tree, opts: EmitOptions) -> (String, Vec<Range<usize>>) {
     let previous = SCALARS.with(|s| s.replace(Some(Vec::new())));
-    let text = emit_node(node, opts);
+    let text = emit_tree(tree, opts);
     let ranges = SCALARS.with(|s| s.replace(previous)).unwrap_or_default();
     (text, ranges)
 }
@@ -49,27 +108,22 @@ pub fn emit_node_scalars(node: &Node, opts: EmitOptions) -> (String, Vec<Range<u
 /// Writes one document.
 #[must_use]
 pub fn emit_node(node: &Node, opts: EmitOptions) -> String {
-    let mut out = String::new();
-    match &node.value {
-        Value::Map(m) if !m.is_empty() => write_map(&mut out, node, 0, opts),
-        Value::Seq(s) if !s.is_empty() => write_seq(&mut out, node, 0, opts),
-        _ => {
-            write_scalar(&mut out, node, 0, opts);
-            out.push('\n');
-        }
-    }
-    out
+    emit_tree(node, opts)
 }
 
-fn entries(node: &Node, opts: EmitOptions) -> Vec<(&String, &Node)> {
-    let Value::Map(m) = &node.value else {
-        return Vec::new();
-    };
-    let mut e: Vec<_> = m.iter().collect();
-    if opts.sort_keys {
-        e.sort_by(|a, b| go_yaml_key_order(a.0, b.0));
-    }
-    e
+/// Writes one document of any [`Tree`].
+#[must_use]
+pub fn emit_tree(tree: &dyn Tree, opts: EmitOptions) -> String {
+    let mut out = String::new();
+    tree.shape(&mut |shape| match shape {
+        Shape::Map(entries) if !entries.is_empty() => write_map(&mut out, entries, 0, opts),
+        Shape::Seq(items) if !items.is_empty() => write_seq(&mut out, &items, 0, opts),
+        shape => {
+            write_scalar(&mut out, tree, &shape, 0, opts);
+            out.push('\n');
+        }
+    });
+    out
 }
 
 /// The order go-yaml gives a Go map's string keys when it encodes them (kustomize's output
@@ -163,64 +217,86 @@ fn pad(out: &mut String, n: usize) {
     }
 }
 
-fn write_map(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
-    for (i, (k, v)) in entries(node, opts).into_iter().enumerate() {
+fn write_map(
+    out: &mut String,
+    mut entries: Vec<(&str, &dyn Tree)>,
+    indent: usize,
+    opts: EmitOptions,
+) {
+    if opts.sort_keys {
+        entries.sort_by(|a, b| go_yaml_key_order(a.0, b.0));
+    }
+    for (i, (k, v)) in entries.into_iter().enumerate() {
         if i > 0 {
             pad(out, indent);
         }
         write_folded(out, k, scalar_style(k), usize::MAX);
         out.push(':');
-        write_value_after_key(out, v, indent, opts);
+        v.shape(&mut |shape| write_value_after_key(out, v, shape, indent, opts));
     }
 }
 
-fn write_value_after_key(out: &mut String, v: &Node, indent: usize, opts: EmitOptions) {
-    match &v.value {
-        Value::Map(m) if !m.is_empty() => {
+fn write_value_after_key(
+    out: &mut String,
+    v: &dyn Tree,
+    shape: Shape<'_>,
+    indent: usize,
+    opts: EmitOptions,
+) {
+    match shape {
+        Shape::Map(entries) if !entries.is_empty() => {
             out.push('\n');
             pad(out, indent + 2);
-            write_map(out, v, indent + 2, opts);
+            write_map(out, entries, indent + 2, opts);
         }
-        Value::Seq(s) if !s.is_empty() => {
+        Shape::Seq(items) if !items.is_empty() => {
             out.push('\n');
             pad(out, indent);
-            write_seq(out, v, indent, opts);
+            write_seq(out, &items, indent, opts);
         }
-        _ => {
+        shape => {
             out.push(' ');
-            write_scalar(out, v, indent, opts);
+            write_scalar(out, v, &shape, indent, opts);
             out.push('\n');
         }
     }
 }
 
-fn write_seq(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
-    let Value::Seq(items) = &node.value else {
-        return;
-    };
+fn write_seq(out: &mut String, items: &[&dyn Tree], indent: usize, opts: EmitOptions) {
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             pad(out, indent);
         }
         out.push_str("- ");
-        match &item.value {
-            Value::Map(m) if !m.is_empty() => write_map(out, item, indent + 2, opts),
-            Value::Seq(s) if !s.is_empty() => write_seq(out, item, indent + 2, opts),
+        item.shape(&mut |shape| match shape {
+            Shape::Map(entries) if !entries.is_empty() => {
+                write_map(out, entries, indent + 2, opts);
+            }
+            Shape::Seq(inner) if !inner.is_empty() => write_seq(out, &inner, indent + 2, opts),
             // A scalar item continues (folded lines, a literal's body) two columns past
             // its dash, as a mapping value does past its key.
-            _ => {
-                write_scalar(out, item, indent, opts);
+            shape => {
+                write_scalar(out, *item, &shape, indent, opts);
                 out.push('\n');
             }
-        }
+        });
     }
 }
 
-fn write_scalar(out: &mut String, node: &Node, indent: usize, opts: EmitOptions) {
+/// Writes a scalar, or an empty mapping or sequence, of `node`.
+fn write_scalar(
+    out: &mut String,
+    node: &dyn Tree,
+    shape: &Shape<'_>,
+    indent: usize,
+    opts: EmitOptions,
+) {
     let origin = opts
         .origins
-        .then(|| format!(" # {}:{}", node.loc.file, node.loc.line));
-    if let (Some(origin), Value::String(s)) = (&origin, &node.value)
+        .then(|| node.origin())
+        .flatten()
+        .map(|loc| format!(" # {}:{}", loc.file, loc.line));
+    if let (Some(origin), Shape::Scalar(Scalar::Str(s))) = (&origin, shape)
         && s.contains('\n')
         && literal_allowed(s)
     {
@@ -237,14 +313,14 @@ fn write_scalar(out: &mut String, node: &Node, indent: usize, opts: EmitOptions)
         return;
     }
     let start = out.len();
-    write_plain_scalar(out, node, indent);
+    write_plain_scalar(out, shape, indent);
     wrote_scalar(start..out.len());
     if let Some(origin) = origin {
         out.push_str(&origin);
     }
 }
 
-/// Notes where a scalar was written, when [`emit_node_scalars`] asks.
+/// Notes where a scalar was written, when [`emit_tree_scalars`] asks.
 fn wrote_scalar(r: Range<usize>) {
     SCALARS.with(|s| {
         if let Some(ranges) = s.borrow_mut().as_mut() {
@@ -253,16 +329,18 @@ fn wrote_scalar(r: Range<usize>) {
     });
 }
 
-fn write_plain_scalar(out: &mut String, node: &Node, indent: usize) {
-    match &node.value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => out.push_str(&format_float(*f)),
-        Value::String(s) if s.contains('\n') && literal_allowed(s) => write_literal(out, s, indent),
-        Value::String(s) => write_folded(out, s, scalar_style(s), indent + 2),
-        Value::Map(_) => out.push_str("{}"),
-        Value::Seq(_) => out.push_str("[]"),
+fn write_plain_scalar(out: &mut String, shape: &Shape<'_>, indent: usize) {
+    match shape {
+        Shape::Scalar(Scalar::Null) => out.push_str("null"),
+        Shape::Scalar(Scalar::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+        Shape::Scalar(Scalar::Int(i)) => out.push_str(&i.to_string()),
+        Shape::Scalar(Scalar::Float(f)) => out.push_str(&format_float(*f)),
+        Shape::Scalar(Scalar::Str(s)) if s.contains('\n') && literal_allowed(s) => {
+            write_literal(out, s, indent);
+        }
+        Shape::Scalar(Scalar::Str(s)) => write_folded(out, s, scalar_style(s), indent + 2),
+        Shape::Map(_) => out.push_str("{}"),
+        Shape::Seq(_) => out.push_str("[]"),
     }
 }
 

@@ -29,7 +29,8 @@ mod scalar;
 
 pub use comments::Comments;
 pub use emit::{
-    EmitOptions, emit_docs, emit_node, emit_node_scalars, go_yaml_key_order, quote_string,
+    EmitOptions, Scalar, Shape, Tree, emit_docs, emit_node, emit_node_scalars, emit_tree,
+    emit_tree_scalars, go_yaml_key_order, quote_string,
 };
 pub use lines::{line_starts, lines, split_lines};
 pub use node::{Map, Node, Value, format_float};
