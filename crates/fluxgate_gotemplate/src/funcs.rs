@@ -166,6 +166,9 @@ impl Func {
 pub struct Funcs {
     map: HashMap<String, Func>,
     shared: Option<Arc<HashMap<String, Func>>>,
+    /// Whether this table's own functions replace some shared one (else a name is looked up
+    /// in the shared part first: most calls are to its functions).
+    shadows: bool,
 }
 
 impl Default for Funcs {
@@ -180,6 +183,7 @@ impl Funcs {
         let mut f = Funcs {
             map: HashMap::default(),
             shared: None,
+            shadows: false,
         };
         // `and` and `or` are evaluated lazily by the executor; the bodies are never called
         // with unevaluated arguments.
@@ -283,11 +287,13 @@ impl Funcs {
         Funcs {
             map: HashMap::default(),
             shared: Some(Arc::new(all)),
+            shadows: false,
         }
     }
 
     /// Adds `func` to this table's own functions.
     fn put(&mut self, name: &str, func: Func) {
+        self.shadows |= self.shared.as_ref().is_some_and(|s| s.contains_key(name));
         self.map.insert(name.to_string(), func);
     }
 
@@ -322,9 +328,12 @@ impl Funcs {
     }
 
     pub fn get(&self, name: &str) -> Option<&Func> {
-        self.map
-            .get(name)
-            .or_else(|| self.shared.as_ref()?.get(name))
+        let shared = || self.shared.as_ref()?.get(name);
+        if self.shadows {
+            self.map.get(name).or_else(shared)
+        } else {
+            shared().or_else(|| self.map.get(name))
+        }
     }
 
     /// Adds (or replaces) `name` with a function of the table under another name (an alias,

@@ -312,6 +312,10 @@ fn shared_function_tables_stay_apart() {
     assert!(!b.contains("extra") && a.contains("extra") && b.contains("len"));
     assert_eq!(b.get("greet").map(|f| f.params), Some(&[Ty::Str][..]));
     assert_eq!(base.get("greet").map(|f| f.params), Some(&[][..]));
+    // A copy that only adds finds both.
+    let mut c = base.clone();
+    c.insert("other", Arity::Exact(0), |_, _| Ok(Value::str("o")));
+    assert_eq!(run(&c, "{{ greet }} {{ other }}").unwrap(), "shared o");
     // Sharing again keeps the copy's own functions over the shared ones.
     assert_eq!(run(&a.share(), "{{ greet }}").unwrap(), "own");
 }

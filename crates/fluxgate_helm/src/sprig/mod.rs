@@ -17,26 +17,35 @@ pub use strings::path_base;
 use fluxgate_gotemplate::{FuncError, Funcs, Ty, Value, format};
 
 /// Adds sprig's functions to `funcs`.
-/// Go's builtins and sprig's functions ([`add`]), built once per process: a copy shares them
-/// (see [`Funcs::share`]).
+/// Go's builtins and sprig's functions but the seeded ones, built once per process: a copy
+/// shares them (see [`Funcs::share`]) and adds [`crypto::add_seeded`]'s with its seed.
 pub fn shared() -> Funcs {
     static SHARED: std::sync::LazyLock<Funcs> = std::sync::LazyLock::new(|| {
         let mut f = Funcs::new();
-        add(&mut f);
+        add_unseeded(&mut f);
+        set_params(&mut f);
         f.share()
     });
     SHARED.clone()
 }
 
 pub fn add(funcs: &mut Funcs) {
+    add_unseeded(funcs);
+    crypto::add(funcs);
+    set_params(funcs);
+}
+
+fn add_unseeded(funcs: &mut Funcs) {
     strings::add(funcs);
     lists::add(funcs);
     dicts::add(funcs);
     math::add(funcs);
     encoding::add(funcs);
     semver::add(funcs);
-    crypto::add(funcs);
     time::add(funcs);
+}
+
+fn set_params(funcs: &mut Funcs) {
     for (name, params) in PARAMS {
         funcs.set_params(name, params);
     }
