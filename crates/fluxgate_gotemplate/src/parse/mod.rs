@@ -29,7 +29,7 @@ pub struct ParseFailure {
 /// overflow on hostile input).
 const MAX_NESTING: usize = 100;
 
-/// Slots of the parser's name cache.
+/// Most slots of the parser's name cache.
 const NAME_CACHE: usize = 256;
 
 /// Parses `src` (the template `name`) into its own tree and those of its `define`s.
@@ -43,6 +43,8 @@ pub fn parse(
         message: e.message,
         pos: e.pos,
     })?;
+    // A short text (most `tpl` arguments) names few things: a smaller cache.
+    let cache = tokens.len().next_power_of_two().clamp(16, NAME_CACHE);
     let mut p = Parser {
         toks: tokens,
         i: 0,
@@ -56,7 +58,7 @@ pub fn parse(
         cmds: Vec::with_capacity(16),
         args: Vec::with_capacity(32),
         arg_pos: Vec::with_capacity(32),
-        names: vec![None; NAME_CACHE],
+        names: vec![None; cache],
     };
     let root = p.top_list()?;
     let mut trees = vec![Tree {
@@ -124,7 +126,8 @@ impl<'a> Parser<'a> {
         let b = s.as_bytes();
         let (first, last) = (b.first().copied(), b.last().copied());
         let h = s.len() * 31 + usize::from(first.unwrap_or(0)) * 7 + usize::from(last.unwrap_or(0));
-        let slot = &mut self.names[h % NAME_CACHE];
+        let slots = self.names.len();
+        let slot = &mut self.names[h % slots];
         match slot {
             Some((k, name)) if *k == s => name.clone(),
             _ => {
