@@ -307,7 +307,7 @@ fn parsed_head(doc: &str) -> (String, Option<String>) {
 fn plain_kind(doc: &str) -> Option<String> {
     // The per-line look for a hidden key only where the characters it needs are there at all
     // (CRDs are long, and seldom have either).
-    if doc.contains("helm.sh/hook")
+    if memchr::memmem::find(doc.as_bytes(), b"helm.sh/hook").is_some()
         || (doc.contains('?') || doc.contains('\\')) && may_hide_a_head_key(doc)
     {
         return None;
