@@ -41,7 +41,7 @@ pub struct Branch {
 pub struct Pipe {
     pub pos: usize,
     /// `$x :=` (declare) or `$x =` (assign); two names only in `range`.
-    pub decl: Vec<String>,
+    pub decl: Vec<Name>,
     pub is_assign: bool,
     pub cmds: Vec<Command>,
 }

@@ -175,7 +175,7 @@ pub(crate) struct State<'a> {
     pub(crate) set: &'a Templates,
     trace: Option<&'a Tracer>,
     tmpl: Arc<Template>,
-    vars: Vec<(String, Value, Prov)>,
+    vars: Vec<(crate::ast::Name, Value, Prov)>,
     out: String,
     spans: Vec<Span>,
     /// The origin of dot.
@@ -504,7 +504,7 @@ impl State<'_> {
     }
 
     fn set_var(&mut self, name: &str, v: Value, prov: Prov) {
-        if let Some(slot) = self.vars.iter_mut().rev().find(|(n, ..)| n == name) {
+        if let Some(slot) = self.vars.iter_mut().rev().find(|(n, ..)| **n == *name) {
             slot.1 = v;
             slot.2 = prov;
         }
@@ -514,7 +514,7 @@ impl State<'_> {
         self.vars
             .iter()
             .rev()
-            .find(|(n, ..)| n == name)
+            .find(|(n, ..)| **n == *name)
             .map(|(_, v, p)| (v.clone(), p.clone()))
             .unwrap_or_default()
     }

@@ -26,7 +26,7 @@ impl Parser<'_> {
             match t.tok {
                 Tok::Declare | Tok::Assign => {
                     is_assign = matches!(t.tok, Tok::Assign);
-                    decl = vec![name.to_string()];
+                    decl = vec![self.name(name)];
                     if !is_assign {
                         self.vars.push(name);
                     } else if !self.vars.contains(&name) {
@@ -55,7 +55,7 @@ impl Parser<'_> {
                         self.vars.push(name);
                         self.vars.push(second);
                     }
-                    decl = vec![name.to_string(), second.to_string()];
+                    decl = vec![self.name(name), self.name(second)];
                 }
                 _ => self.i = save,
             }
