@@ -312,7 +312,9 @@ static RENDERERS: std::sync::LazyLock<Option<std::sync::Mutex<std::sync::mpsc::S
     std::sync::LazyLock::new(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let rx = Arc::new(std::sync::Mutex::new(rx));
-        let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        // As many as the callers that can wait at once (each waits for its own render): one
+        // more would only spread the renders' memory over another allocator heap.
+        let threads = rayon::current_num_threads().max(1);
         for i in 0..threads {
             let rx = rx.clone();
             std::thread::Builder::new()
