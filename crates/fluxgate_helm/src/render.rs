@@ -4,13 +4,12 @@
 //! tracing, the values traced from the top (`crate::output` makes documents of the files).
 
 use std::collections::BTreeMap;
-
-use foldhash::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use fluxgate_gotemplate::{Arity, Funcs, MissingKey, Templates, Trace, Traced, Tracer, Value};
 use fluxgate_yaml::Node;
+use foldhash::HashMap;
 
 use crate::chart::Chart;
 use crate::objects::{Capabilities, ChartMeta, Files, KubeVersion, META_FIELDS, api_versions};

@@ -16,13 +16,12 @@
 //! ```
 
 use std::collections::BTreeMap;
-
-use foldhash::{HashMap, HashMapExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use fluxgate_kustomize::{Fs, RealFs};
 use fluxgate_yaml::{Node, Schema, Stream, parse_stream};
+use foldhash::{HashMap, HashMapExt as _};
 use rayon::prelude::*;
 
 /// One YAML file of the repository: its text as committed (comments included) and, parsed on

@@ -8,10 +8,9 @@
 //! `schemas/pod.json`); a URL found nowhere is a load error, as it is for helm offline.
 
 use std::collections::BTreeMap;
-
-use foldhash::{HashMap, HashMapExt as _};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use foldhash::{HashMap, HashMapExt as _};
 use serde_json::Value as Json;
 
 use crate::chart::Chart;

@@ -21,10 +21,9 @@
 //! changes from run to run.
 
 use std::collections::BTreeSet;
-
-use foldhash::{HashMap, HashMapExt as _};
 use std::rc::Rc;
 
+use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Number, Value as Json};
 
 use super::doc::{Loc, Registry, escape_into, join, split_fragment};
