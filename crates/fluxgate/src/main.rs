@@ -55,11 +55,15 @@ enum Command {
 }
 
 // mimalloc: rendering allocates many small nodes, and glibc's malloc took a third of the time.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Workers that can render a chart in place (fluxgate_model::charts::deep_stacks). A pool
+    // that cannot be built leaves rayon its default, and charts their render threads.
+    let _ = fluxgate_model::charts::deep_stacks(rayon::ThreadPoolBuilder::new()).build_global();
     let result = timings::phase("total", || match cli.command {
         Command::Ansible(args) => commands::ansible::run(&args),
         Command::Render(args) => commands::render::run(&args),

@@ -39,6 +39,16 @@ fn cpu_now() -> Option<BTreeMap<String, u64>> {
     Some(out)
 }
 
+/// The minor page faults of this process so far (field 10 of `/proc/self/stat`): each is a
+/// fresh page of memory the kernel zeroed, so a phase's count says how much memory it touched
+/// for the first time.
+fn faults_now() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces; the fields after it do not.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(7)?.parse().ok()
+}
+
 /// The CPU time all threads spent between `a` and `b`, and the most one thread spent: when
 /// the two are close, the phase ran on one core whatever the number of cores.
 fn spent(a: &BTreeMap<String, u64>, b: &BTreeMap<String, u64>) -> (Duration, Duration) {
@@ -57,22 +67,29 @@ pub fn phase<T>(name: &str, f: impl FnOnce() -> T) -> T {
     if !enabled() {
         return f();
     }
-    let (wall, cpu) = (Instant::now(), cpu_now());
+    let (wall, cpu, faults) = (Instant::now(), cpu_now(), faults_now());
     let out = f();
     let wall = wall.elapsed();
+    let faults = match (faults, faults_now()) {
+        (Some(a), Some(b)) => format!("  page faults {:>7}", b.saturating_sub(a)),
+        _ => String::new(),
+    };
     let line = match (cpu, cpu_now()) {
         (Some(a), Some(b)) => {
             let (cpu, busiest) = spent(&a, &b);
             format!(
                 "fluxgate timings: {name:<10} wall {:>8.1} ms  cpu {:>8.1} ms  cpu/wall {:.2}  \
-                 busiest thread {:>8.1} ms",
+                 busiest thread {:>8.1} ms{faults}",
                 ms(wall),
                 ms(cpu),
                 cpu.as_secs_f64() / wall.as_secs_f64().max(1e-9),
                 ms(busiest)
             )
         }
-        _ => format!("fluxgate timings: {name:<10} wall {:>8.1} ms", ms(wall)),
+        _ => format!(
+            "fluxgate timings: {name:<10} wall {:>8.1} ms{faults}",
+            ms(wall)
+        ),
     };
     // Timings carry names and durations only: nothing to mask.
     eprintln!("{line}");

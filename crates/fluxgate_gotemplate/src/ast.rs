@@ -27,6 +27,19 @@ pub enum Node {
     Continue(usize),
 }
 
+/// The bytes of literal text in `list`, each body of a control structure counted once.
+pub(crate) fn text_bytes(list: &List) -> usize {
+    list.iter()
+        .map(|n| match n {
+            Node::Text(t, _) => t.len(),
+            Node::If(b) | Node::Range(b) | Node::With(b) => {
+                text_bytes(&b.list) + b.else_list.as_ref().map_or(0, text_bytes)
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
 /// `if`, `range` and `with`: a pipeline, a body and an optional `else` body.
 #[derive(Debug, Clone)]
 pub struct Branch {

@@ -220,10 +220,12 @@ impl Templates {
         let templates = trees
             .into_iter()
             .map(|tree| {
+                let text_bytes = ast::text_bytes(&tree.root);
                 Arc::new(Template {
                     name: tree.name,
                     src: source.clone(),
                     root: tree.root,
+                    text_bytes,
                 })
             })
             .collect();

@@ -51,7 +51,7 @@ pub fn run(
     serving: &Serving,
     opts: &Options<'_>,
 ) -> Result<Run, Error> {
-    let pool = rayon::ThreadPoolBuilder::new()
+    let pool = fluxgate_model::charts::deep_stacks(rayon::ThreadPoolBuilder::new())
         .num_threads(opts.jobs.max(1))
         .build()
         .map_err(|source| Error::ThreadPool {

@@ -43,6 +43,10 @@ pub struct Template {
     pub name: String,
     pub(crate) src: Arc<Source>,
     pub root: List,
+    /// The bytes of literal text in `root` ([`crate::ast::text_bytes`]): about what an
+    /// execution prints, so its output starts that large (a chart's CRD template is one text
+    /// of hundreds of kilobytes inside an `if`, which grew by doubling).
+    pub(crate) text_bytes: usize,
 }
 
 impl Template {
@@ -223,7 +227,7 @@ pub(crate) fn run(
         trace,
         tmpl: t.clone(),
         vars: vec![("$".into(), data.clone(), dot_prov.clone())],
-        out: String::new(),
+        out: String::with_capacity(t.text_bytes),
         spans: Vec::new(),
         dot_prov,
         pending: Pending::default(),

@@ -206,7 +206,7 @@ fn render(
 ) -> Result<Render, Failed> {
     let source = request.source.to_string();
     let (kube_version, api_versions) = (setup.kube_version.clone(), setup.api_versions.clone());
-    // Charts hold `Rc`s: each render makes its own copy on a render thread.
+    // Charts hold `Rc`s: each render makes its own copy on the thread it runs on.
     let work = move || -> Result<Render, Failed> {
         let source = source.as_str();
         let chart = loaded(&files, source)?;
@@ -227,6 +227,11 @@ fn render(
             unchecked: r.unchecked,
         })
     };
+    if DEEP.get() {
+        // A render that panics is that release's failure, not the run's.
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+            .unwrap_or_else(|_| Err(Failed::Text("the chart render panicked".into())));
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     let job: Job = Box::new(move || {
         let _ = tx.send(work());
@@ -300,6 +305,20 @@ fn loaded(files: &files::Read, source: &str) -> Result<fluxgate_helm::Chart, Fai
     }
     drop(memo);
     Ok(chart.thaw())
+}
+
+std::thread_local! {
+    /// Whether this thread's stack is [`STACK`] deep: a worker of a pool [`deep_stacks`] set up.
+    static DEEP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `pool` with workers that render charts in place, on stacks of [`STACK`] (address space:
+/// the pages a render touches are all it costs). A render on any other thread is handed to
+/// a render thread and waited for; on the worker that needs it, its memory is the worker's
+/// own allocator heap, which the parse of what it printed and the next render reuse (a
+/// render thread's heap was its alone: onedr0p with charts touched 900 pages more).
+pub fn deep_stacks(pool: rayon::ThreadPoolBuilder) -> rayon::ThreadPoolBuilder {
+    pool.stack_size(STACK).start_handler(|_| DEEP.set(true))
 }
 
 /// One render, run on a render thread.
