@@ -175,7 +175,7 @@ impl Root {
         );
         let doc = stream.docs.into_iter().next()?;
         match doc.value {
-            fluxgate_yaml::Value::Map(m) => Some(m),
+            fluxgate_yaml::Value::Map(m) => Some(*m),
             fluxgate_yaml::Value::Null => Some(VarMap::default()),
             _ => {
                 diags.push(Problem::new(

@@ -486,7 +486,7 @@ fn yaml_group(
         match key.as_str() {
             "hosts" => match &value.value {
                 Value::Map(hosts) => {
-                    for (pattern, hvars) in hosts {
+                    for (pattern, hvars) in hosts.iter() {
                         for h in expand_checked(inv, pattern, &hvars.loc, diags) {
                             let host = inv.add_host(&h, &hvars.loc);
                             if let Some(vars) = hvars.as_map() {
@@ -508,7 +508,7 @@ fn yaml_group(
             "vars" => match &value.value {
                 Value::Map(vars) => {
                     let g = inv.group_mut(name);
-                    for (k, v) in vars {
+                    for (k, v) in vars.iter() {
                         g.vars.insert(k.clone(), v.clone());
                     }
                 }
@@ -521,7 +521,7 @@ fn yaml_group(
             },
             "children" => match &value.value {
                 Value::Map(children) => {
-                    for (child, cnode) in children {
+                    for (child, cnode) in children.iter() {
                         yaml_group(inv, child, cnode, Some(name), diags, depth + 1);
                     }
                 }

@@ -212,7 +212,7 @@ impl Inherit {
                 vars.insert(k.clone(), v.clone());
             }
             task.keywords
-                .insert("vars".into(), Node::new(Value::Map(vars), loc));
+                .insert("vars".into(), Node::new(Value::Map(Box::new(vars)), loc));
         }
         for (k, v) in &self.keywords {
             if !task.keywords.contains_key(k) {
@@ -487,7 +487,7 @@ impl Loader<'_> {
                     .to_string();
                 let mut params = VarMap::default();
                 let mut keywords = VarMap::default();
-                for (k, v) in m {
+                for (k, v) in m.iter() {
                     if matches!(k.as_str(), "role" | "name" | "vars") {
                         continue;
                     }
@@ -924,5 +924,5 @@ fn kv_args(s: &str, loc: &Location) -> Node {
             None => return Node::string(s, loc.clone()),
         }
     }
-    Node::new(Value::Map(map), loc.clone())
+    Node::new(Value::Map(Box::new(map)), loc.clone())
 }

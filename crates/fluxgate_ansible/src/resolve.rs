@@ -352,12 +352,12 @@ fn template_node(
         Y::Map(m) => {
             let mut out = fluxgate_yaml::Map::default();
             let mut opaque = false;
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 let (n, o) = template_node(data, scope, host, v)?;
                 opaque |= o;
                 out.insert(k.clone(), n);
             }
-            Ok((Node::new(Y::Map(out), node.loc.clone()), opaque))
+            Ok((Node::new(Y::Map(Box::new(out)), node.loc.clone()), opaque))
         }
         _ => Ok((node.clone(), false)),
     }

@@ -82,7 +82,7 @@ fn value_to_node_depth(v: &Value, loc: &Location, depth: usize) -> Node {
                         m.insert(key, value_to_node_depth(&val, loc, depth + 1));
                     }
                 }
-                Y::Map(m)
+                Y::Map(Box::new(m))
             }
             ValueKind::Seq | ValueKind::Iterable => Y::Seq(
                 v.try_iter()

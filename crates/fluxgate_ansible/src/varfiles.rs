@@ -92,7 +92,7 @@ fn args_of(task: &Task) -> Args {
             }
         }
         Value::Map(m) => {
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 set_arg(&mut a, k, v);
             }
         }
@@ -223,7 +223,10 @@ pub fn include_vars(
         };
         if let Some(name) = &args.name {
             let mut wrapped = VarMap::default();
-            wrapped.insert(name.clone(), Node::new(Value::Map(vars), task.loc.clone()));
+            wrapped.insert(
+                name.clone(),
+                Node::new(Value::Map(Box::new(vars)), task.loc.clone()),
+            );
             vars = wrapped;
         }
         out.push(Included {

@@ -116,7 +116,7 @@ fn walk(n: &Node, path: &str, line: u32, best: &mut String) {
     path.clone_into(best);
     match &n.value {
         Value::Map(m) => {
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 walk(v, &join_key(path, k), line, best);
             }
         }

@@ -12,7 +12,7 @@ use fluxgate_yaml::{Node, Value};
 pub fn leaves<'a>(node: &'a Node, prefix: &str, out: &mut Vec<(String, &'a Node)>) {
     match &node.value {
         Value::Map(m) if !m.is_empty() => {
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 leaves(v, &join_key(prefix, k), out);
             }
         }

@@ -516,7 +516,7 @@ fn container_images(obj: &Node) -> BTreeMap<String, String> {
     fn walk(n: &Node, out: &mut BTreeMap<String, String>) {
         match &n.value {
             Value::Map(m) => {
-                for (k, v) in m {
+                for (k, v) in m.iter() {
                     if matches!(
                         k.as_str(),
                         "containers" | "initContainers" | "ephemeralContainers"

@@ -745,7 +745,7 @@ impl Renderer<'_> {
                 at.clone(),
             ),
         );
-        Some(Node::new(Value::Map(m), at.clone()))
+        Some(Node::new(Value::Map(Box::new(m)), at.clone()))
     }
 
     fn scan(&self, base: &Path, dir: &Path, out: &mut Vec<String>) {

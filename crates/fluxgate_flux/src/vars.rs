@@ -491,7 +491,7 @@ fn learned_walk<'a>(
     }
     match &node.value {
         fluxgate_yaml::Value::Map(m) => {
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 if k.to_ascii_lowercase().ends_with(suffix)
                     && let Some(name) = v.as_str()
                 {

@@ -183,7 +183,13 @@ impl Templates {
     /// a [`Parsed`] can be added to any set with the same function names, on any thread, as
     /// often as needed (a chart's templates parsed once for all its releases).
     pub fn parse_text(&self, name: &str, text: &str) -> Result<Parsed, Error> {
-        self.parse_only(name, text, None)
+        self.parse_only(name, text, None, None)
+    }
+
+    /// [`Templates::parse_text`] of a text the templates keep without a copy (a chart's
+    /// templates are held once for the process).
+    pub fn parse_shared(&self, name: &str, text: &Arc<str>) -> Result<Parsed, Error> {
+        self.parse_only(name, text, None, Some(text.clone()))
     }
 
     /// [`Templates::parse`], with the origins of the text's own bytes when it came from
@@ -194,16 +200,18 @@ impl Templates {
         text: &str,
         origins: Option<Vec<Span>>,
     ) -> Result<(), Error> {
-        let parsed = self.parse_only(name, text, origins)?;
+        let parsed = self.parse_only(name, text, origins, None)?;
         self.add(&parsed);
         Ok(())
     }
 
+    /// `shared` is `text` when the caller holds it as an `Arc` already.
     fn parse_only(
         &self,
         name: &str,
         text: &str,
         origins: Option<Vec<Span>>,
+        shared: Option<Arc<str>>,
     ) -> Result<Parsed, Error> {
         let funcs = &self.funcs;
         let trees = parse::parse(name, text, &|f| funcs.contains(f)).map_err(|e| {
@@ -216,7 +224,11 @@ impl Templates {
                 message: e.message,
             }
         })?;
-        let source = Arc::new(exec::Source::new(name, text, origins));
+        let source = Arc::new(exec::Source::with_text(
+            name,
+            shared.unwrap_or_else(|| Arc::from(text)),
+            origins,
+        ));
         let templates = trees
             .into_iter()
             .map(|tree| {

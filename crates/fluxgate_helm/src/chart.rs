@@ -49,6 +49,9 @@ pub struct ChartOf<V> {
     pub schema: Option<Arc<[u8]>>,
 }
 
+/// A chart's file (its path from the chart root) with bytes the chart can keep without a copy.
+pub type SharedFile = (String, Arc<[u8]>);
+
 /// A loaded chart to render: its values as templates see them (a render coalesces into them).
 pub type Chart = ChartOf<Value>;
 
@@ -73,7 +76,7 @@ impl Chart {
     }
 
     /// [`Frozen::from_folder`].
-    pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Chart, Error> {
+    pub fn from_folder(files: &[SharedFile], source: &str) -> Result<Chart, Error> {
         Frozen::from_folder(files, source).map(|f| f.thaw())
     }
 
@@ -134,8 +137,9 @@ impl Frozen {
     }
 
     /// A chart folder's files (paths relative to the chart root, read by the caller), with
-    /// the folder's `.helmignore` applied as [`Frozen::load`] applies it.
-    pub fn from_folder(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Frozen, Error> {
+    /// the folder's `.helmignore` applied as [`Frozen::load`] applies it. The chart shares
+    /// the files' bytes with the caller (templates aside, which it holds as text).
+    pub fn from_folder(files: &[SharedFile], source: &str) -> Result<Frozen, Error> {
         let rules = files.iter().find(|(n, _)| n == ".helmignore").map_or_else(
             || Rules::parse(""),
             |(_, d)| Rules::parse(&String::from_utf8_lossy(d)),
@@ -143,7 +147,7 @@ impl Frozen {
         // A file is ignored when it or any folder above it is; each folder is asked once.
         let mut folders: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
         let kept = files
-            .into_iter()
+            .iter()
             .filter(|(n, _)| {
                 let mut at = 0;
                 while let Some(i) = n[at..].find('/') {
@@ -158,12 +162,22 @@ impl Frozen {
                 }
                 !rules.ignore(n, false)
             })
+            .cloned()
             .collect();
-        Frozen::from_files(kept, source)
+        Frozen::from_shared(kept, source)
     }
 
     /// Builds a chart from its files (paths relative to the chart root).
     pub fn from_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Frozen, Error> {
+        Frozen::from_shared(
+            files.into_iter().map(|(n, d)| (n, Arc::from(d))).collect(),
+            source,
+        )
+    }
+
+    /// [`Frozen::from_files`] of bytes the chart keeps without a copy (`files/`, `crds/`,
+    /// values.schema.json: whatever it does not parse).
+    fn from_shared(files: Vec<SharedFile>, source: &str) -> Result<Frozen, Error> {
         let bad = |m: String| Error::Chart {
             chart: source.to_string(),
             message: m,
@@ -174,22 +188,22 @@ impl Frozen {
         let mut schema = None;
         let mut templates = Vec::new();
         let mut other = BTreeMap::new();
-        let mut sub: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+        let mut sub: BTreeMap<String, Vec<SharedFile>> = BTreeMap::new();
         for (name, data) in files {
             match name.as_str() {
                 "Chart.yaml" => meta = Some(yaml_doc("Chart.yaml", &data, bad)?),
                 "values.yaml" => {
-                    let text = utf8(data);
+                    let text = utf8_text(&data);
                     values = crate::values::parse_values_node(&text)
                         .map_err(|e| bad(format!("values.yaml: {e}")))?;
                 }
                 "requirements.yaml" => {
                     requirements = Some(yaml_doc("requirements.yaml", &data, bad)?);
                 }
-                "values.schema.json" => schema = Some(Arc::from(data)),
+                "values.schema.json" => schema = Some(data),
                 "Chart.lock" | "requirements.lock" => {}
                 n if n.starts_with("templates/") => {
-                    templates.push((name.clone(), Arc::from(utf8(data))));
+                    templates.push((name.clone(), Arc::from(utf8_text(&data))));
                 }
                 n if n.starts_with("charts/") && !n.ends_with(".prov") => {
                     let rest = &n["charts/".len()..];
@@ -199,7 +213,7 @@ impl Frozen {
                         .push((rest.to_string(), data));
                 }
                 _ => {
-                    other.insert(name, Arc::from(data));
+                    other.insert(name, data);
                 }
             }
         }
@@ -228,14 +242,14 @@ impl Frozen {
                 let files = untar(&data).map_err(|e| bad(format!("charts/{dir}: {e}")))?;
                 Frozen::from_files(files, &format!("{source}/charts/{dir}"))?
             } else {
-                let files: Vec<(String, Vec<u8>)> = members
+                let files: Vec<SharedFile> = members
                     .into_iter()
                     .filter_map(|(n, d)| n.split_once('/').map(|(_, rest)| (rest.to_string(), d)))
                     .collect();
                 if files.is_empty() {
                     continue;
                 }
-                Frozen::from_files(files, &format!("{source}/charts/{dir}"))?
+                Frozen::from_shared(files, &format!("{source}/charts/{dir}"))?
             };
             subcharts.push(chart);
         }
@@ -252,6 +266,12 @@ impl Frozen {
             schema,
         })
     }
+}
+
+/// [`utf8`] of bytes the caller keeps: valid UTF-8 (nearly every file) borrowed.
+/// (`String::from_utf8_lossy` checks a valid text a chunk at a time, several times slower.)
+pub(crate) fn utf8_text(data: &[u8]) -> std::borrow::Cow<'_, str> {
+    std::str::from_utf8(data).map_or_else(|_| String::from_utf8_lossy(data), Into::into)
 }
 
 /// A file's bytes as text, as Go reads them into a string for Helm: valid UTF-8 (nearly every

@@ -180,7 +180,7 @@ impl Parsed<'_, '_, '_> {
         let mut children: Vec<(Slot, Value, Option<Walked>)> = Vec::new();
         match (&node.value, v) {
             (Y::Map(m), Value::Map(vm)) => {
-                for (k, n) in m {
+                for (k, n) in m.iter() {
                     let Some(cv) = vm.borrow().get(k).cloned() else {
                         continue;
                     };

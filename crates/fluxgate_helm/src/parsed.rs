@@ -39,7 +39,7 @@ pub(crate) fn parse(set: &Templates, name: &str, text: &Arc<str>) -> Result<Pars
     }) {
         return Ok(found.1.clone());
     }
-    let parsed = set.parse_text(name, text)?;
+    let parsed = set.parse_shared(name, text)?;
     let mut m = memo();
     if m.bytes + text.len() <= MAX_TEXT {
         m.bytes += text.len();

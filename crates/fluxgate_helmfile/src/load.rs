@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use fluxgate_diagnostics::{Annotate, Location};
 use fluxgate_fs::{Fs, RealFs, normalize};
 use fluxgate_gotemplate::Value;
-use fluxgate_yaml::{Map, Node, Schema, Value as Y, parse_stream};
+use fluxgate_yaml::{Node, Schema, Value as Y, parse_stream};
 
 use crate::funcs::{Ctx, LIMIT};
 use crate::merge::{coalesce, merge_override};
@@ -776,7 +776,7 @@ fn apply_set(values: &mut Node, s: &Node) {
         }
         cur = m
             .entry(k.clone())
-            .or_insert_with(|| Node::new(Y::Map(Map::default()), s.loc.clone()));
+            .or_insert_with(|| Node::new(Y::Map(Box::default()), s.loc.clone()));
     }
 }
 

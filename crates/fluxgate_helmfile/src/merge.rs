@@ -7,7 +7,7 @@ use fluxgate_yaml::{Node, Value};
 pub fn merge_override(base: &mut Node, over: &Node) {
     match (&mut base.value, &over.value) {
         (Value::Map(b), Value::Map(o)) => {
-            for (k, v) in o {
+            for (k, v) in o.iter() {
                 match b.get_mut(k) {
                     Some(existing) => merge_override(existing, v),
                     None => {
@@ -28,7 +28,7 @@ pub fn merge_override(base: &mut Node, over: &Node) {
 pub fn coalesce(base: &mut Node, over: &Node) {
     match (&mut base.value, &over.value) {
         (Value::Map(b), Value::Map(o)) => {
-            for (k, v) in o {
+            for (k, v) in o.iter() {
                 match b.get_mut(k) {
                     Some(existing) => coalesce(existing, v),
                     None => {

@@ -2,7 +2,7 @@
 //! that reaches (and with `create`, makes) those fields.
 
 use fluxgate_diagnostics::Location;
-use fluxgate_yaml::{Map, Node, Value};
+use fluxgate_yaml::{Node, Value};
 
 use crate::resource::ResId;
 
@@ -96,7 +96,7 @@ pub fn visit(
                 let fresh = if rest.is_empty() {
                     Node::null(loc.clone())
                 } else {
-                    Node::new(Value::Map(Map::default()), loc.clone())
+                    Node::new(Value::Map(Box::default()), loc.clone())
                 };
                 map.insert((*first).to_string(), fresh);
             }

@@ -206,7 +206,10 @@ pub fn generate(
     if !opts.annotations.is_empty() {
         meta.insert("annotations".into(), to_map(&opts.annotations, &loc));
     }
-    obj.insert("metadata".into(), Node::new(Value::Map(meta), loc.clone()));
+    obj.insert(
+        "metadata".into(),
+        Node::new(Value::Map(Box::new(meta)), loc.clone()),
+    );
     let mut binary_data = Vec::new();
     if secret {
         let engine = base64::engine::general_purpose::STANDARD;
@@ -239,7 +242,7 @@ pub fn generate(
     if let Some(imm) = opts.immutable {
         obj.insert("immutable".into(), imm);
     }
-    let mut resource = Resource::new(Node::new(Value::Map(obj), loc));
+    let mut resource = Resource::new(Node::new(Value::Map(Box::new(obj)), loc));
     resource.needs_hash = !opts.disable_hash;
     resource.generated = true;
     Some(Generated { resource, behavior })
@@ -264,7 +267,10 @@ fn seq(node: Option<&Node>) -> &[Node] {
 }
 
 fn to_map(entries: &[(String, Node)], loc: &Location) -> Node {
-    Node::new(Value::Map(entries.iter().cloned().collect()), loc.clone())
+    Node::new(
+        Value::Map(Box::new(entries.iter().cloned().collect())),
+        loc.clone(),
+    )
 }
 
 /// kustomize strips one pair of matching quotes around a literal's value.
@@ -321,7 +327,7 @@ pub fn merge_into(existing: &mut Resource, new: Resource, behavior: Behavior) {
                         .entry(field.to_string())
                         .or_insert_with(|| Node::map(new_node.loc.clone()));
                     if let Some(m) = slot.as_map_mut() {
-                        for (k, v) in inc {
+                        for (k, v) in *inc {
                             m.insert(k, v);
                         }
                     }

@@ -79,11 +79,19 @@ pub fn transform(b: &mut Builder<'_>, dir: &Path, cfg: &Node, acc: &mut Vec<Reso
             kust.insert(
                 "patches".into(),
                 Node::new(
-                    Value::Seq(vec![Node::new(Value::Map(entry), cfg.loc.clone())]),
+                    Value::Seq(vec![Node::new(
+                        Value::Map(Box::new(entry)),
+                        cfg.loc.clone(),
+                    )]),
                     cfg.loc.clone(),
                 ),
             );
-            patches::patches(b, dir, &Node::new(Value::Map(kust), cfg.loc.clone()), acc);
+            patches::patches(
+                b,
+                dir,
+                &Node::new(Value::Map(Box::new(kust)), cfg.loc.clone()),
+                acc,
+            );
         }
         _ => {}
     }

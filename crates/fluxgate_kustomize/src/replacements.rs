@@ -107,7 +107,7 @@ fn meta_selected(obj: &Node, sel: &Node) -> Result<bool, Error> {
     if only.is_empty() {
         return Ok(true);
     }
-    patch::selector_matches(obj, &Node::new(Value::Map(only), sel.loc.clone()))
+    patch::selector_matches(obj, &Node::new(Value::Map(Box::new(only)), sel.loc.clone()))
 }
 
 /// The options `delimiter` and `index` (kustomize's `FieldOptions`).
@@ -384,7 +384,7 @@ fn visit_mut(
             if !any && create {
                 let mut el = Map::default();
                 el.insert(k.to_string(), Node::string(v, loc.clone()));
-                items.push(Node::new(Value::Map(el), loc.clone()));
+                items.push(Node::new(Value::Map(Box::new(el)), loc.clone()));
                 if let Some(el) = items.last_mut() {
                     n += visit_mut(el, rest, create, loc, f, false)?;
                 }

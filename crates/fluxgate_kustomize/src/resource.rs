@@ -172,7 +172,7 @@ pub(crate) fn leaves(node: &Node) -> Vec<(String, Location)> {
     fn walk(n: &Node, path: &mut String, out: &mut Vec<(String, Location)>) {
         match &n.value {
             Value::Map(m) => {
-                for (k, v) in m {
+                for (k, v) in m.iter() {
                     let len = path.len();
                     if !path.is_empty() {
                         path.push('.');

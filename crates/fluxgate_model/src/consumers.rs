@@ -425,7 +425,7 @@ fn task_consumer(
 fn node_text(node: &Node, out: &mut String) {
     match &node.value {
         fluxgate_yaml::Value::Map(m) => {
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 out.push_str(k);
                 out.push('=');
                 node_text(v, out);

@@ -501,13 +501,13 @@ fn helmfile_installs(
                 obj.insert("kind".into(), Node::string("HelmRelease", at.clone()));
                 obj.insert(
                     "metadata".into(),
-                    Node::new(fluxgate_yaml::Value::Map(meta), at.clone()),
+                    Node::new(fluxgate_yaml::Value::Map(Box::new(meta)), at.clone()),
                 );
                 obj.insert(
                     "spec".into(),
-                    Node::new(fluxgate_yaml::Value::Map(spec), at.clone()),
+                    Node::new(fluxgate_yaml::Value::Map(Box::new(spec)), at.clone()),
                 );
-                let obj = Node::new(fluxgate_yaml::Value::Map(obj), at);
+                let obj = Node::new(fluxgate_yaml::Value::Map(Box::new(obj)), at);
                 let values = Values {
                     tree: r.values.clone(),
                     origins: fluxgate_flux::helm::Origins::default(),

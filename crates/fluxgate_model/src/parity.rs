@@ -327,7 +327,7 @@ fn walk_tags(
     let Value::Map(m) = &node.value else {
         return;
     };
-    for (k, v) in m {
+    for (k, v) in m.iter() {
         path.push(k.clone());
         let tagged = key_line(k, v, lines).is_some_and(|l| comments.has_tag(l, "parity"));
         if tagged {

@@ -298,7 +298,7 @@ fn nest(keys: &[&str], value: Node, loc: &Location) -> Node {
         } else {
             let mut m = fluxgate_yaml::Map::default();
             m.insert(key, node);
-            Node::new(Value::Map(m), loc.clone())
+            Node::new(Value::Map(Box::new(m)), loc.clone())
         };
     }
     node

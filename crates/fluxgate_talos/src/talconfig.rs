@@ -248,14 +248,14 @@ fn wrap_interface(iface: &Node) -> Node {
     let mut machine = fluxgate_yaml::Map::default();
     machine.insert(
         "network".into(),
-        Node::new(Value::Map(network), loc.clone()),
+        Node::new(Value::Map(Box::new(network)), loc.clone()),
     );
     let mut doc = fluxgate_yaml::Map::default();
     doc.insert(
         "machine".into(),
-        Node::new(Value::Map(machine), loc.clone()),
+        Node::new(Value::Map(Box::new(machine)), loc.clone()),
     );
-    Node::new(Value::Map(doc), loc)
+    Node::new(Value::Map(Box::new(doc)), loc)
 }
 
 /// A list of talhelper patches: inline YAML text (strategic merge or RFC 6902), or

@@ -188,7 +188,7 @@ impl<'t> Reader<'t> {
             let value = if l.rest.starts_with('[') {
                 Value::Seq(Vec::new())
             } else {
-                Value::Map(Map::default())
+                Value::Map(Box::default())
             };
             self.node(value, loc)
         } else {
@@ -281,7 +281,7 @@ impl<'t> Reader<'t> {
             }
         }
         let loc = self.loc(first.no, first.indent)?;
-        self.node(Value::Map(map), loc)
+        self.node(Value::Map(Box::new(map)), loc)
     }
 
     /// A key's text: a plain word that reads as a string, or a one-line quoted string.
@@ -334,7 +334,7 @@ impl<'t> Reader<'t> {
             }
             b'|' => return self.literal(content, indent),
             b'{' => match cut_comment(content).0 {
-                "{}" => Value::Map(Map::default()),
+                "{}" => Value::Map(Box::default()),
                 _ => return Err(GiveUp),
             },
             b'[' => Value::Seq(self.flow_items(content, no, col)?),

@@ -31,7 +31,7 @@ pub enum Value {
     Float(f64),
     String(String),
     Seq(Vec<Node>),
-    Map(Map),
+    Map(Box<Map>),
 }
 
 impl PartialEq for Node {
@@ -79,7 +79,7 @@ impl Node {
     }
 
     pub fn map(loc: Location) -> Node {
-        Node::new(Value::Map(Map::default()), loc)
+        Node::new(Value::Map(Box::default()), loc)
     }
 
     #[must_use]
@@ -245,11 +245,11 @@ impl Node {
                 .map_or_else(|| Value::Float(n.as_f64().unwrap_or(0.0)), Value::Int),
             J::String(s) => Value::String(s.clone()),
             J::Array(a) => Value::Seq(a.iter().map(|v| Node::from_json(v, loc)).collect()),
-            J::Object(o) => Value::Map(
+            J::Object(o) => Value::Map(Box::new(
                 o.iter()
                     .map(|(k, v)| (k.clone(), Node::from_json(v, loc)))
                     .collect(),
-            ),
+            )),
         };
         Node::new(value, loc.clone())
     }
@@ -296,8 +296,8 @@ mod tests {
         b.insert("y".into(), Node::string("s", Location::new("other", 9, 9)));
         b.insert("x".into(), Node::new(Value::Float(1.0), loc()));
         assert_eq!(
-            Node::new(Value::Map(a), loc()),
-            Node::new(Value::Map(b), loc())
+            Node::new(Value::Map(Box::new(a)), loc()),
+            Node::new(Value::Map(Box::new(b)), loc())
         );
     }
 

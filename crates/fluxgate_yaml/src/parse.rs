@@ -656,7 +656,7 @@ impl<'a> Builder<'a> {
             }
         }
         if merges.is_empty() {
-            return Ok(Node::new(Value::Map(map), loc));
+            return Ok(Node::new(Value::Map(Box::new(map)), loc));
         }
         let mut merged = Map::default();
         for m in merges {
@@ -673,7 +673,7 @@ impl<'a> Builder<'a> {
             };
             for s in sources {
                 if let Value::Map(entries) = s.value {
-                    for (k, v) in entries {
+                    for (k, v) in *entries {
                         merged.entry(k).or_insert(v);
                     }
                 }
@@ -682,7 +682,7 @@ impl<'a> Builder<'a> {
         for (k, v) in map {
             merged.insert(k, v);
         }
-        Ok(Node::new(Value::Map(merged), loc))
+        Ok(Node::new(Value::Map(Box::new(merged)), loc))
     }
 
     fn scalar(&mut self, text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {

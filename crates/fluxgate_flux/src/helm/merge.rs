@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use fluxgate_diagnostics::Location;
-use fluxgate_yaml::{Map, Node, Value};
+use fluxgate_yaml::{Node, Value};
 
 use crate::Error;
 
@@ -28,7 +28,7 @@ pub(crate) fn record_leaves(
 ) {
     match &node.value {
         Value::Map(m) if !m.is_empty() => {
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 record_leaves(v, &child_path(path, k), origins, chain);
             }
         }
@@ -82,7 +82,7 @@ pub(crate) fn merge(
             // An empty map was a leaf of its own; it now has children instead.
             forget(path, origins);
         }
-        for (k, ov) in om {
+        for (k, ov) in om.iter() {
             let p = child_path(path, k);
             if let Some(bv) = bm.get_mut(k) {
                 merge(bv, ov, &p, origins, chain);
@@ -234,7 +234,7 @@ pub(crate) fn set_path(root: &mut Node, target: &str, value: Node) -> Result<Str
             Seg::Key(k) => {
                 dotted = child_path(&dotted, k);
                 if cur.as_map().is_none() {
-                    *cur = Node::new(Value::Map(Map::default()), loc.clone());
+                    *cur = Node::new(Value::Map(Box::default()), loc.clone());
                 }
                 let m = cur.as_map_mut().expect("made a map above");
                 if last {
@@ -246,7 +246,7 @@ pub(crate) fn set_path(root: &mut Node, target: &str, value: Node) -> Result<Str
                     if next_is_index {
                         Node::new(Value::Seq(Vec::new()), loc.clone())
                     } else {
-                        Node::new(Value::Map(Map::default()), loc.clone())
+                        Node::new(Value::Map(Box::default()), loc.clone())
                     }
                 });
             }

@@ -87,7 +87,7 @@ fn without_chart_defaults(node: &Node, path: &str, origins: &Origins) -> Option<
         Value::Map(m) if !m.is_empty() => {
             let mut out = Node::map(node.loc.clone());
             let kept = out.as_map_mut()?;
-            for (k, v) in m {
+            for (k, v) in m.iter() {
                 if let Some(v) = without_chart_defaults(v, &merge::child_path(path, k), origins) {
                     kept.insert(k.clone(), v);
                 }

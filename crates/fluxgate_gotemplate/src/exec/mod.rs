@@ -74,9 +74,13 @@ pub(crate) struct Source {
 
 impl Source {
     pub(crate) fn new(name: &str, text: &str, origins: Option<Vec<Span>>) -> Source {
+        Source::with_text(name, Arc::from(text), origins)
+    }
+
+    pub(crate) fn with_text(name: &str, text: Arc<str>, origins: Option<Vec<Span>>) -> Source {
         Source {
             name: Arc::from(name),
-            text: Arc::from(text),
+            text,
             lines: OnceLock::new(),
             origins,
         }

@@ -37,7 +37,8 @@ pub(crate) struct ReadError(String);
 #[derive(PartialEq, Eq)]
 pub(crate) enum Source {
     Archive(Vec<u8>),
-    Folder(Vec<(String, Vec<u8>)>),
+    /// Shared with the chart loaded from them ([`fluxgate_helm::Frozen::from_folder`]).
+    Folder(Vec<(String, Arc<[u8]>)>),
 }
 
 impl ChartFiles {
@@ -90,7 +91,7 @@ fn walk(
     fs: &dyn Fs,
     dir: &Path,
     rel: &str,
-    out: &mut Vec<(String, Vec<u8>)>,
+    out: &mut Vec<(String, Arc<[u8]>)>,
     total: &mut usize,
     depth: usize,
 ) -> Result<(), ReadError> {
@@ -131,7 +132,7 @@ fn walk(
                 MAX_CHART_BYTES >> 20
             )));
         }
-        out.push((member, data));
+        out.push((member, Arc::from(data)));
     }
     Ok(())
 }

@@ -288,7 +288,7 @@ fn loaded(files: &files::Read, source: &str) -> Result<fluxgate_helm::Chart, Fai
     }
     let chart = match files.as_ref() {
         Ok(Source::Archive(bytes)) => fluxgate_helm::Frozen::from_archive(bytes, source),
-        Ok(Source::Folder(f)) => fluxgate_helm::Frozen::from_folder(f.clone(), source),
+        Ok(Source::Folder(f)) => fluxgate_helm::Frozen::from_folder(f, source),
         Err(e) => return Err(Failed::Text(e.to_string())),
     }
     .map_err(|e| Failed::Text(e.to_string()))?;
@@ -461,9 +461,14 @@ mod tests {
             Arc::new(Ok(Source::Folder(vec![
                 (
                     "Chart.yaml".into(),
-                    format!("apiVersion: v2\nname: demo\nversion: {version}\n").into_bytes(),
+                    Arc::from(
+                        format!("apiVersion: v2\nname: demo\nversion: {version}\n").as_bytes(),
+                    ),
                 ),
-                ("templates/cm.yaml".into(), b"kind: ConfigMap\n".to_vec()),
+                (
+                    "templates/cm.yaml".into(),
+                    Arc::from(&b"kind: ConfigMap\n"[..]),
+                ),
             ])))
         };
         let load = |version: &str| {
