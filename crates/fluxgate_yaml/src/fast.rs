@@ -55,6 +55,12 @@ struct Reader<'t> {
     /// Whether the text ends with a line break (a literal block scalar on its last line
     /// keeps that break only when it does).
     terminated: bool,
+    /// The entries of the mappings being read, innermost last: each becomes a map of exactly
+    /// its size (grown entry by entry, a map kept room for up to twice its entries, and the
+    /// entries of a chart's CRDs were a third of its memory).
+    entries: Vec<(String, Node)>,
+    /// The items of the sequences being read, as [`Reader::entries`].
+    items: Vec<Node>,
 }
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
@@ -96,6 +102,8 @@ pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<N
         budget: crate::parse::NODE_BUDGET,
         depth: 0,
         terminated,
+        entries: Vec::new(),
+        items: Vec::new(),
     };
     r.stream().ok()
 }
@@ -210,7 +218,7 @@ impl<'t> Reader<'t> {
         } else {
             self.loc(first.no, first.indent)?
         };
-        let mut items = Vec::new();
+        let base = self.items.len();
         while let Some(l) = self.peek() {
             if l.indent < indent
                 || ends_document(l)
@@ -227,7 +235,8 @@ impl<'t> Reader<'t> {
             if content.is_empty() || content.starts_with('#') && after.starts_with(' ') {
                 // `-` alone: the item is the block below, or null.
                 self.at += 1;
-                items.push(self.value_below(indent, None)?);
+                let item = self.value_below(indent, None)?;
+                self.items.push(item);
                 continue;
             }
             let col = l.indent + 1 + (after.len() - content.len());
@@ -239,18 +248,21 @@ impl<'t> Reader<'t> {
                     rest: content,
                     raw: &l.raw[col - l.indent..],
                 };
-                items.push(self.block(col)?);
+                let item = self.block(col)?;
+                self.items.push(item);
             } else {
                 self.at += 1;
-                items.push(self.inline(content, l.no, col, indent)?);
+                let item = self.inline(content, l.no, col, indent)?;
+                self.items.push(item);
             }
         }
+        let items = self.items.drain(base..).collect();
         self.node(Value::Seq(items), loc)
     }
 
     fn mapping(&mut self, indent: usize) -> R<Node> {
         let first = self.peek().ok_or(GiveUp)?;
-        let mut map = Map::default();
+        let base = self.entries.len();
         while let Some(l) = self.peek() {
             if l.indent < indent || ends_document(l) {
                 break;
@@ -275,6 +287,13 @@ impl<'t> Reader<'t> {
             } else {
                 self.inline(content, l.no, col, indent)?
             };
+            self.entries.push((key, value));
+        }
+        let mut map = Map::with_capacity_and_hasher(
+            self.entries.len() - base,
+            foldhash::fast::RandomState::default(),
+        );
+        for (key, value) in self.entries.drain(base..) {
             // A key written twice is the general reader's to report.
             if map.insert(key, value).is_some() {
                 return Err(GiveUp);
@@ -361,7 +380,7 @@ impl<'t> Reader<'t> {
         if !content.is_ascii() {
             return Err(GiveUp);
         }
-        let mut items = Vec::new();
+        let base = self.items.len();
         let mut at = 1;
         let b = content.as_bytes();
         let skip = |at: &mut usize| {
@@ -394,7 +413,8 @@ impl<'t> Reader<'t> {
                     _ => return Err(GiveUp),
                 };
                 let loc = self.loc(no, col + start)?;
-                items.push(self.node(value, loc)?);
+                let item = self.node(value, loc)?;
+                self.items.push(item);
                 skip(&mut at);
                 match b.get(at) {
                     Some(b',') => {
@@ -416,7 +436,7 @@ impl<'t> Reader<'t> {
         if !(after.is_empty() || after.starts_with(" #")) {
             return Err(GiveUp);
         }
-        Ok(items)
+        Ok(self.items.drain(base..).collect())
     }
 
     /// A literal block scalar (`|`, `|-`) whose header is `content`.

@@ -23,7 +23,7 @@ pub struct Node {
     pub implicit_null: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Value {
     Null,
     Bool(bool),
@@ -32,6 +32,26 @@ pub enum Value {
     String(String),
     Seq(Vec<Node>),
     Map(Box<Map>),
+}
+
+impl Clone for Value {
+    /// A mapping's copy holds exactly its entries (`IndexMap`'s own clone keeps room for as
+    /// many as its hash table could index: up to twice as many).
+    fn clone(&self) -> Self {
+        match self {
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(f) => Value::Float(*f),
+            Value::String(s) => Value::String(s.clone()),
+            Value::Seq(s) => Value::Seq(s.clone()),
+            Value::Map(m) => {
+                let mut copy = Map::with_capacity_and_hasher(m.len(), m.hasher().clone());
+                copy.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
+                Value::Map(Box::new(copy))
+            }
+        }
+    }
 }
 
 impl PartialEq for Node {

@@ -230,3 +230,30 @@ fn escapes_are_read_directly_and_the_rest_left_alone() {
         assert!(!check("escapes.yaml", text, Schema::Kube).0, "{text:?}");
     }
 }
+
+/// What the direct reader builds holds no room to grow: each mapping and each sequence is as
+/// large as what it holds (grown item by item, they kept up to twice that), and so is a copy.
+#[test]
+fn read_collections_hold_exactly_their_items() {
+    fn exact(n: &fluxgate_yaml::Node) {
+        match &n.value {
+            fluxgate_yaml::Value::Map(m) => {
+                assert_eq!(m.capacity(), m.len(), "mapping at {}", n.loc);
+                m.values().for_each(exact);
+            }
+            fluxgate_yaml::Value::Seq(s) => {
+                assert_eq!(s.capacity(), s.len(), "sequence at {}", n.loc);
+                s.iter().for_each(exact);
+            }
+            _ => {}
+        }
+    }
+    let text =
+        "a: 1\nb:\n  c: [1, 2]\n  d:\n    - x: 1\n      y: 2\n      z: 3\n    - 2\n    - 3\ne: f\n";
+    let (took, diff) = check("t.yaml", text, Schema::Kube);
+    assert!(took && diff.is_none(), "{diff:?}");
+    let stream = fluxgate_yaml::parse_stream("t.yaml", text, Schema::Kube);
+    let doc = &stream.docs[0];
+    exact(doc);
+    exact(&doc.clone());
+}
