@@ -12,6 +12,31 @@ struct Rule {
     must_dir: bool,
     /// Matched against the base name only.
     base_only: bool,
+    /// How the pattern can be matched without the general matcher.
+    shape: Shape,
+}
+
+/// Most rules of a real `.helmignore` are a name (`.git`, `OWNERS`) or `*` and a suffix
+/// (`*.tmp`, `*~`): those are compared directly, the rest go through [`matches`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// No character with a meaning: the whole target is the pattern.
+    Literal,
+    /// `*` then characters without a meaning: the target ends with them, and the part the
+    /// `*` covers holds no `/`.
+    Suffix,
+    General,
+}
+
+impl Shape {
+    fn of(pattern: &[char]) -> Shape {
+        let special = |c: &char| matches!(c, '*' | '?' | '[' | '\\');
+        match pattern.split_first() {
+            _ if !pattern.iter().any(special) => Shape::Literal,
+            Some(('*', rest)) if !rest.iter().any(special) => Shape::Suffix,
+            _ => Shape::General,
+        }
+    }
 }
 
 /// The rules of a chart's `.helmignore`, with Helm's default (`templates/.?*`).
@@ -36,8 +61,10 @@ impl Rules {
             if r.is_empty() {
                 continue;
             }
+            let pattern: Vec<char> = r.chars().collect();
             rules.push(Rule {
-                pattern: r.chars().collect(),
+                shape: Shape::of(&pattern),
+                pattern,
                 negate,
                 must_dir,
                 base_only: !line
@@ -64,8 +91,18 @@ impl Rules {
             .map_or(&full[..], |i| &full[i + 1..]);
         for r in &self.0 {
             let target = if r.base_only { base } else { &full[..] };
-            let mut budget = BUDGET;
-            let m = matches(&r.pattern, target, false, &mut budget);
+            let m = match r.shape {
+                Shape::Literal => r.pattern == target,
+                Shape::Suffix => {
+                    let suffix = &r.pattern[1..];
+                    target.ends_with(suffix)
+                        && !target[..target.len() - suffix.len()].contains(&'/')
+                }
+                Shape::General => {
+                    let mut budget = BUDGET;
+                    matches(&r.pattern, target, false, &mut budget)
+                }
+            };
             if r.negate {
                 if r.must_dir && !is_dir {
                     return true;
@@ -177,6 +214,64 @@ mod tests {
         assert!(glob_match("files/**", "files/x/a.conf", true));
         assert!(glob_match("{a,b}.txt", "b.txt", true));
         assert!(glob_match("*.tgz", "x.tgz", false));
+    }
+
+    /// The direct comparisons of names and suffixes answer as the general matcher does.
+    #[test]
+    fn plain_rules_match_as_globs_do() {
+        let patterns = [
+            "OWNERS", ".git", "*.tmp", "*~", "*", "a/b.txt", "*/x", "*.tgz",
+        ];
+        let names = [
+            "OWNERS",
+            "OWNERS2",
+            ".git",
+            "x.tmp",
+            ".tmp",
+            "a/x.tmp",
+            "a~",
+            "~",
+            "",
+            "a/b.txt",
+            "a/b",
+            "q/x",
+            "q/r/x",
+            "x",
+            "c.tgz",
+            "c.tgz.bak",
+        ];
+        for p in patterns {
+            let chars: Vec<char> = p.chars().collect();
+            assert_ne!(Shape::of(&chars), Shape::General, "{p}");
+            let rules = Rules(vec![Rule {
+                shape: Shape::of(&chars),
+                pattern: chars.clone(),
+                negate: false,
+                must_dir: false,
+                base_only: false,
+            }]);
+            for n in names {
+                let mut budget = BUDGET;
+                let glob = matches(&chars, &n.chars().collect::<Vec<_>>(), false, &mut budget);
+                assert_eq!(
+                    rules.ignore(n, false),
+                    glob && !n.is_empty(),
+                    "{p} against {n}"
+                );
+            }
+        }
+        assert_eq!(
+            Shape::of(&"a*b".chars().collect::<Vec<_>>()),
+            Shape::General
+        );
+        assert_eq!(
+            Shape::of(&"*.[ch]".chars().collect::<Vec<_>>()),
+            Shape::General
+        );
+        assert_eq!(
+            Shape::of(&"*a\\*".chars().collect::<Vec<_>>()),
+            Shape::General
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use fluxgate_diagnostics::Location;
+use foldhash::HashMap;
 
 use crate::node::{Map, Node, Value};
 use crate::scalar::{Schema, resolve_plain};
@@ -61,6 +62,9 @@ struct Reader<'t> {
     entries: Vec<(String, Node)>,
     /// The items of the sequences being read, as [`Reader::entries`].
     items: Vec<Node>,
+    /// The anchored scalars of the document so far, by name (a later anchor of a name
+    /// replaces the earlier).
+    anchors: HashMap<&'t str, Node>,
 }
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
@@ -104,6 +108,7 @@ pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<N
         terminated,
         entries: Vec::new(),
         items: Vec::new(),
+        anchors: HashMap::default(),
     };
     r.stream().ok()
 }
@@ -156,6 +161,7 @@ impl<'t> Reader<'t> {
                 return Err(GiveUp);
             }
             opened = false;
+            self.anchors.clear();
             docs.push(self.block(0)?);
             if let Some(next) = self.peek()
                 && !(next.indent == 0 && next.rest.starts_with("---"))
@@ -357,8 +363,22 @@ impl<'t> Reader<'t> {
                 _ => return Err(GiveUp),
             },
             b'[' => Value::Seq(self.flow_items(content, no, col)?),
-            b'>' | b'&' | b'*' | b'!' | b'%' | b'@' | b'`' | b'?' | b':' | b',' | b']' | b'}'
-            | b'#' => return Err(GiveUp),
+            b'&' => return self.anchored(content, no, col, indent),
+            b'*' => {
+                let (text, _) = cut_comment(content);
+                let node = anchor_name(&text[1..])
+                    .filter(|name| name.len() == text.len() - 1)
+                    .and_then(|name| self.anchors.get(name))
+                    .ok_or(GiveUp)?
+                    .clone();
+                if self.peek().is_some_and(|l| l.indent > indent) {
+                    return Err(GiveUp);
+                }
+                return Ok(node);
+            }
+            b'>' | b'!' | b'%' | b'@' | b'`' | b'?' | b':' | b',' | b']' | b'}' | b'#' => {
+                return Err(GiveUp);
+            }
             _ => {
                 let (text, _) = cut_comment(content);
                 if text.contains(": ") || text.ends_with(':') || is_entry(text) {
@@ -372,6 +392,25 @@ impl<'t> Reader<'t> {
             return Err(GiveUp);
         }
         self.node(value, loc)
+    }
+
+    /// `&name value` at column `col`: a scalar written on its line, kept for the aliases
+    /// below it (`*name`), which copy it whole, place included, as the general reader does.
+    /// An anchored collection, or anything else, is the general reader's.
+    fn anchored(&mut self, content: &'t str, no: u32, col: usize, indent: usize) -> R<Node> {
+        let name = anchor_name(&content[1..]).ok_or(GiveUp)?;
+        let after = &content[1 + name.len()..];
+        let rest = after.trim_start_matches(' ');
+        if rest.len() == after.len() || rest.is_empty() || rest.starts_with(['#', '&', '*', '|']) {
+            return Err(GiveUp);
+        }
+        let mut node = self.inline(rest, no, col + content.len() - rest.len(), indent)?;
+        if matches!(node.value, Value::Map(_) | Value::Seq(_)) {
+            return Err(GiveUp);
+        }
+        node.loc = self.loc(no, col)?;
+        self.anchors.insert(name, node.clone());
+        Ok(node)
     }
 
     /// The scalars of a one-line flow sequence (`["a", b]`) written at column `col`.
@@ -680,6 +719,16 @@ fn escape(s: &str) -> Option<(char, usize)> {
 }
 
 /// A plain value and its comment (` #...`), the value's trailing spaces cut.
+/// The anchor or alias name at the start of `s`, of the characters this reader takes (the
+/// general reader judges any other).
+fn anchor_name(s: &str) -> Option<&str> {
+    let end = s
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')))
+        .unwrap_or(s.len());
+    (end > 0).then(|| &s[..end])
+}
+
 fn cut_comment(s: &str) -> (&str, &str) {
     // A byte loop: lines are short, and a two-byte pattern searcher costs more to set up.
     match s.as_bytes().windows(2).position(|w| w == b" #") {

@@ -257,3 +257,40 @@ fn read_collections_hold_exactly_their_items() {
     exact(doc);
     exact(&doc.clone());
 }
+
+/// Anchored scalars and their aliases are read directly, each alias a copy of its anchor's
+/// node (place included); anchored collections, unknown or later anchors, names of other
+/// characters and aliases with more on their line are the general reader's.
+#[test]
+fn scalar_anchors_and_aliases_are_read_directly() {
+    for (text, taken) in [
+        ("a: &x foo\nb: *x\n", true),
+        ("a: &x foo\nb: *x   # c\n", true),
+        ("c:\n  - &y \"bar\"\n  - *y\nd: &z 12\ne: *z\n", true),
+        (
+            "metadata:\n  name: &app cilium\nspec:\n  l:\n    n: *app\n  x: &app other\n  y: *app\n",
+            true,
+        ),
+        ("a: &x-1.b_c foo # c\nb: *x-1.b_c\n", true),
+        ("a: &x foo\n---\nb: *x\n", false),
+        ("a: &x\n  b: 1\nc: *x\n", false),
+        ("a: &x [1, 2]\nc: *x\n", false),
+        ("a: &x |\n  y\nc: *x\n", false),
+        ("a: *x\nb: &x foo\n", false),
+        ("a: &x foo\nb: *x\n  c\n", false),
+        ("a: &x foo\nb: *x y\n", false),
+        ("a: &x:y foo\nb: *x:y\n", false),
+        ("a: &x &y foo\n", false),
+        ("a: &x\n", false),
+        ("a: &x foo\nb: [*x]\n", false),
+        ("- &x foo\n- *x\n", true),
+    ] {
+        let (took, differs) = check("t.yaml", text, Schema::Kube);
+        assert_eq!(took, taken, "{text:?}");
+        assert!(
+            differs.is_none(),
+            "{text:?}: {}",
+            differs.unwrap_or_default()
+        );
+    }
+}
