@@ -65,6 +65,9 @@ struct Reader<'t> {
     /// The anchored scalars of the document so far, by name (a later anchor of a name
     /// replaces the earlier).
     anchors: HashMap<&'t str, Node>,
+    /// Bytes the aliases may still copy: the general reader's bound, spent as it spends it
+    /// (past it, that reader reports an alias bomb, so this one leaves the text to it).
+    alias_bytes: usize,
 }
 
 /// The documents of `text`, or `None` when the text is not of the plain kind this reads.
@@ -109,6 +112,7 @@ pub(crate) fn parse(file: &Arc<str>, text: &str, schema: Schema) -> Option<Vec<N
         entries: Vec::new(),
         items: Vec::new(),
         anchors: HashMap::default(),
+        alias_bytes: crate::parse::ALIAS_BYTE_BUDGET,
     };
     r.stream().ok()
 }
@@ -364,18 +368,7 @@ impl<'t> Reader<'t> {
             },
             b'[' => Value::Seq(self.flow_items(content, no, col)?),
             b'&' => return self.anchored(content, no, col, indent),
-            b'*' => {
-                let (text, _) = cut_comment(content);
-                let node = anchor_name(&text[1..])
-                    .filter(|name| name.len() == text.len() - 1)
-                    .and_then(|name| self.anchors.get(name))
-                    .ok_or(GiveUp)?
-                    .clone();
-                if self.peek().is_some_and(|l| l.indent > indent) {
-                    return Err(GiveUp);
-                }
-                return Ok(node);
-            }
+            b'*' => return self.alias(content, indent),
             b'>' | b'!' | b'%' | b'@' | b'`' | b'?' | b':' | b',' | b']' | b'}' | b'#' => {
                 return Err(GiveUp);
             }
@@ -410,6 +403,26 @@ impl<'t> Reader<'t> {
         }
         node.loc = self.loc(no, col)?;
         self.anchors.insert(name, node.clone());
+        Ok(node)
+    }
+
+    /// `*name`: a copy of the anchored node, spent from the budgets as the general reader
+    /// spends it (the alias's own node, the copy's nodes, the copy's bytes).
+    fn alias(&mut self, content: &str, indent: usize) -> R<Node> {
+        let (text, _) = cut_comment(content);
+        let node = anchor_name(&text[1..])
+            .filter(|name| name.len() == text.len() - 1)
+            .and_then(|name| self.anchors.get(name))
+            .ok_or(GiveUp)?
+            .clone();
+        if self.peek().is_some_and(|l| l.indent > indent) {
+            return Err(GiveUp);
+        }
+        self.alias_bytes = self
+            .alias_bytes
+            .checked_sub(node.text_bytes())
+            .ok_or(GiveUp)?;
+        self.budget = self.budget.checked_sub(1 + node.size()).ok_or(GiveUp)?;
         Ok(node)
     }
 

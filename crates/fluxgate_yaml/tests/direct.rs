@@ -103,16 +103,9 @@ const SHAPES: &[&str] = &[
     "a: 1\n---\n",
 ];
 
-#[test]
-fn unterminated_texts_and_later_documents_are_read_directly() {
-    for (text, taken) in [
-        ("", true),
-        ("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: x", true),
-        ("a: |\n  x\nb: 1", true),
-        ("a: |\n  x", false),
-        ("a: |-\n  x", false),
-        ("a: 1\n---\n- b\n---\nc: |\n  d\n", true),
-    ] {
+/// Each text is read directly or not as `taken` says, and read as the general reader reads it.
+fn assert_taken(cases: &[(&str, bool)]) {
+    for &(text, taken) in cases {
         let (took, differs) = check("t.yaml", text, Schema::Kube);
         assert_eq!(took, taken, "{text:?}");
         assert!(
@@ -121,6 +114,18 @@ fn unterminated_texts_and_later_documents_are_read_directly() {
             differs.unwrap_or_default()
         );
     }
+}
+
+#[test]
+fn unterminated_texts_and_later_documents_are_read_directly() {
+    assert_taken(&[
+        ("", true),
+        ("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: x", true),
+        ("a: |\n  x\nb: 1", true),
+        ("a: |\n  x", false),
+        ("a: |-\n  x", false),
+        ("a: 1\n---\n- b\n---\nc: |\n  d\n", true),
+    ]);
 }
 
 #[test]
@@ -263,7 +268,7 @@ fn read_collections_hold_exactly_their_items() {
 /// characters and aliases with more on their line are the general reader's.
 #[test]
 fn scalar_anchors_and_aliases_are_read_directly() {
-    for (text, taken) in [
+    assert_taken(&[
         ("a: &x foo\nb: *x\n", true),
         ("a: &x foo\nb: *x   # c\n", true),
         ("c:\n  - &y \"bar\"\n  - *y\nd: &z 12\ne: *z\n", true),
@@ -284,13 +289,26 @@ fn scalar_anchors_and_aliases_are_read_directly() {
         ("a: &x\n", false),
         ("a: &x foo\nb: [*x]\n", false),
         ("- &x foo\n- *x\n", true),
-    ] {
-        let (took, differs) = check("t.yaml", text, Schema::Kube);
-        assert_eq!(took, taken, "{text:?}");
-        assert!(
-            differs.is_none(),
-            "{text:?}: {}",
-            differs.unwrap_or_default()
-        );
+    ]);
+}
+
+/// Aliases that copy more than the general reader's byte bound (an alias bomb, here 65 copies
+/// of a 1 MiB string) are that reader's to report: the direct reader gives the text up
+/// instead of copying them.
+#[test]
+fn alias_bombs_are_left_to_the_general_reader() {
+    let mut text = format!("a: &x {}\n", "y".repeat(1 << 20));
+    for i in 0..65 {
+        text.push_str(&format!("b{i}: *x\n"));
     }
+    assert_taken(&[(&text, false)]);
+    let stream = fluxgate_yaml::parse_stream("t.yaml", &text, Schema::Kube);
+    assert!(
+        stream
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("alias bomb")),
+        "{:?}",
+        stream.diagnostics
+    );
 }
