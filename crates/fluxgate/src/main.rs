@@ -61,9 +61,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Workers that can render a chart in place (fluxgate_model::charts::deep_stacks). A pool
-    // that cannot be built leaves rayon its default, and charts their render threads.
-    let _ = fluxgate_model::charts::deep_stacks(rayon::ThreadPoolBuilder::new()).build_global();
+    // The commands that render every environment get workers that render charts in place
+    // (fluxgate_model::charts::deep_stacks): each reserves a render's stack of address space,
+    // as the render threads did, so the others keep rayon's default (under `ulimit -v`,
+    // `ansible` on wide values ran out of address space with them). A pool that cannot be
+    // built leaves rayon its default, and charts their render threads.
+    if matches!(
+        cli.command,
+        Command::Check(_) | Command::Render(_) | Command::Diff(_)
+    ) {
+        let _ = fluxgate_model::charts::deep_stacks(rayon::ThreadPoolBuilder::new()).build_global();
+    }
     let result = timings::phase("total", || match cli.command {
         Command::Ansible(args) => commands::ansible::run(&args),
         Command::Render(args) => commands::render::run(&args),
