@@ -374,7 +374,11 @@ impl<'t> Reader<'t> {
             }
             _ => {
                 let (text, _) = cut_comment(content);
-                if text.contains(": ") || text.ends_with(':') || is_entry(text) {
+                // Scalars are short: a byte loop, no searcher set up for each.
+                if text.as_bytes().windows(2).any(|w| w == b": ")
+                    || text.ends_with(':')
+                    || is_entry(text)
+                {
                     return Err(GiveUp);
                 }
                 resolve_plain(text, self.schema)

@@ -218,16 +218,8 @@ impl State<'_> {
         if text.is_empty() {
             return Vec::new();
         }
-        if let Prov::Text(spans) = prov {
-            let mut out: Vec<Span> = spans
-                .iter()
-                .filter(|s| s.start < s.end && s.end <= text.len())
-                .cloned()
-                .collect();
-            if out.len() == spans.len() {
-                return out;
-            }
-            out.clear();
+        if let Some(spans) = own_spans(text, prov) {
+            return spans.to_vec();
         }
         vec![Span {
             start: 0,
@@ -236,14 +228,26 @@ impl State<'_> {
         }]
     }
 
-    /// Records the spans of `text`, just written at `base`.
+    /// Records the spans of `text`, just written at `base` ([`State::spans_of`], without a
+    /// list of its own).
     pub(super) fn record(&mut self, base: usize, text: &str, prov: &Prov, pos: usize) {
-        let spans = self.spans_of(text, prov, pos);
-        self.spans.extend(spans.into_iter().map(|s| Span {
-            start: base + s.start,
-            end: base + s.end,
-            origin: s.origin,
-        }));
+        if text.is_empty() {
+            return;
+        }
+        if let Some(spans) = own_spans(text, prov) {
+            self.spans.extend(spans.iter().map(|s| Span {
+                start: base + s.start,
+                end: base + s.end,
+                origin: s.origin.clone(),
+            }));
+            return;
+        }
+        let origin = self.resolve(prov, pos);
+        self.spans.push(Span {
+            start: base,
+            end: base + text.len(),
+            origin,
+        });
     }
 
     /// The origin of what a function of trace `trace` returned, called at `pos` with
@@ -481,4 +485,15 @@ impl State<'_> {
 fn is_single_verb(f: &str) -> bool {
     let b = f.as_bytes();
     b.len() == 2 && b[0] == b'%' && b[1].is_ascii_alphabetic()
+}
+
+/// The spans `prov` gives `text` when it holds its own and every one of them lies inside
+/// the text (otherwise the text is one span of the action's origin).
+fn own_spans<'p>(text: &str, prov: &'p Prov) -> Option<&'p [Span]> {
+    match prov {
+        Prov::Text(spans) if spans.iter().all(|s| s.start < s.end && s.end <= text.len()) => {
+            Some(spans)
+        }
+        _ => None,
+    }
 }
