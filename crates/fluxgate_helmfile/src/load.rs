@@ -776,7 +776,7 @@ fn apply_set(values: &mut Node, s: &Node) {
         }
         cur = m
             .entry(k.clone())
-            .or_insert_with(|| Node::new(Y::Map(Box::default()), s.loc.clone()));
+            .or_insert_with(|| Node::map(s.loc.clone()));
     }
 }
 

@@ -96,7 +96,7 @@ pub fn visit(
                 let fresh = if rest.is_empty() {
                     Node::null(loc.clone())
                 } else {
-                    Node::new(Value::Map(Box::default()), loc.clone())
+                    Node::map(loc.clone())
                 };
                 map.insert((*first).to_string(), fresh);
             }

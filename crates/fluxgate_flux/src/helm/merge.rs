@@ -234,7 +234,7 @@ pub(crate) fn set_path(root: &mut Node, target: &str, value: Node) -> Result<Str
             Seg::Key(k) => {
                 dotted = child_path(&dotted, k);
                 if cur.as_map().is_none() {
-                    *cur = Node::new(Value::Map(Box::default()), loc.clone());
+                    *cur = Node::map(loc.clone());
                 }
                 let m = cur.as_map_mut().expect("made a map above");
                 if last {
@@ -246,7 +246,7 @@ pub(crate) fn set_path(root: &mut Node, target: &str, value: Node) -> Result<Str
                     if next_is_index {
                         Node::new(Value::Seq(Vec::new()), loc.clone())
                     } else {
-                        Node::new(Value::Map(Box::default()), loc.clone())
+                        Node::map(loc.clone())
                     }
                 });
             }
