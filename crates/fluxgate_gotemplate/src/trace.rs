@@ -320,12 +320,12 @@ impl Tracer {
     }
 
     /// `path`, or where its value came from when a merge said so ([`Tracer::alias`]).
-    pub fn resolve_alias(&self, path: String) -> Arc<str> {
+    pub fn resolve_alias(&self, path: &str) -> Arc<str> {
         let aliases = self.aliases.borrow();
         if aliases.is_empty() {
             return Arc::from(path);
         }
-        match aliases.get(&path) {
+        match aliases.get(path) {
             Some(from) => from.clone(),
             None => Arc::from(path),
         }
@@ -519,6 +519,12 @@ pub fn join_key(path: &str, key: &str) -> String {
     // Built by hand: these paths are made for every value a render reads, and `format!` was a
     // twentieth of an app-template render.
     let mut out = String::with_capacity(path.len() + key.len() + 1);
+    push_key(&mut out, path, key);
+    out
+}
+
+/// Appends [`join_key`] of `path` and `key` to `out`.
+pub(crate) fn push_key(out: &mut String, path: &str, key: &str) {
     if !path.is_empty() {
         out.push_str(path);
         out.push('.');
@@ -526,7 +532,7 @@ pub fn join_key(path: &str, key: &str) -> String {
     // Keys are short and seldom hold a dot: a byte loop looks, no searcher is set up.
     if !key.bytes().any(|b| b == b'.') {
         out.push_str(key);
-        return out;
+        return;
     }
     for (i, part) in key.split('.').enumerate() {
         if i > 0 {
@@ -534,7 +540,6 @@ pub fn join_key(path: &str, key: &str) -> String {
         }
         out.push_str(part);
     }
-    out
 }
 
 /// `path[i]`.

@@ -3,8 +3,6 @@
 //! `toYaml` is JSON first, then go-yaml v2 (integral floats print as integers, keys sorted);
 //! `toJson` is `encoding/json` (sorted keys, `<`, `>`, `&` escaped).
 
-use std::collections::BTreeMap;
-
 use fluxgate_gotemplate::{MAX_DEPTH, Value};
 use fluxgate_yaml::{
     EmitOptions, Node, Scalar, Shape, Tree, Value as Y, emit_tree, emit_tree_scalars,
@@ -139,13 +137,16 @@ fn write_json(out: &mut String, v: &Value, esc: bool, indent: Option<usize>, dep
     match v {
         Value::Missing | Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) | Value::Int64(i) => out.push_str(&i.to_string()),
+        Value::Int(i) | Value::Int64(i) => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{i}");
+        }
         Value::Float(f) => out.push_str(&json_float(*f)),
         Value::String(s) => json_string(out, s, esc),
         Value::Bytes(b) => json_string(out, &base64_std(b), esc),
         Value::Object(o) => json_string(out, &o.display(), esc),
         Value::List(l) => {
-            let l = l.borrow().clone();
+            let l = l.borrow();
             if l.is_empty() {
                 out.push_str("[]");
                 return;
@@ -162,7 +163,7 @@ fn write_json(out: &mut String, v: &Value, esc: bool, indent: Option<usize>, dep
             out.push(']');
         }
         Value::Map(m) => {
-            let m: BTreeMap<String, Value> = m.borrow().clone();
+            let m = m.borrow();
             if m.is_empty() {
                 out.push_str("{}");
                 return;

@@ -456,7 +456,7 @@ fn diverges(c: &Call<'_, '_>, v: &Value, at: &str, depth: usize, budget: &mut us
         Value::Map(_) | Value::List(_) => {
             c.path_of(x).is_some_and(|p| *p != *below) || diverges(c, x, &below, depth + 1, budget)
         }
-        _ => aliases && *c.resolve_alias(below.clone()) != *below,
+        _ => aliases && *c.resolve_alias(&below) != *below,
     };
     match v {
         Value::Map(m) => m
@@ -590,7 +590,7 @@ impl Printed<'_, '_, '_> {
         let held = held.or_else(|| {
             path.map(|p| {
                 Held::Origin(Origin::Value {
-                    path: self.c.resolve_alias(at(p)),
+                    path: self.c.resolve_alias(&at(p)),
                 })
             })
         });

@@ -611,6 +611,19 @@ fn ends_document(l: Line<'_>) -> bool {
         && matches!(l.rest.as_bytes().get(3), None | Some(b' '))
 }
 
+/// The bytes a plain key read directly may hold: ASCII letters and digits, `_`, `/`, `.`
+/// and `-` (not first).
+const KEY_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'/' | b'.' | b'-');
+        c += 1;
+    }
+    t
+};
+
 /// `key: value` (or `key:` at the end): the key's text and where the value starts (after
 /// the colon), for a plain key of simple characters or a one-line quoted key.
 fn split_key(rest: &str) -> Option<(&str, usize)> {
@@ -635,20 +648,18 @@ fn split_key(rest: &str) -> Option<(&str, usize)> {
         // One pass up to the colon, stopping at the first character a simple key cannot
         // have (a line of text stops at its first space).
         let b = rest.as_bytes();
-        let mut end = 0;
-        loop {
-            match b.get(end) {
-                Some(b':') if end > 0 => break end,
-                Some(&c)
-                    if c.is_ascii_alphanumeric()
-                        || matches!(c, b'_' | b'/' | b'.')
-                        || c == b'-' && end > 0 =>
-                {
-                    end += 1;
-                }
-                _ => return None,
-            }
+        if b.first() == Some(&b'-') {
+            return None;
         }
+        // The key's characters, one table lookup each.
+        let end = b
+            .iter()
+            .position(|&c| !KEY_BYTES[usize::from(c)])
+            .unwrap_or(b.len());
+        if end == 0 || b.get(end) != Some(&b':') {
+            return None;
+        }
+        end
     };
     // YAML bounds an implicit key at 1024 characters; the general reader words it. Columns
     // here are bytes, the general reader's characters: a key not in ASCII moves what follows.

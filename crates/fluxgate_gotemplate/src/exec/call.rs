@@ -161,7 +161,7 @@ impl Call<'_, '_> {
 
     /// `path`, or where its value came from when a merge said so
     /// ([`crate::Tracer::resolve_alias`]).
-    pub fn resolve_alias(&self, path: String) -> Arc<str> {
+    pub fn resolve_alias(&self, path: &str) -> Arc<str> {
         match self.state.trace {
             Some(t) => t.resolve_alias(path),
             None => Arc::from(path),
@@ -193,7 +193,9 @@ impl State<'_> {
             pos: cmd.pos,
             text: &cmd.args[0],
         };
-        let Some(func) = self.set.funcs.get(name).cloned() else {
+        // The table outlives this state: the function is borrowed from it, not copied.
+        let set = self.set;
+        let Some(func) = set.funcs.get(name) else {
             return Err(self.error(
                 ident_at,
                 &format!("{} is not a defined function", quote(name)),
@@ -279,7 +281,7 @@ impl State<'_> {
                 "error calling len: reflect: call of reflect.Value.Type on zero Value",
             ));
         }
-        let result = match self.call(&func, &argv, &provs, cmd.pos) {
+        let result = match self.call(func, &argv, &provs, cmd.pos) {
             Ok(v) => {
                 let prov = if tracing {
                     self.pending.dot = Prov::None;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Source, State};
 use crate::trace::{
-    Held, Origin, Slot, Span, Trace, holdable, join_index, join_key, map_edit, overlay,
+    Held, Origin, Slot, Span, Trace, holdable, join_index, join_key, map_edit, overlay, push_key,
 };
 use crate::value::Value;
 
@@ -60,11 +60,24 @@ impl State<'_> {
     }
 
     /// A path built by joining keys, or where a merge said its value came from.
-    fn joined(&self, path: String) -> Arc<str> {
+    fn joined(&self, path: &str) -> Arc<str> {
         match self.trace {
             Some(t) => t.resolve_alias(path),
             None => Arc::from(path),
         }
+    }
+
+    /// [`State::joined`] of `path` and `key` ([`join_key`]), built in a buffer that is kept:
+    /// a path is joined for every value a render reads, and the result is the only allocation.
+    fn joined_key(&self, path: &str, key: &str) -> Arc<str> {
+        std::thread_local! {
+            static JOINED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        JOINED.with_borrow_mut(|buf| {
+            buf.clear();
+            push_key(buf, path, key);
+            self.joined(buf)
+        })
     }
 
     /// What `container` holds for the scalar `v` at `slot` ([`crate::Tracer::held`]).
@@ -92,7 +105,7 @@ impl State<'_> {
             return p;
         }
         match prev {
-            Prov::Path(p) => Prov::Path(self.joined(join_key(p, key))),
+            Prov::Path(p) => Prov::Path(self.joined_key(p, key)),
             Prov::At(..) | Prov::Origin(_) => prev.clone(),
             Prov::None | Prov::Text(_) => Prov::None,
         }
@@ -194,9 +207,7 @@ impl State<'_> {
         }
         match (prev, container, key) {
             (Prov::Path(p), Value::List(_), _) => Prov::Path(Arc::from(join_index(p, i))),
-            (Prov::Path(p), Value::Map(_), Value::String(k)) => {
-                Prov::Path(self.joined(join_key(p, k)))
-            }
+            (Prov::Path(p), Value::Map(_), Value::String(k)) => Prov::Path(self.joined_key(p, k)),
             (Prov::At(..) | Prov::Origin(_), Value::List(_) | Value::Map(_), _) => prev.clone(),
             _ => Prov::None,
         }
@@ -320,6 +331,10 @@ impl State<'_> {
             Trace::Include | Trace::Tpl => {
                 let out = self.pending.output.take();
                 match (out, result) {
+                    // What was printed, returned as it is: its spans as they are.
+                    (Some(out), Value::String(s)) if out.text == **s => {
+                        Prov::Text(Arc::new(out.spans))
+                    }
                     (Some(out), Value::String(s)) => {
                         let added = self.tmpl.src.origin_at(pos);
                         Prov::Text(Arc::new(map_edit(
@@ -473,7 +488,7 @@ impl State<'_> {
                         _ => return self.at(pos),
                     };
                 }
-                Prov::Path(self.joined(path))
+                Prov::Path(self.joined(&path))
             }
             Some(at @ (Prov::At(..) | Prov::Origin(_))) => at.clone(),
             _ => self.at(pos),

@@ -183,7 +183,7 @@ pub fn add(f: &mut Funcs) {
                         let held = c.held(&s, &slot, &v).or_else(|| {
                             sp.as_ref().map(|sp| {
                                 Held::Origin(Origin::Value {
-                                    path: c.resolve_alias(join_key(sp, k)),
+                                    path: c.resolve_alias(&join_key(sp, k)),
                                 })
                             })
                         });
@@ -299,7 +299,7 @@ fn hold_copied(c: &Call<'_, '_>, from: &Value, to: &Value) {
                 Value::Map(_) | Value::List(_) | Value::Nil | Value::Missing
             ) {
                 let origin = Origin::Value {
-                    path: c.resolve_alias(join_key(&p, k)),
+                    path: c.resolve_alias(&join_key(&p, k)),
                 };
                 c.hold(to, Slot::Key(k.clone()), x, Some(Held::Origin(origin)));
             }
