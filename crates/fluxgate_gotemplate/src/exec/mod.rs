@@ -230,7 +230,7 @@ pub(crate) fn run(
         set,
         trace,
         tmpl: t.clone(),
-        vars: vec![("$".into(), data.clone(), dot_prov.clone())],
+        vars: vec![(dollar(), data.clone(), dot_prov.clone())],
         out: String::with_capacity(t.text_bytes),
         spans: Vec::new(),
         dot_prov,
@@ -242,6 +242,14 @@ pub(crate) fn run(
         text: s.out,
         spans: s.spans,
     })
+}
+
+/// The name `$`, made once per thread (every execution declares it).
+fn dollar() -> crate::ast::Name {
+    std::thread_local! {
+        static DOLLAR: crate::ast::Name = crate::ast::Name::from("$");
+    }
+    DOLLAR.with(Arc::clone)
 }
 
 enum Flow {
