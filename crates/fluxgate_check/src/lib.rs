@@ -151,7 +151,8 @@ fn nothing_to_check(repo: &Repo) -> Error {
 /// Renders the selected environments, each on its own core (or takes the one `opts` reuses),
 /// while the repository index is read for the model.
 fn render(repo: &Repo, selected: &[(usize, &EnvConfig)], opts: &Options<'_>) -> Vec<Environment> {
-    let fs = repo.index.fs();
+    // The YAML files discovery read already are served from the index.
+    let fs = &repo.index.reading_fs();
     let (envs, _) = rayon::join(
         || -> Vec<Environment> {
             selected

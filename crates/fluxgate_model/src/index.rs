@@ -69,7 +69,7 @@ pub struct RepoIndex {
     root: PathBuf,
     fs: Arc<dyn Fs>,
     /// The walk, done on first use.
-    walked: OnceLock<Walked>,
+    walked: OnceLock<Arc<Walked>>,
     /// Files asked for that the walk does not list (a symlinked file, a hidden folder),
     /// read through the confined filesystem on first use.
     extra: Mutex<BTreeMap<String, Option<Arc<IndexedFile>>>>,
@@ -85,6 +85,68 @@ struct Walked {
     files: Vec<IndexedFile>,
     by_path: HashMap<String, usize>,
 }
+/// [`RepoIndex::reading_fs`]: the walked YAML files from the index, the rest from `inner`.
+struct IndexedFs {
+    walked: Arc<Walked>,
+    inner: Arc<dyn Fs>,
+    root: PathBuf,
+}
+
+impl IndexedFs {
+    /// The walked file at the absolute `path`, read already. A path written another way (not
+    /// below the root as the walk wrote it) is read from the filesystem instead.
+    fn indexed(&self, path: &Path) -> Option<&IndexedFile> {
+        let rel = path.strip_prefix(&self.root).ok()?.to_str()?;
+        let &i = if std::path::MAIN_SEPARATOR == '/' {
+            self.walked.by_path.get(rel)?
+        } else {
+            self.walked.by_path.get(&rel.replace('\\', "/"))?
+        };
+        self.walked.files.get(i)
+    }
+}
+
+impl Fs for IndexedFs {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        match self.indexed(path) {
+            Some(f) => Ok(f.text.clone()),
+            None => self.inner.read(path),
+        }
+    }
+
+    fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        match self.indexed(path) {
+            Some(f) => Ok(f.text.as_bytes().to_vec()),
+            None => self.inner.read_bytes(path),
+        }
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.indexed(path).is_none() && self.inner.is_dir(path)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.indexed(path).is_some() || self.inner.is_file(path)
+    }
+
+    fn list_dir_kinds(&self, path: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
+        self.inner.list_dir_kinds(path)
+    }
+
+    fn confines(&self, path: &Path) -> bool {
+        // A walked file was read through the confined filesystem.
+        self.indexed(path).is_some() || self.inner.confines(path)
+    }
+
+    fn memo(&self) -> Option<&fluxgate_kustomize::Memo> {
+        self.inner.memo()
+    }
+
+    fn is_symlink(&self, path: &Path) -> bool {
+        self.inner.is_symlink(path)
+    }
+}
+
 /// A file of the index: one the walk found, or one read on request.
 pub enum FileRef<'a> {
     Walked(&'a IndexedFile),
@@ -144,13 +206,30 @@ impl RepoIndex {
         let mut paths: Vec<PathBuf> = rels.iter().map(|r| root.join(r)).collect();
         paths.sort();
         let walked = index.read_walk(paths);
-        let _ = index.walked.set(walked);
+        let _ = index.walked.set(Arc::new(walked));
         index
     }
 
     fn walked(&self) -> &Walked {
+        self.walked_shared()
+    }
+
+    fn walked_shared(&self) -> &Arc<Walked> {
         self.walked.get_or_init(|| {
-            self.read_walk(crate::walk::files_where(&*self.fs, &self.root, |_| true))
+            Arc::new(self.read_walk(crate::walk::files_where(&*self.fs, &self.root, |_| true)))
+        })
+    }
+
+    /// The index's filesystem, with the YAML files the walk read served from the index:
+    /// what the renderers read through (they read most of those files again, and each read of
+    /// the disk is a handful of system calls). Everything else is read as [`RepoIndex::fs`]
+    /// reads it; the walk is done now if it was not.
+    #[must_use]
+    pub fn reading_fs(&self) -> Arc<dyn Fs> {
+        Arc::new(IndexedFs {
+            walked: self.walked_shared().clone(),
+            inner: self.fs.clone(),
+            root: self.root.clone(),
         })
     }
 
@@ -334,6 +413,57 @@ mod tests {
 
     fn index(files: &[(&str, &str)]) -> RepoIndex {
         RepoIndex::in_memory(files)
+    }
+
+    /// A filesystem that counts the reads that reach it.
+    struct Counting(fluxgate_kustomize::MemFs, std::sync::atomic::AtomicUsize);
+
+    impl Fs for Counting {
+        fn read(&self, path: &Path) -> std::io::Result<String> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.read(path)
+        }
+        fn is_dir(&self, path: &Path) -> bool {
+            self.0.is_dir(path)
+        }
+        fn is_file(&self, path: &Path) -> bool {
+            self.0.is_file(path)
+        }
+        fn list_dir_kinds(&self, path: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
+            self.0.list_dir_kinds(path)
+        }
+    }
+
+    #[test]
+    fn the_reading_fs_serves_walked_yaml_from_the_index() {
+        let mut mem = fluxgate_kustomize::MemFs::new();
+        mem.insert("/r/apps/a.yaml", "kind: A\n");
+        mem.insert(
+            "/r/charts/c/templates/_h.tpl",
+            "{{ define \"h\" }}{{ end }}",
+        );
+        let counting = Arc::new(Counting(mem, std::sync::atomic::AtomicUsize::new(0)));
+        let index = RepoIndex::with_fs(counting.clone(), "/r".as_ref());
+        let fs = index.reading_fs();
+        let reads = || counting.1.load(std::sync::atomic::Ordering::Relaxed);
+        // The walk read the YAML file once; the renderers' reads of it are served.
+        assert_eq!(reads(), 1);
+        for _ in 0..3 {
+            assert_eq!(fs.read("/r/apps/a.yaml".as_ref()).unwrap(), "kind: A\n");
+            assert_eq!(
+                fs.read_bytes("/r/apps/a.yaml".as_ref()).unwrap(),
+                b"kind: A\n"
+            );
+        }
+        assert!(fs.is_file("/r/apps/a.yaml".as_ref()));
+        assert!(!fs.is_dir("/r/apps/a.yaml".as_ref()));
+        assert_eq!(reads(), 1);
+        // What the walk did not read comes from the filesystem, as do paths written otherwise.
+        assert!(fs.read("/r/charts/c/templates/_h.tpl".as_ref()).is_ok());
+        assert!(fs.read("/r/apps/../apps/a.yaml".as_ref()).is_ok());
+        assert!(fs.read("/r/apps/missing.yaml".as_ref()).is_err());
+        assert_eq!(reads(), 4);
+        assert!(fs.is_dir("/r/apps".as_ref()));
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let repo = Repo::open(args.repo.as_deref())?;
     let env = repo.env(env_name)?;
-    let rendered = load_environment_in(repo.index.fs(), &repo.root, &repo.config, env);
+    let rendered = load_environment_in(&repo.index.reading_fs(), &repo.root, &repo.config, env);
     let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
     let rendered_count = rendered.objects().count();
     // A Kustomization whose build fails applies nothing in Flux: its objects are not printed,

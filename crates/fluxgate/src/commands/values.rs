@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let repo = Repo::open(repo_arg.as_deref())?;
     let env = repo.env(&args.env)?;
-    let rendered = load_environment_in(repo.index.fs(), &repo.root, &repo.config, env);
+    let rendered = load_environment_in(&repo.index.reading_fs(), &repo.root, &repo.config, env);
     let secrets = Secrets::from_environments(std::slice::from_ref(&rendered));
     output::mask_with(secrets.redactor().clone());
     let Some(rel) = rendered.releases.get(release) else {
