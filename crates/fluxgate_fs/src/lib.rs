@@ -349,6 +349,55 @@ impl Fs for RealFs {
     }
 }
 
+/// A file system in front of another that counts the reads reaching it: for tests that show
+/// what a layer above serves without reading again.
+pub struct CountingFs<F> {
+    inner: F,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl<F: Fs> CountingFs<F> {
+    #[must_use]
+    pub fn new(inner: F) -> CountingFs<F> {
+        CountingFs {
+            inner,
+            reads: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// The reads (text or bytes) that reached the inner file system so far.
+    #[must_use]
+    pub fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl<F: Fs> Fs for CountingFs<F> {
+    fn read(&self, path: &Path) -> io::Result<String> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.read(path)
+    }
+
+    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.read_bytes(path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.is_dir(path)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.inner.is_file(path)
+    }
+
+    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        self.inner.list_dir_kinds(path)
+    }
+}
+
 /// Files held in memory, keyed by normalised path: for tests, the fuzzer and mutation
 /// testing. Directories exist implicitly above every file.
 #[derive(Clone, Debug, Default)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use fluxgate_fs::{
-    CachedFs, Fs, MemFs, Memo, Overlay, RealFs, SourceCache, normal_order, normalize,
+    CachedFs, CountingFs, Fs, MemFs, Memo, Overlay, RealFs, SourceCache, normal_order, normalize,
 };
 
 use fluxgate_diagnostics::Diagnostic;
@@ -53,32 +53,12 @@ pub fn parse(fs: &dyn Fs, path: &Path, file: &str) -> io::Result<Arc<Parsed>> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
-
-    struct Counting(MemFs, std::sync::atomic::AtomicUsize);
-
-    impl Fs for Counting {
-        fn read(&self, path: &Path) -> io::Result<String> {
-            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.0.read(path)
-        }
-        fn is_dir(&self, path: &Path) -> bool {
-            self.0.is_dir(path)
-        }
-        fn is_file(&self, path: &Path) -> bool {
-            self.0.is_file(path)
-        }
-        fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
-            self.0.list_dir_kinds(path)
-        }
-    }
     #[test]
     fn cachedfs_parses_a_file_read_again_once() {
         let mut mem = MemFs::new();
         mem.insert("/r/a.yaml", "a: 1\n---\nb: [2]\n");
-        let fs = CachedFs::new(Counting(mem, std::sync::atomic::AtomicUsize::new(0)));
+        let fs = CachedFs::new(CountingFs::new(mem));
         let first = parse(&fs, Path::new("/r/a.yaml"), "a.yaml").unwrap();
         let (text, docs, diags) = first.into_parts();
         assert_eq!(
@@ -90,7 +70,7 @@ mod tests {
             assert_eq!(again.into_parts().1, docs);
         }
         // The first read is not kept, the second is, the later ones are served from memory.
-        assert_eq!(fs.inner().1.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(fs.inner().reads(), 2);
         // Another shown name is another parse (its locations differ).
         let other = parse(&fs, Path::new("/r/a.yaml"), "x/a.yaml").unwrap();
         assert_eq!(other.stream.docs[0].loc.file.as_ref(), "x/a.yaml");

@@ -48,7 +48,8 @@ use fluxgate_yaml::Node;
 pub use build::KUSTOMIZATION_FILES;
 pub use error::Error;
 pub use fs::{
-    CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normal_order, normalize, parse,
+    CachedFs, CountingFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normal_order,
+    normalize, parse,
 };
 pub use generate::content_hash;
 pub use problem::{Problem, ProblemKind, from_yaml};

@@ -415,25 +415,6 @@ mod tests {
         RepoIndex::in_memory(files)
     }
 
-    /// A filesystem that counts the reads that reach it.
-    struct Counting(fluxgate_kustomize::MemFs, std::sync::atomic::AtomicUsize);
-
-    impl Fs for Counting {
-        fn read(&self, path: &Path) -> std::io::Result<String> {
-            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.0.read(path)
-        }
-        fn is_dir(&self, path: &Path) -> bool {
-            self.0.is_dir(path)
-        }
-        fn is_file(&self, path: &Path) -> bool {
-            self.0.is_file(path)
-        }
-        fn list_dir_kinds(&self, path: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
-            self.0.list_dir_kinds(path)
-        }
-    }
-
     #[test]
     fn the_reading_fs_serves_walked_yaml_from_the_index() {
         let mut mem = fluxgate_kustomize::MemFs::new();
@@ -442,10 +423,10 @@ mod tests {
             "/r/charts/c/templates/_h.tpl",
             "{{ define \"h\" }}{{ end }}",
         );
-        let counting = Arc::new(Counting(mem, std::sync::atomic::AtomicUsize::new(0)));
+        let counting = Arc::new(fluxgate_kustomize::CountingFs::new(mem));
         let index = RepoIndex::with_fs(counting.clone(), "/r".as_ref());
         let fs = index.reading_fs();
-        let reads = || counting.1.load(std::sync::atomic::Ordering::Relaxed);
+        let reads = || counting.reads();
         // The walk read the YAML file once; the renderers' reads of it are served.
         assert_eq!(reads(), 1);
         for _ in 0..3 {
