@@ -349,39 +349,48 @@ impl Fs for RealFs {
     }
 }
 
-/// A file system in front of another that counts the reads reaching it: for tests that show
-/// what a layer above serves without reading again.
-pub struct CountingFs<F> {
+/// A file system in front of another that notes every file read through it, and how many
+/// times: what one environment reached (mutation testing), or what a layer above serves
+/// without reading again (tests).
+pub struct RecordingFs<F> {
     inner: F,
-    reads: std::sync::atomic::AtomicUsize,
+    read: Mutex<BTreeMap<PathBuf, usize>>,
 }
 
-impl<F: Fs> CountingFs<F> {
+impl<F: Fs> RecordingFs<F> {
     #[must_use]
-    pub fn new(inner: F) -> CountingFs<F> {
-        CountingFs {
+    pub fn new(inner: F) -> RecordingFs<F> {
+        RecordingFs {
             inner,
-            reads: std::sync::atomic::AtomicUsize::new(0),
+            read: Mutex::default(),
         }
+    }
+
+    /// The files read so far (normalised absolute paths).
+    #[must_use]
+    pub fn files(&self) -> BTreeSet<PathBuf> {
+        lock(&self.read).keys().cloned().collect()
     }
 
     /// The reads (text or bytes) that reached the inner file system so far.
     #[must_use]
     pub fn reads(&self) -> usize {
-        self.reads.load(std::sync::atomic::Ordering::Relaxed)
+        lock(&self.read).values().sum()
+    }
+
+    fn note(&self, path: &Path) {
+        *lock(&self.read).entry(normalize(path)).or_default() += 1;
     }
 }
 
-impl<F: Fs> Fs for CountingFs<F> {
+impl<F: Fs> Fs for RecordingFs<F> {
     fn read(&self, path: &Path) -> io::Result<String> {
-        self.reads
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.note(path);
         self.inner.read(path)
     }
 
     fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
-        self.reads
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.note(path);
         self.inner.read_bytes(path)
     }
 
@@ -395,6 +404,10 @@ impl<F: Fs> Fs for CountingFs<F> {
 
     fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
         self.inner.list_dir_kinds(path)
+    }
+
+    fn confines(&self, path: &Path) -> bool {
+        self.inner.confines(path)
     }
 }
 

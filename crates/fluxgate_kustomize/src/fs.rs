@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use fluxgate_fs::{
-    CachedFs, CountingFs, Fs, MemFs, Memo, Overlay, RealFs, SourceCache, normal_order, normalize,
+    CachedFs, Fs, MemFs, Memo, Overlay, RealFs, RecordingFs, SourceCache, normal_order, normalize,
 };
 
 use fluxgate_diagnostics::Diagnostic;
@@ -58,7 +58,7 @@ mod tests {
     fn cachedfs_parses_a_file_read_again_once() {
         let mut mem = MemFs::new();
         mem.insert("/r/a.yaml", "a: 1\n---\nb: [2]\n");
-        let fs = CachedFs::new(CountingFs::new(mem));
+        let fs = CachedFs::new(RecordingFs::new(mem));
         let first = parse(&fs, Path::new("/r/a.yaml"), "a.yaml").unwrap();
         let (text, docs, diags) = first.into_parts();
         assert_eq!(

@@ -48,7 +48,7 @@ use fluxgate_yaml::Node;
 pub use build::KUSTOMIZATION_FILES;
 pub use error::Error;
 pub use fs::{
-    CachedFs, CountingFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, SourceCache, normal_order,
+    CachedFs, Fs, MemFs, Memo, Overlay, Parsed, RealFs, RecordingFs, SourceCache, normal_order,
     normalize, parse,
 };
 pub use generate::content_hash;

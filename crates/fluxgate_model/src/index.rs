@@ -423,7 +423,7 @@ mod tests {
             "/r/charts/c/templates/_h.tpl",
             "{{ define \"h\" }}{{ end }}",
         );
-        let counting = Arc::new(fluxgate_kustomize::CountingFs::new(mem));
+        let counting = Arc::new(fluxgate_kustomize::RecordingFs::new(mem));
         let index = RepoIndex::with_fs(counting.clone(), "/r".as_ref());
         let fs = index.reading_fs();
         let reads = || counting.reads();

@@ -3,7 +3,7 @@
 //! from the disk once), and a [`Recorder`] that notes what one environment's renderers read
 //! (a mutant of a file re-renders only the environments that read it).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -113,53 +113,7 @@ impl Fs for Snapshot {
 }
 
 /// A filesystem that notes every file read through it: what one environment reached.
-pub struct Recorder {
-    inner: Arc<dyn Fs>,
-    read: Mutex<BTreeSet<PathBuf>>,
-}
-
-impl Recorder {
-    #[must_use]
-    pub fn new(inner: Arc<dyn Fs>) -> Recorder {
-        Recorder {
-            inner,
-            read: Mutex::default(),
-        }
-    }
-
-    /// The files read so far (normalised absolute paths).
-    #[must_use]
-    pub fn files(&self) -> BTreeSet<PathBuf> {
-        lock(&self.read).clone()
-    }
-
-    fn note(&self, path: &Path) {
-        lock(&self.read).insert(normalize(path));
-    }
-}
-
-impl Fs for Recorder {
-    fn read(&self, path: &Path) -> io::Result<String> {
-        self.note(path);
-        self.inner.read(path)
-    }
-    fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
-        self.note(path);
-        self.inner.read_bytes(path)
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        self.inner.is_dir(path)
-    }
-    fn is_file(&self, path: &Path) -> bool {
-        self.inner.is_file(path)
-    }
-    fn list_dir_kinds(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
-        self.inner.list_dir_kinds(path)
-    }
-    fn confines(&self, path: &Path) -> bool {
-        self.inner.confines(path)
-    }
-}
+pub type Recorder = fluxgate_fs::RecordingFs<Arc<dyn Fs>>;
 
 #[cfg(test)]
 mod tests {
