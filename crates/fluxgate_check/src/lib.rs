@@ -149,30 +149,21 @@ fn nothing_to_check(repo: &Repo) -> Error {
 }
 
 /// Renders the selected environments, each on its own core (or takes the one `opts` reuses),
-/// while the repository index is read for the model.
+/// reading the YAML files discovery read already from the repository index.
 fn render(repo: &Repo, selected: &[(usize, &EnvConfig)], opts: &Options<'_>) -> Vec<Environment> {
-    // The YAML files discovery read already are served from the index.
     let fs = &repo.index.reading_fs();
-    let (envs, _) = rayon::join(
-        || -> Vec<Environment> {
-            selected
-                .par_iter()
-                .map(|&(i, e)| {
-                    if let Some(Some(env)) = opts.reuse.get(i) {
-                        return (*env).clone();
-                    }
-                    match opts.env_fs {
-                        Some(choose) => {
-                            load_environment_in(&choose(i, e), &repo.root, &repo.config, e)
-                        }
-                        None => load_environment_in(fs, &repo.root, &repo.config, e),
-                    }
-                })
-                .collect()
-        },
-        || repo.index.files().len(),
-    );
-    envs
+    selected
+        .par_iter()
+        .map(|&(i, e)| {
+            if let Some(Some(env)) = opts.reuse.get(i) {
+                return (*env).clone();
+            }
+            match opts.env_fs {
+                Some(choose) => load_environment_in(&choose(i, e), &repo.root, &repo.config, e),
+                None => load_environment_in(fs, &repo.root, &repo.config, e),
+            }
+        })
+        .collect()
 }
 
 /// Every finding of a run over `envs`, paths relative to the repository, not yet masked,
