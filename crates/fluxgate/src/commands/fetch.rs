@@ -39,11 +39,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // Nothing printed here comes from a Secret; URLs lose their user:password in messages.
     crate::output::mask_with(fluxgate_diagnostics::redact::Redactor::default());
     let cache = Cache::open(&fluxgate_fetch::cache_dir(args.cache.as_deref())?);
+    // Every environment loads as `check` loads it: the files discovery read, from the index.
+    let reading = repo.index.reading_fs();
     let environments: Vec<_> = repo
         .config
         .environments
         .par_iter()
-        .map(|env| load_environment_in(repo.index.fs(), &repo.root, &repo.config, env))
+        .map(|env| load_environment_in(&reading, &repo.root, &repo.config, env))
         .collect();
     let (requests, unfetchable) = chart_requests(
         environments
