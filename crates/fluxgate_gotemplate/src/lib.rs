@@ -48,6 +48,7 @@ mod exec;
 pub mod format;
 mod funcs;
 mod lex;
+pub mod memo;
 mod parse;
 pub mod trace;
 mod value;
@@ -60,7 +61,7 @@ pub use funcs::{
     Arity, ConstKind, Func, FuncBody, FuncError, Funcs, Ty, index, length, query_escape,
 };
 pub use trace::{Held, Origin, Slot, Span, Trace, Traced, Tracer};
-pub use value::{ListRef, MapRef, Object, Value};
+pub use value::{ListRef, MapRef, Object, Shared, Value};
 
 /// What can go wrong: a parse error or an execution error, each with Go's text and where.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -135,7 +136,7 @@ pub struct Templates {
     /// Templates added to a copy of a set whose table is shared (what `tpl` parses into a
     /// copy of the chart's set), found before the shared ones: copying a set for each `tpl`
     /// copies no table.
-    added: Vec<Arc<Template>>,
+    pub(crate) added: Vec<Arc<Template>>,
     funcs: Arc<Funcs>,
     /// What a missing map key gives.
     pub missing_key: MissingKey,
@@ -269,6 +270,7 @@ impl Templates {
         let t = self
             .get(name)
             .ok_or_else(|| Error::NoTemplate(name.to_string()))?;
+        memo::start_over();
         exec::run(self, None, &t, data, exec::Prov::None, 0)
             .map(|t| t.text)
             .map_err(Error::from)
@@ -285,6 +287,7 @@ impl Templates {
         let t = self
             .get(name)
             .ok_or_else(|| Error::NoTemplate(name.to_string()))?;
+        memo::start_over();
         exec::run(self, Some(tracer), &t, data, exec::Prov::None, 0).map_err(Error::from)
     }
 
@@ -328,3 +331,6 @@ mod tests;
 
 #[cfg(test)]
 mod provenance_tests;
+
+#[cfg(test)]
+mod memo_tests;

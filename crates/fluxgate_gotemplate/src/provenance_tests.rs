@@ -6,7 +6,7 @@ use crate::{Arity, Funcs, Origin, Templates, Trace, Traced, Tracer, Value};
 
 /// Go's builtins plus Helm-like `include`, `tpl`, `default`, `quote`, `nindent`, `trim`,
 /// `toString` and `upper`, with their traces.
-fn funcs() -> Funcs {
+pub(crate) fn funcs() -> Funcs {
     let mut f = Funcs::new();
     f.insert("include", Arity::Exact(2), |c, a| {
         let name = a[0].as_str().unwrap_or_default().to_string();
@@ -95,7 +95,7 @@ fn funcs() -> Funcs {
     f
 }
 
-fn values() -> Value {
+pub(crate) fn values() -> Value {
     let yaml_like = BTreeMap::from([
         (
             "a".to_string(),

@@ -28,7 +28,7 @@ use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
 use crate::exec::Source;
-use crate::value::{MAX_DEPTH, Value};
+use crate::value::{MAX_DEPTH, Shared, Value};
 
 /// Where a piece of output came from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -194,6 +194,15 @@ enum Stored {
 }
 
 impl Stored {
+    /// The same origin (one the template computed by its text and byte).
+    fn same(&self, other: &Stored) -> bool {
+        match (self, other) {
+            (Stored::Held(a), Stored::Held(b)) => a == b,
+            (Stored::At(src, at), Stored::At(src2, at2)) => Arc::ptr_eq(src, src2) && at == at2,
+            _ => false,
+        }
+    }
+
     fn get(&self) -> Held {
         match self {
             Stored::Held(h) => h.clone(),
@@ -222,6 +231,14 @@ fn same_scalar(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Equal scalars of one Go type (a string by its text).
+pub fn equal_scalar(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => x == y,
+        _ => same_scalar(a, b),
+    }
+}
+
 fn weak_of(v: &Value) -> Option<WeakRef> {
     match v {
         Value::Map(m) => Some(WeakRef::Map(Rc::downgrade(m))),
@@ -238,8 +255,8 @@ struct Copies {
 }
 
 enum WeakRef {
-    Map(Weak<RefCell<BTreeMap<String, Value>>>),
-    List(Weak<RefCell<Vec<Value>>>),
+    Map(Weak<Shared<BTreeMap<String, Value>>>),
+    List(Weak<Shared<Vec<Value>>>),
 }
 
 impl WeakRef {
@@ -264,6 +281,7 @@ impl Tracer {
     /// below it by its path from there. A value known already keeps its first path, so add
     /// the roots whose names should win first.
     pub fn add_root(&mut self, root: &Value, path: &str) {
+        crate::memo::forget_all();
         let mut stack = vec![(root.clone(), path.to_string(), 0usize)];
         while let Some((v, p, depth)) = stack.pop() {
             let Some(id) = identity(&v) else { continue };
@@ -310,17 +328,23 @@ impl Tracer {
     pub fn alias(&self, path: String, from: Arc<str>) {
         let mut aliases = self.aliases.borrow_mut();
         if path != *from && (aliases.len() < Self::MAX_COPIES || aliases.contains_key(&path)) {
+            // Any template may resolve any path: a new alias is news to every kept include.
+            if aliases.get(&path) != Some(&from) {
+                crate::memo::aliases_changed();
+            }
             aliases.insert(path, from);
         }
     }
 
     /// Whether a merge said that some value came from another path ([`Tracer::alias`]).
     pub fn has_aliases(&self) -> bool {
+        crate::memo::read_aliases();
         !self.aliases.borrow().is_empty()
     }
 
     /// `path`, or where its value came from when a merge said so ([`Tracer::alias`]).
     pub fn resolve_alias(&self, path: &str) -> Arc<str> {
+        crate::memo::read_aliases();
         let aliases = self.aliases.borrow();
         if aliases.is_empty() {
             return Arc::from(path);
@@ -335,6 +359,7 @@ impl Tracer {
     /// `held` (`None` forgets what the slot held). At most [`Tracer::MAX_COPIES`] entries are
     /// held at once; dead containers are dropped as the table grows.
     pub fn hold(&self, container: &Value, slot: Slot, v: &Value, held: Option<Held>) {
+        let held = held.map(crate::memo::resolve);
         self.put(container, slot, v, held.map(Stored::Held));
     }
 
@@ -355,6 +380,12 @@ impl Tracer {
         let (Some(id), Some(weak)) = (identity(container), weak_of(container)) else {
             return;
         };
+        if let Some(n) = number(container)
+            && crate::memo::watched(n)
+            && !self.holds_already(id, &slot, v, stored.as_ref())
+        {
+            crate::memo::changed(n);
+        }
         let mut t = self.held.borrow_mut();
         let Some(stored) = stored.filter(|_| holdable(v)) else {
             if let Some((_, slots)) = t.table.get_mut(&id)
@@ -379,6 +410,22 @@ impl Tracer {
             .1;
         if slots.insert(slot, (v.clone(), stored)) {
             t.count += 1;
+        }
+    }
+
+    /// Whether the slot `slot` of container `id` holds `stored` for a scalar equal to `v`
+    /// already (or nothing, and `stored` is nothing): putting it again changes nothing a
+    /// template can read.
+    fn holds_already(&self, id: usize, slot: &Slot, v: &Value, stored: Option<&Stored>) -> bool {
+        let t = self.held.borrow();
+        let entry = t.table.get(&id).and_then(|(_, slots)| match slot {
+            Slot::Key(k) => slots.keys.get(k),
+            Slot::Index(i) => slots.items.get(i),
+        });
+        match (entry, stored.filter(|_| holdable(v))) {
+            (None, None) => true,
+            (Some((old, was)), Some(now)) => equal_scalar(old, v) && was.same(now),
+            _ => false,
         }
     }
 
@@ -476,7 +523,21 @@ impl Tracer {
             return false;
         }
         copies.table.insert(id, (weak, path));
+        // A path for a container made before a kept include started: the include may have
+        // asked for its path (it has none) without reading it.
+        if number(v).is_some_and(crate::memo::watched) {
+            crate::memo::forget_all();
+        }
         true
+    }
+}
+
+/// The number of a map or list ([`Shared::id`]).
+fn number(v: &Value) -> Option<u64> {
+    match v {
+        Value::Map(m) => Some(m.id()),
+        Value::List(l) => Some(l.id()),
+        _ => None,
     }
 }
 

@@ -13,9 +13,51 @@ use std::rc::Rc;
 use crate::funcs::FuncError;
 
 /// A Go map with string keys; Go ranges over and prints maps in key order.
-pub type MapRef = Rc<RefCell<BTreeMap<String, Value>>>;
+pub type MapRef = Rc<Shared<BTreeMap<String, Value>>>;
 /// A Go slice of `interface{}`.
-pub type ListRef = Rc<RefCell<Vec<Value>>>;
+pub type ListRef = Rc<Shared<Vec<Value>>>;
+
+/// The cell of a map or a list, with a number that tells containers apart for as long as
+/// the thread runs: numbers grow as containers are made, so one made during an `include`
+/// has a number at least that of the include's start ([`crate::memo`]). Changing one made
+/// before tells the memo of `include` (a template that changed what its caller sees has to
+/// run again).
+pub struct Shared<T> {
+    id: u64,
+    cell: RefCell<T>,
+}
+
+impl<T> Shared<T> {
+    pub fn new(value: T) -> Shared<T> {
+        Shared {
+            id: crate::memo::next_id(),
+            cell: RefCell::new(value),
+        }
+    }
+
+    /// The container's number.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The contents to read: a read the memo of `include` is told of.
+    pub fn borrow(&self) -> std::cell::Ref<'_, T> {
+        crate::memo::read(self.id);
+        self.cell.borrow()
+    }
+
+    /// The contents to change: a change the memo of `include` is told of.
+    pub fn borrow_mut(&self) -> std::cell::RefMut<'_, T> {
+        crate::memo::changed(self.id);
+        self.cell.borrow_mut()
+    }
+
+    /// The contents to change in a way no template can tell (a scalar replaced by an equal
+    /// one, as a repeated `set` does): the memo of `include` is not told.
+    pub fn borrow_mut_unseen(&self) -> std::cell::RefMut<'_, T> {
+        self.cell.borrow_mut()
+    }
+}
 
 /// One Go value.
 #[derive(Clone, Default)]
@@ -124,11 +166,11 @@ impl Value {
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(RefCell::new(items)))
+        Value::List(Rc::new(Shared::new(items)))
     }
 
     pub fn map(entries: BTreeMap<String, Value>) -> Value {
-        Value::Map(Rc::new(RefCell::new(entries)))
+        Value::Map(Rc::new(Shared::new(entries)))
     }
 
     pub fn empty_map() -> Value {

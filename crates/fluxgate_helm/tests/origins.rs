@@ -190,3 +190,87 @@ fn app_template_origins_survive_from_yaml() {
         SpanOrigin::Template { .. }
     ));
 }
+
+/// A render with the memo of `include` off, then on: what it printed, or its error.
+fn both_ways(req: &Request) -> [Result<Vec<Manifest>, String>; 2] {
+    [false, true].map(|on| {
+        fluxgate_gotemplate::memo::set_enabled(on);
+        let out = fluxgate_helm::run_manifests(req)
+            .map(|r| r.manifests)
+            .map_err(|e| e.to_string());
+        fluxgate_gotemplate::memo::set_enabled(true);
+        out
+    })
+}
+
+#[test]
+fn the_include_memo_changes_no_output_and_no_origin() {
+    let Some(corpus) = fluxgate_testkit::corpus("include_memo") else {
+        return;
+    };
+    let charts = corpus.join("helm-charts");
+    let mut requests = Vec::new();
+    for chart in std::fs::read_dir(&charts).expect("helm-charts") {
+        let chart = chart.expect("entry").path();
+        if !chart.join("Chart.yaml").is_file() {
+            continue;
+        }
+        let base = Request {
+            release_name: "memo".into(),
+            namespace: "memo".into(),
+            chart: chart.clone(),
+            kube_version: Some("1.30.0".into()),
+            skip_schema_validation: true,
+            ..Request::default()
+        };
+        let mut files: Vec<_> = std::fs::read_dir(chart.join("ci"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        requests.push(base.clone());
+        requests.extend(files.into_iter().map(|f| Request {
+            values_files: vec![f],
+            ..base.clone()
+        }));
+    }
+    // app-template's library asks for the enabled Services for every probe of every
+    // container: two controllers, two Services, probes on.
+    let app = Request {
+        chart: charts.join("app-template-4.1.1"),
+        set: [
+            "controllers.main.containers.app.image.repository=ghcr.io/acme/demo",
+            "controllers.main.containers.app.image.tag=v1",
+            "controllers.main.containers.app.probes.liveness.enabled=true",
+            "controllers.main.containers.app.probes.readiness.enabled=true",
+            "controllers.main.containers.app.probes.startup.enabled=true",
+            "controllers.side.containers.app.image.repository=ghcr.io/acme/side",
+            "controllers.side.containers.app.image.tag=v2",
+            "controllers.side.containers.app.probes.liveness.enabled=true",
+            "service.main.controller=main",
+            "service.main.ports.http.port=8080",
+            "service.side.controller=side",
+            "service.side.ports.http.port=9090",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect(),
+        ..requests[0].clone()
+    };
+    requests.push(app.clone());
+    assert!(requests.len() > 20, "{} renders", requests.len());
+    for req in &requests {
+        let [off, on] = both_ways(req);
+        assert_eq!(on, off, "{} {:?}", req.chart.display(), req.values_files);
+    }
+    let before = fluxgate_gotemplate::memo::hits();
+    let [_, on] = both_ways(&app);
+    let on = on.expect("app-template renders");
+    assert_eq!(on.len(), 4, "two Deployments and two Services: {on:?}");
+    assert!(
+        fluxgate_gotemplate::memo::hits() > before + 10,
+        "app-template's repeated includes are answered from the memo"
+    );
+}

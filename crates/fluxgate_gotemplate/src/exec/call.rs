@@ -45,7 +45,20 @@ impl Call<'_, '_> {
             .into());
         };
         let dot = std::mem::take(&mut self.state.pending.dot);
-        let out = run(set, self.state.trace, &t, data, dot, self.state.depth + 1);
+        let depth = self.state.depth + 1;
+        if !crate::memo::enabled() {
+            let out = run(set, self.state.trace, &t, data, dot, depth);
+            return self.finish(out);
+        }
+        // What the template printed for the same data, when nothing it read changed since
+        // ([`crate::memo`]).
+        let key = crate::memo::Key::new(set, &t, data, &dot, self.state.trace);
+        if let Some(out) = crate::memo::get(&key, depth) {
+            return self.finish(Ok(out));
+        }
+        let dot = crate::memo::enter(depth, dot, self.state.trace.is_some());
+        let out = run(set, self.state.trace, &t, data, dot, depth);
+        let out = crate::memo::leave(depth, key, out);
         self.finish(out)
     }
 

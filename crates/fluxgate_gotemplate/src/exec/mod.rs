@@ -222,6 +222,7 @@ pub(crate) fn run(
             t.name
         )));
     }
+    crate::memo::reached(depth);
     let dot_prov = match (trace, dot_prov) {
         (Some(t), Prov::None) => t.path_of(data).map_or(Prov::None, Prov::Path),
         (_, p) => p,

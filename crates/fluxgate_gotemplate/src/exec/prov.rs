@@ -28,6 +28,18 @@ pub(crate) enum Prov {
 }
 
 impl Prov {
+    /// The same origin (a template position by its parsed text and byte).
+    pub(crate) fn same(&self, other: &Prov) -> bool {
+        match (self, other) {
+            (Prov::None, Prov::None) => true,
+            (Prov::Path(a), Prov::Path(b)) => a == b,
+            (Prov::At(src, at), Prov::At(src2, at2)) => Arc::ptr_eq(src, src2) && at == at2,
+            (Prov::Text(a), Prov::Text(b)) => Arc::ptr_eq(a, b) || a == b,
+            (Prov::Origin(a), Prov::Origin(b)) => a == b,
+            _ => false,
+        }
+    }
+
     /// The origin a scalar held as `held` has.
     fn of_held(held: Held) -> Prov {
         match held {

@@ -82,6 +82,8 @@ struct Rng(Arc<AtomicU64>);
 
 impl Rng {
     fn next(&self) -> u64 {
+        // A draw differs each time: an include that draws is never kept.
+        fluxgate_gotemplate::memo::unrepeatable();
         let mut z = self
             .0
             .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
