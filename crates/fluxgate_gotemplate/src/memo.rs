@@ -298,9 +298,35 @@ pub(crate) struct Key {
 
 enum Data {
     /// A scalar, or a map or list by identity.
-    Whole(Value),
+    Whole(Part),
     /// A small map's entries: key, value (containers by identity), the scalar's held origin.
-    Entries(Vec<(String, Value, Option<Held>)>),
+    Entries(Vec<(String, Part, Option<Held>)>),
+}
+
+/// A value as a key holds it: a map or list by its number only (holding it would keep it,
+/// and all below it, alive as long as the memo).
+enum Part {
+    Value(Value),
+    Map(u64),
+    List(u64),
+}
+
+impl Part {
+    fn of(v: &Value) -> Part {
+        match v {
+            Value::Map(m) => Part::Map(m.id()),
+            Value::List(l) => Part::List(l.id()),
+            other => Part::Value(other.clone()),
+        }
+    }
+
+    fn same(&self, o: &Part) -> bool {
+        match (self, o) {
+            (Part::Value(a), Part::Value(b)) => same_value(a, b),
+            (Part::Map(a), Part::Map(b)) | (Part::List(a), Part::List(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Key {
@@ -328,13 +354,13 @@ impl Key {
                         Some(tr) if crate::trace::holdable(v) => tr.held_key(data, k, v),
                         _ => None,
                     };
-                    entries.push((k.clone(), v.clone(), held));
+                    entries.push((k.clone(), Part::of(v), held));
                 }
                 Data::Entries(entries)
             }
             v => {
                 hash_value(v, &mut h);
-                Data::Whole(v.clone())
+                Data::Whole(Part::of(v))
             }
         };
         Key {
@@ -367,12 +393,12 @@ impl Key {
                 self.dot.same(&o.dot)
             })
             && match (&self.data, &o.data) {
-                (Data::Whole(a), Data::Whole(b)) => same_value(a, b),
+                (Data::Whole(a), Data::Whole(b)) => a.same(b),
                 (Data::Entries(a), Data::Entries(b)) => {
                     a.len() == b.len()
-                        && a.iter().zip(b).all(|((k1, v1, h1), (k2, v2, h2))| {
-                            k1 == k2 && same_value(v1, v2) && h1 == h2
-                        })
+                        && a.iter()
+                            .zip(b)
+                            .all(|((k1, v1, h1), (k2, v2, h2))| k1 == k2 && v1.same(v2) && h1 == h2)
                 }
                 _ => false,
             }
@@ -395,7 +421,7 @@ fn hash_value(v: &Value, h: &mut impl Hasher) {
     }
 }
 
-/// The same scalar (by value and Go type), the same map or list, the same host object.
+/// The same scalar (by value and Go type), the same host object.
 fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Missing, Value::Missing) | (Value::Nil, Value::Nil) => true,
@@ -404,8 +430,6 @@ fn same_value(a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
         (Value::String(x), Value::String(y)) => x == y,
         (Value::Bytes(x), Value::Bytes(y)) => x == y,
-        (Value::List(x), Value::List(y)) => x.id() == y.id(),
-        (Value::Map(x), Value::Map(y)) => x.id() == y.id(),
         (Value::Object(x), Value::Object(y)) => std::rc::Rc::ptr_eq(x, y),
         _ => false,
     }
