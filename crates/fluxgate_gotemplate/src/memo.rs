@@ -322,7 +322,7 @@ impl Part {
 
     fn same(&self, o: &Part) -> bool {
         match (self, o) {
-            (Part::Value(a), Part::Value(b)) => same_value(a, b),
+            (Part::Value(a), Part::Value(b)) => a.identical_leaf(b),
             (Part::Map(a), Part::Map(b)) | (Part::List(a), Part::List(b)) => a == b,
             _ => false,
         }
@@ -418,20 +418,6 @@ fn hash_value(v: &Value, h: &mut impl Hasher) {
         Value::List(l) => l.id().hash(h),
         Value::Map(m) => m.id().hash(h),
         Value::Object(o) => (std::rc::Rc::as_ptr(o).cast::<()>() as usize).hash(h),
-    }
-}
-
-/// The same scalar (by value and Go type), the same host object.
-fn same_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Missing, Value::Missing) | (Value::Nil, Value::Nil) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        (Value::String(x), Value::String(y)) => x == y,
-        (Value::Bytes(x), Value::Bytes(y)) => x == y,
-        (Value::Object(x), Value::Object(y)) => std::rc::Rc::ptr_eq(x, y),
-        _ => false,
     }
 }
 

@@ -2,12 +2,11 @@
 //! again when something did, never stands for a run that changed its caller's data or drew
 //! a random number, and prints the origins a run would have printed.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::provenance_tests::{funcs, values};
-use crate::{Arity, Templates, Traced, Tracer, Value, memo};
+use crate::provenance_tests::{funcs, traced_data};
+use crate::{Arity, Templates, Traced, Value, memo};
 
 /// The tests that turn the memo off or count runs do not overlap.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -42,16 +41,7 @@ fn run(texts: &[(&str, &str)]) -> (Traced, usize) {
         for (name, text) in texts {
             set.parse(name, text).unwrap();
         }
-        let vals = values();
-        let data = Value::map(BTreeMap::from([
-            ("Values".to_string(), vals.clone()),
-            (
-                "Release".to_string(),
-                Value::map(BTreeMap::from([("Name".to_string(), Value::str("rel"))])),
-            ),
-        ]));
-        let mut tracer = Tracer::new();
-        tracer.add_root(&vals, "");
+        let (data, tracer) = traced_data();
         let out = set.execute_traced("main", &data, &tracer).unwrap();
         (out, ticks.load(Ordering::SeqCst))
     };
@@ -62,15 +52,18 @@ fn run(texts: &[(&str, &str)]) -> (Traced, usize) {
     (with, ticks)
 }
 
+/// [`run`] of a template `t` whose body is `body`, and `main`.
+fn run_t(body: &str, main: &str) -> (Traced, usize) {
+    let t = ["{{ define \"t\" }}", body, "{{ end }}"].concat();
+    run(&[("t", &t), ("main", main)])
+}
+
 #[test]
 fn a_repeated_include_runs_once() {
-    let (out, ticks) = run(&[
-        ("t", "{{ define \"t\" }}{{ tick }}[{{ .v.x }}]{{ end }}"),
-        (
-            "main",
-            "{{ include \"t\" (dict \"v\" .Values.m) }}{{ include \"t\" (dict \"v\" .Values.m) }}",
-        ),
-    ]);
+    let (out, ticks) = run_t(
+        "{{ tick }}[{{ .v.x }}]",
+        "{{ include \"t\" (dict \"v\" .Values.m) }}{{ include \"t\" (dict \"v\" .Values.m) }}",
+    );
     assert_eq!(out.text, "[ex][ex]");
     assert_eq!(ticks, 1);
 }
@@ -79,57 +72,37 @@ const CALL: &str = "{{ include \"t\" (dict \"v\" .Values.m) }}";
 
 #[test]
 fn a_change_to_what_it_read_runs_it_again_and_others_do_not() {
-    let texts = |between: &str| {
-        run(&[
-            ("t", "{{ define \"t\" }}{{ tick }}[{{ .v.x }}]{{ end }}"),
-            ("main", &[CALL, between, CALL].concat()),
-        ])
-    };
+    let texts = |between: &str| run_t("{{ tick }}[{{ .v.x }}]", &[CALL, between, CALL].concat());
     let (out, ticks) = texts("{{ $_ := set .Values.m \"x\" \"new\" }}");
     assert_eq!((out.text.as_str(), ticks), ("[ex][new]", 2));
     // A change to a map the include never read: it is not run again.
     let (out, ticks) = texts("{{ $_ := set .Values.a \"z\" 1 }}");
     assert_eq!((out.text.as_str(), ticks), ("[ex][ex]", 1));
     // Different data is a different include.
-    let (out, ticks) = run(&[
-        ("t", "{{ define \"t\" }}{{ tick }}[{{ .v.x }}]{{ end }}"),
-        (
-            "main",
-            "{{ include \"t\" (dict \"v\" .Values.m) }}{{ include \"t\" (dict \"v\" .Values.a) }}",
-        ),
-    ]);
+    let (out, ticks) = run_t(
+        "{{ tick }}[{{ .v.x }}]",
+        "{{ include \"t\" (dict \"v\" .Values.m) }}{{ include \"t\" (dict \"v\" .Values.a) }}",
+    );
     assert_eq!((out.text.as_str(), ticks), ("[ex][<no value>]", 2));
 }
 
 #[test]
 fn an_include_that_changes_its_callers_data_or_draws_runs_each_time() {
-    let (out, ticks) = run(&[
-        (
-            "t",
-            "{{ define \"t\" }}{{ tick }}{{ len .v }}{{ $_ := set .v (printf \"k%d\" (len .v)) 1 }}{{ end }}",
-        ),
-        (
-            "main",
-            "{{ $m := dict }}{{ include \"t\" (dict \"v\" $m) }},{{ include \"t\" (dict \"v\" $m) }},{{ include \"t\" (dict \"v\" $m) }}",
-        ),
-    ]);
+    let (out, ticks) = run_t(
+        "{{ tick }}{{ len .v }}{{ $_ := set .v (printf \"k%d\" (len .v)) 1 }}",
+        "{{ $m := dict }}{{ include \"t\" (dict \"v\" $m) }},{{ include \"t\" (dict \"v\" $m) }},{{ include \"t\" (dict \"v\" $m) }}",
+    );
     assert_eq!((out.text.as_str(), ticks), ("0,1,2", 3));
     // A scratch map of its own is the include's business: it is kept.
-    let (out, ticks) = run(&[
-        (
-            "t",
-            "{{ define \"t\" }}{{ tick }}{{ $own := dict }}{{ $_ := set $own \"a\" .v.x }}{{ $own.a }}{{ end }}",
-        ),
-        (
-            "main",
-            "{{ include \"t\" (dict \"v\" .Values.m) }},{{ include \"t\" (dict \"v\" .Values.m) }}",
-        ),
-    ]);
+    let (out, ticks) = run_t(
+        "{{ tick }}{{ $own := dict }}{{ $_ := set $own \"a\" .v.x }}{{ $own.a }}",
+        "{{ include \"t\" (dict \"v\" .Values.m) }},{{ include \"t\" (dict \"v\" .Values.m) }}",
+    );
     assert_eq!((out.text.as_str(), ticks), ("ex,ex", 1));
-    let (out, ticks) = run(&[
-        ("t", "{{ define \"t\" }}{{ tick }}{{ draw }}{{ end }}"),
-        ("main", "{{ include \"t\" . }},{{ include \"t\" . }}"),
-    ]);
+    let (out, ticks) = run_t(
+        "{{ tick }}{{ draw }}",
+        "{{ include \"t\" . }},{{ include \"t\" . }}",
+    );
     assert_eq!((out.text.as_str(), ticks), ("0,1", 2));
 }
 
@@ -137,13 +110,10 @@ fn an_include_that_changes_its_callers_data_or_draws_runs_each_time() {
 fn origins_are_those_of_each_call() {
     // What the included template prints of the data falls back to the `dict` at each call
     // (`.Release` is not traced), and the include is still run once.
-    let (out, ticks) = run(&[
-        ("t", "{{ define \"t\" }}{{ tick }}<{{ .r }}>{{ end }}"),
-        (
-            "main",
-            "{{ include \"t\" (dict \"r\" .Release.Name) }}\n{{ include \"t\" (dict \"r\" .Release.Name) }}",
-        ),
-    ]);
+    let (out, ticks) = run_t(
+        "{{ tick }}<{{ .r }}>",
+        "{{ include \"t\" (dict \"r\" .Release.Name) }}\n{{ include \"t\" (dict \"r\" .Release.Name) }}",
+    );
     assert_eq!(out.text, "<rel>\n<rel>");
     assert_eq!(ticks, 1);
     let origins: Vec<String> = out
@@ -153,16 +123,10 @@ fn origins_are_those_of_each_call() {
         .collect();
     assert_ne!(origins[1], origins[origins.len() - 2], "{origins:?}");
     // Held in a map of its own, the fallback cannot be told apart: each call runs.
-    let (out, ticks) = run(&[
-        (
-            "t",
-            "{{ define \"t\" }}{{ tick }}{{ $own := dict \"w\" .r }}<{{ $own.w }}>{{ end }}",
-        ),
-        (
-            "main",
-            "{{ include \"t\" (dict \"r\" .Release.Name) }}\n{{ include \"t\" (dict \"r\" .Release.Name) }}\n{{ include \"t\" (dict \"r\" .Release.Name) }}",
-        ),
-    ]);
+    let (out, ticks) = run_t(
+        "{{ tick }}{{ $own := dict \"w\" .r }}<{{ $own.w }}>",
+        "{{ include \"t\" (dict \"r\" .Release.Name) }}\n{{ include \"t\" (dict \"r\" .Release.Name) }}\n{{ include \"t\" (dict \"r\" .Release.Name) }}",
+    );
     assert_eq!(out.text, "<rel>\n<rel>\n<rel>");
     assert_eq!(ticks, 3);
 }

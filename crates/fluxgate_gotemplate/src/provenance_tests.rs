@@ -122,13 +122,9 @@ pub(crate) fn values() -> Value {
     Value::map(yaml_like)
 }
 
-/// Executes `main` (and the other texts, parsed first) with `.Values`; each span as the
-/// text it covers and its origin (`f:LINE:COL` or `=path`).
-fn spans(texts: &[(&str, &str)]) -> (String, Vec<(String, String)>) {
-    let mut set = Templates::new(funcs());
-    for (name, text) in texts {
-        set.parse(name, text).unwrap();
-    }
+/// Fresh data with `.Values` ([`values`], traced from the root) and `.Release.Name` (not
+/// traced), and the tracer.
+pub(crate) fn traced_data() -> (Value, Tracer) {
     let vals = values();
     let data = Value::map(BTreeMap::from([
         ("Values".to_string(), vals.clone()),
@@ -139,6 +135,17 @@ fn spans(texts: &[(&str, &str)]) -> (String, Vec<(String, String)>) {
     ]));
     let mut tracer = Tracer::new();
     tracer.add_root(&vals, "");
+    (data, tracer)
+}
+
+/// Executes `main` (and the other texts, parsed first) with `.Values`; each span as the
+/// text it covers and its origin (`f:LINE:COL` or `=path`).
+fn spans(texts: &[(&str, &str)]) -> (String, Vec<(String, String)>) {
+    let mut set = Templates::new(funcs());
+    for (name, text) in texts {
+        set.parse(name, text).unwrap();
+    }
+    let (data, tracer) = traced_data();
     let Traced { text, spans } = set.execute_traced("main", &data, &tracer).unwrap();
     assert_eq!(
         text,

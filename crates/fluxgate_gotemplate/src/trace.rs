@@ -233,10 +233,7 @@ fn same_scalar(a: &Value, b: &Value) -> bool {
 
 /// Equal scalars of one Go type (a string by its text).
 pub fn equal_scalar(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => x == y,
-        _ => same_scalar(a, b),
-    }
+    holdable(a) && a.identical_leaf(b)
 }
 
 fn weak_of(v: &Value) -> Option<WeakRef> {

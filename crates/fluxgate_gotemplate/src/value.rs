@@ -177,6 +177,23 @@ impl Value {
         Value::map(BTreeMap::new())
     }
 
+    /// The same value to the last bit, when neither is a map or a list: the same Go type,
+    /// floats by their bits (`-0` is not `0`), strings and bytes by their content, a host
+    /// object by identity. Maps and lists are never the same here (callers compare them in
+    /// their own way: by identity, or entry by entry).
+    pub fn identical_leaf(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Missing, Value::Missing) | (Value::Nil, Value::Nil) => true,
+            (Value::Bool(x), Value::Bool(y)) => x == y,
+            (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
+            (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+            (Value::String(x), Value::String(y)) => x == y,
+            (Value::Bytes(x), Value::Bytes(y)) => x == y,
+            (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
+            _ => false,
+        }
+    }
+
     /// Whether this is nil or no value.
     pub fn is_nil(&self) -> bool {
         matches!(self, Value::Nil | Value::Missing)

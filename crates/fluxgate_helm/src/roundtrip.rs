@@ -352,12 +352,6 @@ fn base64_std(b: &[u8]) -> String {
 /// builds and for tests.
 pub(crate) fn identical(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Missing, Value::Missing) | (Value::Nil, Value::Nil) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        (Value::String(x), Value::String(y)) => x == y,
-        (Value::Bytes(x), Value::Bytes(y)) => x == y,
         (Value::List(x), Value::List(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| identical(a, b))
@@ -369,7 +363,7 @@ pub(crate) fn identical(a: &Value, b: &Value) -> bool {
                     .zip(y.iter())
                     .all(|((k1, v1), (k2, v2))| k1 == k2 && identical(v1, v2))
         }
-        _ => false,
+        _ => a.identical_leaf(b),
     }
 }
 
