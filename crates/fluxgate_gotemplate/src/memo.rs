@@ -158,9 +158,24 @@ pub(crate) fn forget_all() {
     });
 }
 
-/// A top-level execution starts: what was kept for another goes.
+/// A top-level execution starts: what was kept for another goes, and so do the includes a
+/// panic left running.
 pub(crate) fn start_over() {
-    MEMO.with(|m| m.borrow_mut().clear());
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        // Includes still running here were left by a render that panicked (the callers catch
+        // it): nothing will end them.
+        m.frames.clear();
+        m.deepest = 0;
+        STANDING.with(|c| c.set(0));
+        m.clear();
+    });
+}
+
+/// How many includes are running on this thread (for tests).
+#[cfg(test)]
+pub(crate) fn running() -> usize {
+    MEMO.with(|m| m.borrow().frames.len())
 }
 
 /// Execution reached call depth `depth` (a template was entered).

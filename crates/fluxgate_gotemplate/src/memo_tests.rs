@@ -130,3 +130,34 @@ fn origins_are_those_of_each_call() {
     assert_eq!(out.text, "<rel>\n<rel>\n<rel>");
     assert_eq!(ticks, 3);
 }
+
+#[test]
+fn a_render_after_a_panic_starts_clean() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let (mut set, ticks) = counting();
+    let mut f = funcs();
+    f.insert("boom", Arity::Exact(0), |_, _| {
+        panic!("a function that panics")
+    });
+    let mut broken = Templates::new(f);
+    broken
+        .parse(
+            "main",
+            "{{ define \"t\" }}{{ boom }}{{ end }}{{ include \"t\" (dict) }}",
+        )
+        .unwrap();
+    let (data, tracer) = traced_data();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        broken.execute_traced("main", &data, &tracer)
+    }));
+    assert!(caught.is_err());
+    assert_eq!(memo::running(), 1, "the panic left its include running");
+    set.parse("t", "{{ define \"t\" }}{{ tick }}[{{ .v.x }}]{{ end }}")
+        .unwrap();
+    set.parse("main", &[CALL, CALL].concat()).unwrap();
+    let (data, tracer) = traced_data();
+    let out = set.execute_traced("main", &data, &tracer).unwrap();
+    assert_eq!(out.text, "[ex][ex]");
+    assert_eq!(ticks.load(Ordering::SeqCst), 1);
+    assert_eq!(memo::running(), 0);
+}
