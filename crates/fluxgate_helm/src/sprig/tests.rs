@@ -120,3 +120,36 @@ fn semver_and_required() {
             .contains("need x")
     );
 }
+
+/// `set` of a scalar equal to the one there changes nothing a template can read: an include
+/// that names the object it is given, again on every call (as app-template's library does
+/// with each object in its values), is run for the first change and once more, then kept.
+#[test]
+fn setting_an_equal_scalar_again_is_no_change_to_the_memo_of_include() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut f = crate::helm_funcs(0);
+    let counted = runs.clone();
+    f.insert("tick", fluxgate_gotemplate::Arity::Exact(0), move |_, _| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Ok(Value::str(""))
+    });
+    let mut t = Templates::new(f);
+    t.parse(
+        "t",
+        r#"{{ define "name" }}{{ tick }}{{ $_ := set .v "name" "n" }}{{ .v.name }}{{ end }}{{ $m := dict }}{{ range until 4 }}{{ include "name" (dict "v" $m) }}{{ end }}|{{ $m.name }}"#,
+    )
+    .unwrap();
+    assert_eq!(t.execute("t", &Value::empty_map()).unwrap(), "nnnn|n");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // A different value is a change: each call runs.
+    runs.store(0, Ordering::SeqCst);
+    t.parse(
+        "u",
+        r#"{{ define "count" }}{{ tick }}{{ $_ := set .v "n" (add1 (default 0 .v.n)) }}{{ .v.n }}{{ end }}{{ $m := dict }}{{ range until 3 }}{{ include "count" (dict "v" $m) }}{{ end }}"#,
+    )
+    .unwrap();
+    assert_eq!(t.execute("u", &Value::empty_map()).unwrap(), "123");
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}
