@@ -83,8 +83,6 @@ std::thread_local! {
     /// Containers numbered below this are read from before the innermost running include
     /// started. Zero when nothing is running.
     static READS: Cell<u64> = const { Cell::new(0) };
-    /// How many running includes run with a stand-in for dot's origin.
-    static STANDING: Cell<usize> = const { Cell::new(0) };
     static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
 }
 
@@ -167,7 +165,6 @@ pub(crate) fn start_over() {
         // it): nothing will end them.
         m.frames.clear();
         m.deepest = 0;
-        STANDING.with(|c| c.set(0));
         m.clear();
     });
 }
@@ -479,16 +476,14 @@ fn origin_of(dot: &Prov) -> Option<Origin> {
     }
 }
 
-/// The name of the file a stand-in origin names: no template is parsed under it.
-fn stand_in_file() -> Arc<str> {
-    std::thread_local! {
-        static FILE: Arc<str> = Arc::from("\u{0}dot of a kept include");
-    }
-    FILE.with(Arc::clone)
+std::thread_local! {
+    /// The name of the file a stand-in origin names: no template is parsed under it. A
+    /// stand-in is known by this very allocation.
+    static STAND_IN_FILE: Arc<str> = Arc::from("\u{0}dot of a kept include");
 }
 
 fn is_stand_in(o: &Origin) -> bool {
-    matches!(o, Origin::Template { file, .. } if **file == *stand_in_file())
+    matches!(o, Origin::Template { file, .. } if STAND_IN_FILE.with(|f| Arc::ptr_eq(f, file)))
 }
 
 fn replace(spans: &mut [Span], from: &Origin, to: &Origin) {
@@ -513,7 +508,7 @@ pub(crate) fn enter(depth: usize, dot: Prov, tracing: bool) -> Prov {
                 m.stand_ins += 1;
                 let n = m.stand_ins;
                 let marker = Origin::Template {
-                    file: stand_in_file(),
+                    file: STAND_IN_FILE.with(Arc::clone),
                     line: (n >> 32) as u32,
                     column: n as u32,
                 };
@@ -525,7 +520,6 @@ pub(crate) fn enter(depth: usize, dot: Prov, tracing: bool) -> Prov {
             Some((marker, _)) => Prov::Origin(marker.clone()),
             None => dot,
         };
-        STANDING.with(|c| c.set(c.get() + usize::from(stand_in.is_some())));
         m.frames.push(Running {
             start,
             kept: true,
@@ -552,7 +546,6 @@ pub(crate) fn leave(
         let Some(mut f) = m.frames.pop() else {
             return out;
         };
-        STANDING.with(|c| c.set(c.get() - usize::from(f.dot.is_some())));
         let below = m.deepest.saturating_sub(depth);
         m.deepest = m.deepest.max(f.outer_deepest);
         f.reads.sort_unstable();
@@ -603,9 +596,6 @@ pub(crate) fn leave(
 /// `held`, about to be held by a container, with dot's own origin for a stand-in: the run
 /// that stands in for it is then kept for that origin only.
 pub(crate) fn resolve(held: Held) -> Held {
-    if STANDING.with(Cell::get) == 0 {
-        return held;
-    }
     match held {
         Held::Origin(o) if is_stand_in(&o) => Held::Origin(resolve_origin(o)),
         Held::Pieces(spans) if spans.iter().any(|s| is_stand_in(&s.origin)) => {

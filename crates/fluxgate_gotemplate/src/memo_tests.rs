@@ -11,8 +11,10 @@ use crate::{Arity, Templates, Traced, Value, memo};
 /// The tests that turn the memo off or count runs do not overlap.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// `funcs()` plus `tick` (counts its calls, prints nothing) and `draw` (a number that
-/// differs each call, as a random one does).
+/// `funcs()` plus `tick` (counts its calls, prints nothing), `draw` (a number that differs
+/// each call, as a random one does), and what Helm's functions tell the tracer: `alias P
+/// FROM` (a merge says the value at P came from FROM) and `traceAs M P` (M is a copy of the
+/// map traced as P).
 fn counting() -> (Templates, Arc<AtomicUsize>) {
     let ticks = Arc::new(AtomicUsize::new(0));
     let mut f = funcs();
@@ -27,6 +29,16 @@ fn counting() -> (Templates, Arc<AtomicUsize>) {
         Ok(Value::Int(
             i64::try_from(drawn.fetch_add(1, Ordering::SeqCst)).unwrap_or(0),
         ))
+    });
+    f.insert("alias", Arity::Exact(2), |c, a| {
+        if let (Some(path), Some(from)) = (a[0].as_str(), a[1].as_str()) {
+            c.alias(path.to_string(), Arc::from(from));
+        }
+        Ok(Value::str(""))
+    });
+    f.insert("traceAs", Arity::Exact(2), |c, a| {
+        c.trace_as(&a[0], Arc::from(a[1].as_str().unwrap_or_default()));
+        Ok(Value::str(""))
     });
     (Templates::new(f), ticks)
 }
@@ -160,4 +172,38 @@ fn a_render_after_a_panic_starts_clean() {
     assert_eq!(out.text, "[ex][ex]");
     assert_eq!(ticks.load(Ordering::SeqCst), 1);
     assert_eq!(memo::running(), 0);
+}
+
+#[test]
+fn what_the_tracer_learns_between_two_calls_runs_the_include_again() {
+    // A path the included template resolved is now an alias: its origin changed.
+    let (out, ticks) = run_t(
+        "{{ tick }}{{ .v.x }}",
+        &[CALL, "{{ alias \"m.x\" \"y\" }}", CALL].concat(),
+    );
+    assert_eq!(out.text, "exex");
+    assert_eq!(ticks, 2);
+    let paths: Vec<String> = out
+        .spans
+        .iter()
+        .map(|s| format!("{:?}", s.origin))
+        .collect();
+    assert!(
+        paths[0].contains("m.x") && paths[1].contains("\"y\""),
+        "{paths:?}"
+    );
+    // A map the include read gets a path: what it printed of it has one now.
+    let call = "{{ include \"t\" (dict \"v\" $d) }}";
+    let (out, ticks) = run_t(
+        "{{ tick }}{{ .v.x }}",
+        &[
+            "{{ $d := dict \"x\" .Release.Name }}",
+            call,
+            "{{ traceAs $d \"m\" }}",
+            call,
+        ]
+        .concat(),
+    );
+    assert_eq!(out.text, "relrel");
+    assert_eq!(ticks, 2);
 }

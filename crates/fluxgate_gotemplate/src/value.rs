@@ -54,7 +54,7 @@ impl<T> Shared<T> {
 
     /// The contents to change in a way no template can tell (a scalar replaced by an equal
     /// one, as a repeated `set` does): the memo of `include` is not told.
-    pub fn borrow_mut_unseen(&self) -> std::cell::RefMut<'_, T> {
+    fn borrow_mut_unseen(&self) -> std::cell::RefMut<'_, T> {
         self.cell.borrow_mut()
     }
 }
@@ -294,6 +294,24 @@ impl Value {
             Value::Map(m) => m.borrow().get(key).cloned(),
             _ => None,
         }
+    }
+}
+
+impl Shared<BTreeMap<String, Value>> {
+    /// Stores `v` at `key` (sprig's `set`). Storing a scalar equal to the one there changes
+    /// nothing a template can read, and the memo of `include` is not told (a library that
+    /// names each object in its values again on every call).
+    pub fn set(&self, key: String, v: Value) {
+        let same = self
+            .borrow()
+            .get(&key)
+            .is_some_and(|old| crate::trace::equal_scalar(old, &v));
+        let mut entries = if same {
+            self.borrow_mut_unseen()
+        } else {
+            self.borrow_mut()
+        };
+        entries.insert(key, v);
     }
 }
 

@@ -98,19 +98,7 @@ pub fn add(f: &mut Funcs) {
     f.insert("set", Arity::Exact(3), |_, a| {
         let m = map_arg(a, 0)?;
         let k = super::arg_str(a, 1)?;
-        // Storing a scalar equal to the one there changes nothing a template can read (a
-        // library that names each object in its values again on every call).
-        let same = m
-            .borrow()
-            .get(&k)
-            .is_some_and(|old| fluxgate_gotemplate::trace::equal_scalar(old, &a[2]));
-        let mut entries = if same {
-            m.borrow_mut_unseen()
-        } else {
-            m.borrow_mut()
-        };
-        entries.insert(k, a[2].clone());
-        drop(entries);
+        m.set(k, a[2].clone());
         Ok(Value::Map(m))
     });
     f.insert("unset", Arity::Exact(2), |_, a| {
