@@ -306,6 +306,16 @@ impl Fs for IgnoreFs<'_> {
         self.inner.read_bytes(path)
     }
 
+    fn read_shared(&self, path: &Path) -> io::Result<std::sync::Arc<[u8]>> {
+        if self.hidden(path, false) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "left out of the source artifact (.sourceignore / spec.ignore)",
+            ));
+        }
+        self.inner.read_shared(path)
+    }
+
     fn is_dir(&self, path: &Path) -> bool {
         self.inner.is_dir(path) && !self.hidden(path, true)
     }

@@ -38,6 +38,11 @@ pub trait Fs: Send + Sync {
     fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.read(path).map(String::into_bytes)
     }
+    /// [`Fs::read_bytes`] shared: a file system that holds the file read already (an index
+    /// of the repository) hands out its bytes without a copy; the default copies them once.
+    fn read_shared(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        self.read_bytes(path).map(Arc::from)
+    }
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
     /// The entries of folder `path`, each with whether it is a folder (what [`Fs::is_dir`]
@@ -169,6 +174,10 @@ impl<F: Fs> Fs for CachedFs<F> {
 
     fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.inner.read_bytes(path)
+    }
+
+    fn read_shared(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        self.inner.read_shared(path)
     }
 
     fn is_dir(&self, path: &Path) -> bool {
@@ -394,6 +403,11 @@ impl<F: Fs> Fs for RecordingFs<F> {
         self.inner.read_bytes(path)
     }
 
+    fn read_shared(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        self.note(path);
+        self.inner.read_shared(path)
+    }
+
     fn is_dir(&self, path: &Path) -> bool {
         self.inner.is_dir(path)
     }
@@ -487,6 +501,9 @@ impl<T: Fs + ?Sized> Fs for Arc<T> {
     fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
         (**self).read_bytes(path)
     }
+    fn read_shared(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        (**self).read_shared(path)
+    }
     fn is_dir(&self, path: &Path) -> bool {
         (**self).is_dir(path)
     }
@@ -576,6 +593,13 @@ impl<F: Fs> Fs for Overlay<F> {
             Some(Some(bytes)) => Ok(bytes.clone()),
             Some(None) => Err(io::Error::new(io::ErrorKind::NotFound, "no such file")),
             None => self.inner.read_bytes(path),
+        }
+    }
+
+    fn read_shared(&self, path: &Path) -> io::Result<Arc<[u8]>> {
+        match self.files.get(&normalize(path)) {
+            None => self.inner.read_shared(path),
+            Some(_) => self.read_bytes(path).map(Arc::from),
         }
     }
 

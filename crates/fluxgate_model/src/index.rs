@@ -29,7 +29,8 @@ use rayon::prelude::*;
 pub struct IndexedFile {
     /// The path relative to the repository root, with `/` separators.
     pub path: String,
-    pub text: String,
+    /// Shared with the readers of [`RepoIndex::reading_fs`] (a chart's files).
+    pub text: Arc<str>,
     stream: OnceLock<Stream>,
 }
 
@@ -37,7 +38,7 @@ impl IndexedFile {
     fn new(path: String, text: String) -> IndexedFile {
         IndexedFile {
             path,
-            text,
+            text: text.into(),
             stream: OnceLock::new(),
         }
     }
@@ -109,7 +110,7 @@ impl IndexedFs {
 impl Fs for IndexedFs {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         match self.indexed(path) {
-            Some(f) => Ok(f.text.clone()),
+            Some(f) => Ok(f.text.to_string()),
             None => self.inner.read(path),
         }
     }
@@ -118,6 +119,13 @@ impl Fs for IndexedFs {
         match self.indexed(path) {
             Some(f) => Ok(f.text.as_bytes().to_vec()),
             None => self.inner.read_bytes(path),
+        }
+    }
+
+    fn read_shared(&self, path: &Path) -> std::io::Result<Arc<[u8]>> {
+        match self.indexed(path) {
+            Some(f) => Ok(Arc::from(f.text.clone())),
+            None => self.inner.read_shared(path),
         }
     }
 

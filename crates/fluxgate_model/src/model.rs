@@ -31,7 +31,7 @@ impl<'a> Model<'a> {
         let schemas = Schemas::load(index, config);
         let requirement_ids = config.requirements.as_ref().and_then(|rel| {
             let text = match index.file(rel) {
-                Some(f) => f.text.clone(),
+                Some(f) => f.text.to_string(),
                 None => index.fs().read(&index.root().join(rel)).ok()?,
             };
             let (registry, _) = crate::requirements::parse_registry(rel, &text);

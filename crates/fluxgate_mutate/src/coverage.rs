@@ -498,7 +498,7 @@ pub fn serving_files(
             .to_string_lossy()
             .replace('\\', "/");
         if let Some(f) = index.file(&rel) {
-            texts.push((rel, f.text.clone()));
+            texts.push((rel, f.text.to_string()));
             continue;
         }
         let Ok(bytes) = fs.read_bytes(&p) else {

@@ -123,7 +123,7 @@ fn walk(
             continue;
         }
         let data = fs
-            .read_bytes(&path)
+            .read_shared(&path)
             .map_err(|e| ReadError(format!("{member}: {}", e.kind())))?;
         *total += data.len();
         if *total > MAX_CHART_BYTES || out.len() >= MAX_CHART_FILES {
@@ -132,7 +132,7 @@ fn walk(
                 MAX_CHART_BYTES >> 20
             )));
         }
-        out.push((member, Arc::from(data)));
+        out.push((member, data));
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! engine traced: a value from the release's values at that value's origin, a literal at its
 //! template line and column.
 
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -72,19 +73,21 @@ impl Located<'_> {
                 continue;
             }
             let top = Location::file(file.clone());
-            self.locate(&mut node, &lines, None, &top);
+            self.locate(&mut node, &lines, None, &mut String::new(), &top);
             out.push(node);
         }
         Ok(out)
     }
 
-    /// Locates `node` and what is below it. `block`: the span the parent was written by and
-    /// the values path the parent has in it, when that span printed values.
+    /// Locates `node` and what is below it. `block`: the span the parent was written by,
+    /// when that span printed values; `path` then holds the values path the node has in it
+    /// (one buffer for the whole document, grown and cut as the walk goes down and up).
     fn locate(
         &self,
         node: &mut Node,
         lines: &Lines,
-        block: Option<(usize, &str)>,
+        block: Option<usize>,
+        path: &mut String,
         parent: &Location,
     ) {
         let text = &self.manifest.text;
@@ -107,7 +110,7 @@ impl Located<'_> {
             let i = spans.partition_point(|s| s.end <= o);
             spans.get(i).filter(|s| s.start <= o).map(|s| (i, s))
         });
-        let mut here: Option<(usize, String)> = None;
+        let mut here = None;
         node.loc = match found {
             Some((
                 _,
@@ -135,44 +138,41 @@ impl Located<'_> {
             Some((
                 i,
                 fluxgate_helm::Span {
-                    origin: fluxgate_helm::SpanOrigin::Values { path },
+                    origin: fluxgate_helm::SpanOrigin::Values { path: span_path },
                     ..
                 },
             )) => {
                 // Inside a block printed whole (`toYaml .Values.x`) the path continues from
                 // the parent's; a node that starts a span starts at the span's path.
-                let at = match block {
-                    Some((b, p)) if b == i => p.to_string(),
-                    _ => path.to_string(),
-                };
-                let loc = self.origin(&at).unwrap_or_else(|| parent.clone());
-                here = Some((i, at));
-                loc
+                if block != Some(i) {
+                    path.clear();
+                    path.push_str(span_path);
+                }
+                here = Some(i);
+                self.origin(path).unwrap_or_else(|| parent.clone())
             }
             None => parent.clone(),
         };
         let here_loc = node.loc.clone();
+        let base = path.len();
         match &mut node.value {
             Value::Map(m) => {
                 for (k, v) in m.iter_mut() {
-                    let child = here.as_ref().map(|(i, p)| (*i, join_key(p, k)));
-                    self.locate(
-                        v,
-                        lines,
-                        child.as_ref().map(|(i, p)| (*i, p.as_str())),
-                        &here_loc,
-                    );
+                    if here.is_some() {
+                        push_key(path, k);
+                    }
+                    self.locate(v, lines, here, path, &here_loc);
+                    path.truncate(base);
                 }
             }
             Value::Seq(items) => {
                 for (n, v) in items.iter_mut().enumerate() {
-                    let child = here.as_ref().map(|(i, p)| (*i, format!("{p}[{n}]")));
-                    self.locate(
-                        v,
-                        lines,
-                        child.as_ref().map(|(i, p)| (*i, p.as_str())),
-                        &here_loc,
-                    );
+                    if here.is_some() {
+                        use std::fmt::Write as _;
+                        let _ = write!(path, "[{n}]");
+                    }
+                    self.locate(v, lines, here, path, &here_loc);
+                    path.truncate(base);
                 }
             }
             _ => {}
@@ -212,22 +212,31 @@ pub(crate) fn origin_of(origins: &Origins, path: &str) -> Option<Location> {
     if let Some(chain) = origins.get(path) {
         return chain.first().map(|o| o.location.clone());
     }
-    let below = [format!("{path}."), format!("{path}[")];
+    // The first path below `path` (`path.x`, `path[0]`) in key order.
     origins
-        .range(path.to_string()..)
+        .range::<str, _>((Bound::Included(path), Bound::Unbounded))
         .take_while(|(k, _)| k.starts_with(path))
-        .find(|(k, _)| below.iter().any(|b| k.starts_with(b.as_str())))
+        .find(|(k, _)| matches!(k.as_bytes().get(path.len()), Some(b'.' | b'[')))
         .and_then(|(_, chain)| chain.first())
         .map(|o| o.location.clone())
 }
 
 /// `parent.key`, a dot in the key escaped as the values paths write it.
 pub(crate) fn join_key(parent: &str, key: &str) -> String {
-    let key = key.replace('.', "\\.");
-    if parent.is_empty() {
-        key
+    let mut out = parent.to_string();
+    push_key(&mut out, key);
+    out
+}
+
+/// [`join_key`] onto `path` in place.
+fn push_key(path: &mut String, key: &str) {
+    if !path.is_empty() {
+        path.push('.');
+    }
+    if key.contains('.') {
+        path.push_str(&key.replace('.', "\\."));
     } else {
-        format!("{parent}.{key}")
+        path.push_str(key);
     }
 }
 
