@@ -34,7 +34,7 @@ pub struct Release {
     pub object: Node,
     pub values: Values,
     /// The default values of its chart, when the chart cache holds the chart.
-    pub chart_defaults: Option<Node>,
+    pub chart_defaults: Option<Arc<Node>>,
     /// The objects its chart installs, when the chart cache holds the chart and it renders.
     pub installed: Option<crate::charts::Installed>,
 }
@@ -310,7 +310,7 @@ fn load(
             .chain(config.api_versions.iter().cloned())
             .collect(),
     };
-    let found: Vec<Option<fluxgate_flux::helm::Chart>> = values
+    let found: Vec<Option<Arc<fluxgate_flux::helm::Chart>>> = values
         .iter()
         .map(|values| {
             let c = values.chart.as_ref().filter(|c| c.found.is_some())?;
@@ -329,6 +329,7 @@ fn load(
         })
         .collect();
     let mut releases = IndexMap::new();
+    let mut defaults: HashMap<String, Option<Arc<Node>>> = HashMap::new();
     for (((obj, values), chart), installed) in helm_releases
         .into_iter()
         .zip(values)
@@ -354,9 +355,18 @@ fn load(
                 .help("check that the chart cache (or fluxgate.lock) names the chart and version the release asks for"),
             );
         }
-        let chart_defaults = chart.and_then(|c| c.values).map(|mut v| {
-            drop_nulls(&mut v);
-            v
+        // One copy per chart (by what was opened), shared by its releases (app-template:
+        // dozens).
+        let chart_defaults = chart.and_then(|c| {
+            defaults
+                .entry(c.source.clone())
+                .or_insert_with(|| {
+                    c.values.clone().map(|mut v| {
+                        drop_nulls(&mut v);
+                        Arc::new(v)
+                    })
+                })
+                .clone()
         });
         let installed = match installed {
             Some(Ok(i)) => Some(i),

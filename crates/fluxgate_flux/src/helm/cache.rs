@@ -32,7 +32,7 @@ pub struct ChartCache<'a> {
     fetched: Option<Arc<FetchedCharts>>,
 }
 
-type Lookups = HashMap<(String, Option<String>), Option<Chart>>;
+type Lookups = HashMap<(String, Option<String>), Option<Arc<Chart>>>;
 
 #[derive(Clone)]
 enum Files<'a> {
@@ -139,7 +139,7 @@ impl<'a> ChartCache<'a> {
     /// Finds `chart` at `version` (an exact version; a range, `*` or no version takes the
     /// highest version in the cache).
     #[must_use]
-    pub fn lookup(&self, chart: &str, version: Option<&str>) -> Option<Chart> {
+    pub fn lookup(&self, chart: &str, version: Option<&str>) -> Option<Arc<Chart>> {
         let key = (chart.to_string(), version.map(str::to_string));
         // A poisoned memo still holds only finished lookups.
         let memo = || self.found.lock().unwrap_or_else(PoisonError::into_inner);
@@ -151,7 +151,8 @@ impl<'a> ChartCache<'a> {
         let done = match self.find(chart, version) {
             Some(c) if admits(version, &c.version) => Some(c),
             other => self.find_fetched(chart, version).or(other),
-        };
+        }
+        .map(Arc::new);
         memo().insert(key, done.clone());
         done
     }
@@ -548,7 +549,9 @@ mod tests {
         let charts =
             ChartCache::with_fs(&fs, Path::new("/r"), "charts").with_fetched(fetched.clone());
         assert_eq!(
-            charts.lookup("demo", Some("1.0.0")).map(|c| c.source),
+            charts
+                .lookup("demo", Some("1.0.0"))
+                .map(|c| c.source.clone()),
             Some("charts/demo-1.0.0".to_string())
         );
         let c = charts.lookup("demo", Some("^2")).expect("fetched chart");

@@ -25,7 +25,7 @@ fn generate(ctx: &Ctx<'_>, out: &mut Found) {
             };
             let Some(defaults) = cache
                 .lookup(&chart.name, chart.found_version.as_deref())
-                .and_then(|c| c.values)
+                .and_then(|c| c.values.clone())
             else {
                 continue;
             };

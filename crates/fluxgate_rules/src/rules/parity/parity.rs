@@ -240,6 +240,6 @@ fn chart_defaults<'e>(ctx: &RuleContext<'e>, group: &ParityGroup) -> Option<&'e 
         let ParitySource::HelmRelease { release, .. } = s else {
             return None;
         };
-        ctx.env.releases.get(release)?.chart_defaults.as_ref()
+        ctx.env.releases.get(release)?.chart_defaults.as_deref()
     })
 }
