@@ -490,7 +490,8 @@ pub fn serving_files(
     root: &std::path::Path,
     index: &RepoIndex,
 ) -> Serving {
-    let mut texts: Vec<(String, String)> = Vec::new();
+    // The index's texts are shared, not copied.
+    let mut texts: Vec<(String, std::borrow::Cow<'_, str>)> = Vec::new();
     for p in index.paths_where(root, |_| true) {
         let rel = p
             .strip_prefix(root)
@@ -498,7 +499,7 @@ pub fn serving_files(
             .to_string_lossy()
             .replace('\\', "/");
         if let Some(f) = index.file(&rel) {
-            texts.push((rel, f.text.to_string()));
+            texts.push((rel, std::borrow::Cow::Borrowed(&f.text)));
             continue;
         }
         let Ok(bytes) = fs.read_bytes(&p) else {
@@ -508,10 +509,10 @@ pub fn serving_files(
             continue;
         }
         if let Ok(text) = String::from_utf8(bytes) {
-            texts.push((rel, text));
+            texts.push((rel, std::borrow::Cow::Owned(text)));
         }
     }
-    crate::requirements::serving(texts.iter().map(|(a, b)| (a.as_str(), b.as_str()))).0
+    crate::requirements::serving(texts.iter().map(|(a, b)| (a.as_str(), &**b))).0
 }
 
 #[cfg(test)]

@@ -362,11 +362,22 @@ impl<'t> Reader<'t> {
                 Value::String(s)
             }
             b'|' => return self.literal(content, indent),
-            b'{' => match cut_comment(content).0 {
-                "{}" => Value::Map(Box::default()),
-                _ => return Err(GiveUp),
-            },
-            b'[' => Value::Seq(self.flow_items(content, no, col)?),
+            b'[' | b'{' => {
+                // Columns are bytes here, characters for the general reader.
+                if !content.is_ascii() {
+                    return Err(GiveUp);
+                }
+                let (node, end) = self.flow(content, 0, no, col)?;
+                let after = &content[end..];
+                if !(after.is_empty() || after.starts_with(" #")) {
+                    return Err(GiveUp);
+                }
+                // A collection continued on the lines below is the general reader's.
+                if self.peek().is_some_and(|l| l.indent > indent) {
+                    return Err(GiveUp);
+                }
+                return Ok(node);
+            }
             b'&' => return self.anchored(content, no, col, indent),
             b'*' => return self.alias(content, indent),
             b'>' | b'!' | b'%' | b'@' | b'`' | b'?' | b':' | b',' | b']' | b'}' | b'#' => {
@@ -430,69 +441,123 @@ impl<'t> Reader<'t> {
         Ok(node)
     }
 
-    /// The scalars of a one-line flow sequence (`["a", b]`) written at column `col`.
-    fn flow_items(&mut self, content: &str, no: u32, col: usize) -> R<Vec<Node>> {
-        // Columns are bytes here, characters for the general reader.
-        if !content.is_ascii() {
+    /// The flow collection (`[a, "b"]`, `{ drop: ["ALL"] }`) that starts at byte `at` of
+    /// `content` (ASCII, on line `no`, whose byte 0 is at column `col`), and the byte after
+    /// it. Its scalars are quoted strings or plain words; it ends on its line. Anything else
+    /// (a key without a value, a trailing comma, a plain scalar with other characters) is
+    /// the general reader's.
+    fn flow(&mut self, content: &str, at: usize, no: u32, col: usize) -> R<(Node, usize)> {
+        if self.depth >= crate::parse::MAX_DEPTH / 2 {
             return Err(GiveUp);
         }
-        let base = self.items.len();
-        let mut at = 1;
+        self.depth += 1;
+        let read = self.flow_at(content, at, no, col);
+        self.depth -= 1;
+        read
+    }
+
+    fn flow_at(&mut self, content: &str, at: usize, no: u32, col: usize) -> R<(Node, usize)> {
         let b = content.as_bytes();
         let skip = |at: &mut usize| {
             while b.get(*at) == Some(&b' ') {
                 *at += 1;
             }
         };
-        skip(&mut at);
-        if b.get(at) == Some(&b']') {
-            at += 1;
+        let loc = self.loc(no, col + at)?;
+        let map = b.get(at) == Some(&b'{');
+        let close = if map { b'}' } else { b']' };
+        let (base_items, base_entries) = (self.items.len(), self.entries.len());
+        let mut i = at + 1;
+        skip(&mut i);
+        if b.get(i) == Some(&close) {
+            i += 1;
         } else {
             loop {
-                let start = at;
-                let value = match b.get(at) {
-                    Some(b'\'' | b'"') => {
-                        let (s, after) = quoted(&content[at..])?;
-                        at = content.len() - after.len();
-                        Value::String(s)
+                if map {
+                    let (key, after) = self.flow_key(content, i)?;
+                    // `key: value`: a key alone, or one followed by anything but `: `, is
+                    // the general reader's.
+                    if b.get(after) != Some(&b':') || b.get(after + 1) != Some(&b' ') {
+                        return Err(GiveUp);
                     }
-                    Some(c) if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'.') => {
-                        let len = content[at..]
-                            .find(|c: char| {
-                                !(c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'))
-                            })
-                            .ok_or(GiveUp)?;
-                        let word = &content[at..at + len];
-                        at += len;
-                        resolve_plain(word, self.schema)
+                    if key == "<<" {
+                        return Err(GiveUp);
                     }
-                    _ => return Err(GiveUp),
-                };
-                let loc = self.loc(no, col + start)?;
-                let item = self.node(value, loc)?;
-                self.items.push(item);
-                skip(&mut at);
-                match b.get(at) {
+                    self.budget = self.budget.checked_sub(1).ok_or(GiveUp)?;
+                    i = after + 1;
+                    skip(&mut i);
+                    let (value, end) = self.flow_value(content, i, no, col)?;
+                    self.entries.push((key, value));
+                    i = end;
+                } else {
+                    let (item, end) = self.flow_value(content, i, no, col)?;
+                    self.items.push(item);
+                    i = end;
+                }
+                skip(&mut i);
+                match b.get(i) {
                     Some(b',') => {
-                        at += 1;
-                        skip(&mut at);
-                        if matches!(b.get(at), Some(b']') | None) {
+                        i += 1;
+                        skip(&mut i);
+                        if b.get(i).is_none_or(|&c| c == close) {
                             return Err(GiveUp);
                         }
                     }
-                    Some(b']') => {
-                        at += 1;
+                    Some(&c) if c == close => {
+                        i += 1;
                         break;
                     }
                     _ => return Err(GiveUp),
                 }
             }
         }
-        let after = &content[at..];
-        if !(after.is_empty() || after.starts_with(" #")) {
-            return Err(GiveUp);
+        let value = if map {
+            let mut m = Map::with_capacity_and_hasher(
+                self.entries.len() - base_entries,
+                foldhash::fast::RandomState::default(),
+            );
+            for (key, value) in self.entries.drain(base_entries..) {
+                // A key written twice is the general reader's to report.
+                if m.insert(key, value).is_some() {
+                    return Err(GiveUp);
+                }
+            }
+            Value::Map(Box::new(m))
+        } else {
+            Value::Seq(self.items.drain(base_items..).collect())
+        };
+        Ok((self.node(value, loc)?, i))
+    }
+
+    /// A key of a flow mapping at byte `at`: a quoted string or a plain word that reads as a
+    /// string, and the byte after it.
+    fn flow_key(&self, content: &str, at: usize) -> R<(String, usize)> {
+        let rest = &content[at..];
+        if rest.starts_with(['\'', '"']) {
+            let (s, after) = quoted(rest)?;
+            return Ok((s, content.len() - after.len()));
         }
-        Ok(self.items.drain(base..).collect())
+        let len = flow_word(rest).ok_or(GiveUp)?;
+        Ok((self.key(&rest[..len])?, at + len))
+    }
+
+    /// A value of a flow collection at byte `at`: a nested collection, a quoted string or a
+    /// plain word; and the byte after it.
+    fn flow_value(&mut self, content: &str, at: usize, no: u32, col: usize) -> R<(Node, usize)> {
+        let rest = &content[at..];
+        let (value, end) = match rest.as_bytes().first() {
+            Some(b'[' | b'{') => return self.flow(content, at, no, col),
+            Some(b'\'' | b'"') => {
+                let (s, after) = quoted(rest)?;
+                (Value::String(s), content.len() - after.len())
+            }
+            _ => {
+                let len = flow_word(rest).ok_or(GiveUp)?;
+                (resolve_plain(&rest[..len], self.schema), at + len)
+            }
+        };
+        let loc = self.loc(no, col + at)?;
+        Ok((self.node(value, loc)?, end))
     }
 
     /// A literal block scalar (`|`, `|-`) whose header is `content`.
@@ -755,6 +820,23 @@ fn anchor_name(s: &str) -> Option<&str> {
         .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')))
         .unwrap_or(s.len());
     (end > 0).then(|| &s[..end])
+}
+
+/// The length of the plain word `s` starts with, in a flow collection: letters, digits and
+/// `_/.-` (not first), so that it cannot hold an indicator; `None` when it starts with none.
+fn flow_word(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'.'))
+    {
+        return None;
+    }
+    Some(
+        b.iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'.' | b'-')))
+            .unwrap_or(b.len()),
+    )
 }
 
 fn cut_comment(s: &str) -> (&str, &str) {

@@ -46,6 +46,8 @@ const SHAPES: &[&str] = &[
     "a:\n  {}\nb:\n    []\n",
     "a: [b, [c]]\n",
     "a: [b: c]\n",
+    "c: { drop: [\"ALL\"], add: [NET_ADMIN] }\n- x\n",
+    "s:\n  - { a: 1, b: [x, 'y'], c: {d: e} }\n  - {}\nt: {a: {b: {c: [[], {}]}}}\n",
     "a:\nb: 1\nc:\n",
     "- a:\n  b: # c\n- \n-\n- x\n",
     "l:\n- \n- a:\nm:\n",
@@ -102,6 +104,35 @@ const SHAPES: &[&str] = &[
     "a: 1\n---a: 2\n",
     "a: 1\n---\n",
 ];
+
+/// One-line flow mappings and nested flow collections (`capabilities: { drop: ["ALL"] }`,
+/// onedr0p's app-template releases) are read directly, at the general reader's columns;
+/// what is not of that plain kind is left to it.
+#[test]
+fn one_line_flow_collections_are_read_directly() {
+    assert_taken(&[
+        ("capabilities: { drop: [\"ALL\"] }\n", true),
+        ("a: {b: 1, 'c': x, \"d\": [e, [f]], g: {}}\n", true),
+        (
+            "- { name: x, value: \"1\" } # c\n- {}\n- { }\n- [ ]\n",
+            true,
+        ),
+        ("a: { b: { c: { d: true } } }\nz: 1\n", true),
+        ("a: {b: 1.5, c: null, e: a/b.c-d}\n", true),
+        ("a: {d: -x}\n", false),
+        ("a: {b}\n", false),
+        ("a: {b: 1,}\n", false),
+        ("a: {\"b\":1}\n", false),
+        ("a: {b: c:d}\n", false),
+        ("a: {b: 1, b: 2}\n", false),
+        ("a: {b: 1\n  , c: 2}\n", false),
+        ("a: {<<: x}\n", false),
+        ("a: {b: &x 1}\n", false),
+        ("a: {true: 1}\n", false),
+        ("a: {b: 1} x\n", false),
+        ("a: {b: [1, 2}\n", false),
+    ]);
+}
 
 /// Each text is read directly or not as `taken` says, and read as the general reader reads it.
 fn assert_taken(cases: &[(&str, bool)]) {
