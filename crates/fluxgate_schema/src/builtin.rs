@@ -8,8 +8,8 @@ use std::io::Read as _;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
+use serde_json::Value as Json;
 use serde_json::value::RawValue;
-use serde_json::{Map as JsonMap, Value as Json};
 
 static PRIMARY: &[u8] = include_bytes!("../data/k8s-v1.32-strict.json.gz");
 static NEWEST: &[u8] = include_bytes!("../data/k8s-v1.37-strict.json.gz");
@@ -18,10 +18,11 @@ static NEWEST: &[u8] = include_bytes!("../data/k8s-v1.37-strict.json.gz");
 /// object of a few kinds needs a few dozen of the 600 definitions of a version, and parsing
 /// them all was most of what validating a handful of objects cost.
 #[derive(Default)]
-pub struct Defs(HashMap<String, Def>);
+pub struct Defs(HashMap<&'static str, Def>);
 
 struct Def {
-    text: Box<RawValue>,
+    /// The definition's text in the embedded file, decompressed once for the process.
+    text: &'static RawValue,
     parsed: OnceLock<Json>,
 }
 
@@ -41,19 +42,21 @@ pub struct Definitions {
     /// `v1.32.0`.
     pub version: String,
     /// `group/version/Kind` (core: `v1/Kind`) -> `$defs` key.
-    kinds: JsonMap<String, Json>,
+    kinds: HashMap<&'static str, &'static str>,
     pub defs: Defs,
 }
 
-/// The embedded file, its definitions left as text.
+/// The embedded file, its definitions left as text. Its names and definitions are borrowed
+/// from the decompressed text (names hold no escapes), which the process keeps: copying each
+/// definition out was most of loading them.
 #[derive(Deserialize)]
 struct File {
     #[serde(default)]
     version: Option<String>,
-    #[serde(default)]
-    kinds: JsonMap<String, Json>,
-    #[serde(default)]
-    defs: HashMap<String, Box<RawValue>>,
+    #[serde(default, borrow)]
+    kinds: HashMap<&'static str, &'static str>,
+    #[serde(default, borrow)]
+    defs: HashMap<&'static str, &'static RawValue>,
 }
 
 impl Definitions {
@@ -62,7 +65,9 @@ impl Definitions {
         flate2::read::GzDecoder::new(data)
             .read_to_string(&mut text)
             .expect("the embedded schemas are valid gzip (made by data/generate.sh)");
-        let file: File = serde_json::from_str(&text)
+        // Loaded once for the process (`Builtin::get`), and the definitions borrow from it.
+        let text: &'static str = Box::leak(text.into_boxed_str());
+        let file: File = serde_json::from_str(text)
             .expect("the embedded schemas are JSON (made by data/generate.sh)");
         let defs = file
             .defs
@@ -84,13 +89,13 @@ impl Definitions {
 
     /// The definition of `apiVersion` `kind`, when this version serves it.
     pub fn schema(&self, api_version: &str, kind: &str) -> Option<(&str, &Json)> {
-        let key = self.kinds.get(&format!("{api_version}/{kind}"))?.as_str()?;
+        let key = *self.kinds.get(format!("{api_version}/{kind}").as_str())?;
         Some((key, self.defs.get(key)?))
     }
 
     /// `(group, version, kind)` of every kind served.
     fn gvks(&self) -> impl Iterator<Item = (&str, &str, &str)> {
-        self.kinds.keys().filter_map(|k| {
+        self.kinds.keys().copied().filter_map(|k| {
             let (gv, kind) = k.rsplit_once('/')?;
             let (g, v) = gv.split_once('/').unwrap_or(("", gv));
             Some((g, v, kind))
