@@ -299,6 +299,13 @@ impl<'t> Reader<'t> {
             };
             self.entries.push((key, value));
         }
+        let map = self.take_map(base)?;
+        let loc = self.loc(first.no, first.indent)?;
+        self.node(Value::Map(Box::new(map)), loc)
+    }
+
+    /// The entries read since `base` as a map of exactly their number.
+    fn take_map(&mut self, base: usize) -> R<Map> {
         let mut map = Map::with_capacity_and_hasher(
             self.entries.len() - base,
             foldhash::fast::RandomState::default(),
@@ -309,8 +316,7 @@ impl<'t> Reader<'t> {
                 return Err(GiveUp);
             }
         }
-        let loc = self.loc(first.no, first.indent)?;
-        self.node(Value::Map(Box::new(map)), loc)
+        Ok(map)
     }
 
     /// A key's text: a plain word that reads as a string, or a one-line quoted string.
@@ -512,17 +518,7 @@ impl<'t> Reader<'t> {
             }
         }
         let value = if map {
-            let mut m = Map::with_capacity_and_hasher(
-                self.entries.len() - base_entries,
-                foldhash::fast::RandomState::default(),
-            );
-            for (key, value) in self.entries.drain(base_entries..) {
-                // A key written twice is the general reader's to report.
-                if m.insert(key, value).is_some() {
-                    return Err(GiveUp);
-                }
-            }
-            Value::Map(Box::new(m))
+            Value::Map(Box::new(self.take_map(base_entries)?))
         } else {
             Value::Seq(self.items.drain(base_items..).collect())
         };
