@@ -15,6 +15,14 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// each call, as a random one does), and what Helm's functions tell the tracer: `alias P
 /// FROM` (a merge says the value at P came from FROM) and `traceAs M P` (M is a copy of the
 /// map traced as P).
+/// The origin of each span of `out`, as text.
+fn origins_of(out: &Traced) -> Vec<String> {
+    out.spans
+        .iter()
+        .map(|s| format!("{:?}", s.origin))
+        .collect()
+}
+
 fn counting() -> (Templates, Arc<AtomicUsize>) {
     let ticks = Arc::new(AtomicUsize::new(0));
     let mut f = funcs();
@@ -128,11 +136,7 @@ fn origins_are_those_of_each_call() {
     );
     assert_eq!(out.text, "<rel>\n<rel>");
     assert_eq!(ticks, 1);
-    let origins: Vec<String> = out
-        .spans
-        .iter()
-        .map(|s| format!("{:?}", s.origin))
-        .collect();
+    let origins = origins_of(&out);
     assert_ne!(origins[1], origins[origins.len() - 2], "{origins:?}");
     // Held in a map of its own, the fallback cannot be told apart: each call runs.
     let (out, ticks) = run_t(
@@ -183,11 +187,7 @@ fn what_the_tracer_learns_between_two_calls_runs_the_include_again() {
     );
     assert_eq!(out.text, "exex");
     assert_eq!(ticks, 2);
-    let paths: Vec<String> = out
-        .spans
-        .iter()
-        .map(|s| format!("{:?}", s.origin))
-        .collect();
+    let paths = origins_of(&out);
     assert!(
         paths[0].contains("m.x") && paths[1].contains("\"y\""),
         "{paths:?}"

@@ -581,22 +581,27 @@ pub fn join_key(path: &str, key: &str) -> String {
     out
 }
 
-/// Appends [`join_key`] of `path` and `key` to `out`.
+/// Appends [`join_key`] of `path` and `key` to `out` (empty).
 pub(crate) fn push_key(out: &mut String, path: &str, key: &str) {
+    out.push_str(path);
+    extend_key(out, key);
+}
+
+/// [`join_key`] in place: `path` becomes `path.key` (a dot in `key` escaped).
+pub fn extend_key(path: &mut String, key: &str) {
     if !path.is_empty() {
-        out.push_str(path);
-        out.push('.');
+        path.push('.');
     }
     // Keys are short and seldom hold a dot: a byte loop looks, no searcher is set up.
     if !key.bytes().any(|b| b == b'.') {
-        out.push_str(key);
+        path.push_str(key);
         return;
     }
     for (i, part) in key.split('.').enumerate() {
         if i > 0 {
-            out.push_str("\\.");
+            path.push_str("\\.");
         }
-        out.push_str(part);
+        path.push_str(part);
     }
 }
 

@@ -5,8 +5,9 @@
 use fluxgate_diagnostics::{Annotate, Location};
 use fluxgate_flux::helm::Values;
 
-use super::locate::{cache_file, join_key, origin_of};
+use super::locate::{cache_file, origin_of};
 use crate::problem::{Problem, ProblemKind};
+use fluxgate_gotemplate::trace::join_key;
 
 /// A render, and the schemas it could not check against.
 pub(crate) struct Render {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use fluxgate_diagnostics::Location;
 use fluxgate_flux::helm::{Origins, Values};
+use fluxgate_gotemplate::trace::extend_key;
 use fluxgate_yaml::{Node, Schema, Value, parse_stream};
 
 /// The file a `# Source:` path of the output lives at in the cache: inside an archive the
@@ -159,7 +160,7 @@ impl Located<'_> {
             Value::Map(m) => {
                 for (k, v) in m.iter_mut() {
                     if here.is_some() {
-                        push_key(path, k);
+                        extend_key(path, k);
                     }
                     self.locate(v, lines, here, path, &here_loc);
                     path.truncate(base);
@@ -219,25 +220,6 @@ pub(crate) fn origin_of(origins: &Origins, path: &str) -> Option<Location> {
         .find(|(k, _)| matches!(k.as_bytes().get(path.len()), Some(b'.' | b'[')))
         .and_then(|(_, chain)| chain.first())
         .map(|o| o.location.clone())
-}
-
-/// `parent.key`, a dot in the key escaped as the values paths write it.
-pub(crate) fn join_key(parent: &str, key: &str) -> String {
-    let mut out = parent.to_string();
-    push_key(&mut out, key);
-    out
-}
-
-/// [`join_key`] onto `path` in place.
-fn push_key(path: &mut String, key: &str) {
-    if !path.is_empty() {
-        path.push('.');
-    }
-    if key.contains('.') {
-        path.push_str(&key.replace('.', "\\."));
-    } else {
-        path.push_str(key);
-    }
 }
 
 #[cfg(test)]
